@@ -1,0 +1,139 @@
+#include "config.h"
+
+#include <elfutils/libdwelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/elf-file.h"
+
+const char *
+st_found_by_name (enum st_found_by how)
+{
+  switch (how)
+    {
+    case ST_FOUND_HOST_PATH:
+      return "host path";
+    case ST_FOUND_VDSO:
+      return "vdso";
+    case ST_FOUND_N:
+      break;
+    }
+  return "?";
+}
+
+void
+st_build_id_to_hex (const uint8_t *id, size_t n, char out[2 * ST_BUILD_ID_MAX + 1])
+{
+  static const char digits[] = "0123456789abcdef";
+  if (n > ST_BUILD_ID_MAX)
+    n = ST_BUILD_ID_MAX;
+  for (size_t i = 0; i < n; i++)
+    {
+      out[2 * i] = digits[id[i] >> 4];
+      out[2 * i + 1] = digits[id[i] & 15];
+    }
+  out[2 * n] = '\0';
+}
+
+size_t
+st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX])
+{
+  const void *id;
+  ssize_t n = dwelf_elf_gnu_build_id (elf, &id);
+  if (n <= 0)
+    return 0;
+  if (n > ST_BUILD_ID_MAX)
+    n = ST_BUILD_ID_MAX;
+  memcpy (out, id, n);
+  return n;
+}
+
+struct st_elf_file *
+st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_by found_by)
+{
+  struct st_elf_file *f = calloc (1, sizeof *f);
+  if (f == NULL)
+    return NULL;
+  f->path = strdup (path);
+  if (f->path == NULL)
+    {
+      free (f);
+      return NULL;
+    }
+  f->refs = 1;
+  f->fd = fd;
+  f->image = image;
+  f->elf = elf;
+  f->found_by = found_by;
+  f->build_id_size = st_elf_read_build_id (elf, f->build_id);
+  st_build_id_to_hex (f->build_id, f->build_id_size, f->build_id_hex);
+  return f;
+}
+
+struct st_elf_file *
+st_elf_file_ref (struct st_elf_file *f)
+{
+  f->refs++;
+  return f;
+}
+
+void
+st_elf_file_unref (struct st_elf_file *f)
+{
+  if (f == NULL || --f->refs > 0)
+    return;
+  st_symtab_free (f->symtab);
+  elf_end (f->elf);
+  if (f->fd >= 0)
+    close (f->fd);
+  free (f->image);
+  free (f->path);
+  free (f);
+}
+
+bool
+st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t pgoff,
+                          uint64_t *bias, uint64_t *low, uint64_t *high)
+{
+  GElf_Ehdr ehdr;
+  size_t phnum;
+  if (gelf_getehdr (f->elf, &ehdr) == NULL || elf_getphdrnum (f->elf, &phnum) != 0)
+    return false;
+  /* The kernel maps segments at page, not p_align, granularity.  */
+  const uint64_t page_size = (uint64_t) getpagesize ();
+  bool found_first = false, found_segment = false;
+  uint64_t first_vaddr = 0, end = 0;
+  *bias = start - pgoff;  /* right for the usual layout, vaddr == offset */
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (f->elf, i, &ph) == NULL || ph.p_type != PT_LOAD)
+        continue;
+      if (!found_first)
+        {
+          /* libdwfl derives the bias from the first segment's aligned
+             address and the module's low address: keep them consistent. */
+          first_vaddr = ph.p_align > 1 ? ph.p_vaddr & -ph.p_align : ph.p_vaddr;
+          found_first = true;
+        }
+      if (ph.p_vaddr + ph.p_memsz > end)
+        end = ph.p_vaddr + ph.p_memsz;
+      /* The segment this mapping's offset falls in fixes the bias exactly,
+         whatever the gaps between segments (-z separate-code).  */
+      uint64_t page_offset = ph.p_offset & -page_size;
+      if (!found_segment && pgoff >= page_offset && pgoff < ph.p_offset + ph.p_filesz)
+        {
+          uint64_t page_vaddr = ph.p_vaddr & -page_size;
+          *bias = start - (page_vaddr + (pgoff - page_offset));
+          found_segment = true;
+        }
+    }
+  if (!found_first)
+    return false;
+  if (ehdr.e_type == ET_EXEC)
+    *bias = 0;
+  *low = *bias + first_vaddr;
+  *high = *bias + end;
+  return true;
+}

@@ -1,0 +1,52 @@
+/* An opened ELF file that one or more processes map, shared between their
+ * Dwfls.  Keyed in the resolver's cache by build-id (or path and inode when
+ * the file has none), so libc is opened, checked and symbolized once per
+ * run, not once per process.  */
+#pragma once
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/event.h"
+#include "core/symbols.h"
+
+/* How a mapping's file was found: the steps of the resolver chain.  */
+enum st_found_by {
+  ST_FOUND_HOST_PATH,
+  ST_FOUND_VDSO,
+  ST_FOUND_N
+};
+
+const char *st_found_by_name (enum st_found_by how);
+
+struct st_elf_file {
+  unsigned refs;
+  int fd;                   /* -1 for in-memory images */
+  Elf *elf;                 /* our reference; Dwfls get elf_begin() dups */
+  void *image;              /* in-memory copy (the vdso), or NULL */
+  char *path;               /* where it was found */
+  uint8_t build_id[ST_BUILD_ID_MAX];
+  uint8_t build_id_size;
+  char build_id_hex[2 * ST_BUILD_ID_MAX + 1];
+  enum st_found_by found_by;
+  struct st_symtab *symtab; /* built on first use from a Dwfl_Module */
+};
+
+/* Takes ownership of FD (or IMAGE) and ELF.  */
+struct st_elf_file *st_elf_file_new (int fd, void *image, Elf *elf, const char *path,
+                                     enum st_found_by found_by);
+struct st_elf_file *st_elf_file_ref (struct st_elf_file *f);
+void st_elf_file_unref (struct st_elf_file *f);
+
+/* The load bias of a mapping of F that starts at START with file offset
+   PGOFF: what to add to the file's addresses to get the process's.  Also the
+   range [*LOW, *HIGH) the whole file then covers.  Returns false when F has
+   no loadable segments.  */
+bool st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t pgoff,
+                               uint64_t *bias, uint64_t *low, uint64_t *high);
+
+/* Reads the GNU build-id note of ELF into OUT.  Returns its size, or 0.  */
+size_t st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX]);
+
+void st_build_id_to_hex (const uint8_t *id, size_t n, char out[2 * ST_BUILD_ID_MAX + 1]);

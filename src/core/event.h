@@ -1,0 +1,107 @@
+/* The one event model every source produces and the session consumes.
+ *
+ * perf.data files, perf pipes, Sysprof streams and live perf_event_open
+ * buffers all describe the same things: samples with a copy of the user
+ * stack, file mappings, thread names, forks and exits.  Sources translate
+ * their records into these structures; nothing downstream knows where an
+ * event came from.  Pointers inside an event are valid only for the
+ * duration of the callback that receives it.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ST_BUILD_ID_MAX 20
+
+enum st_event_kind {
+  ST_EVENT_SAMPLE,
+  ST_EVENT_MMAP,
+  ST_EVENT_COMM,
+  ST_EVENT_FORK,
+  ST_EVENT_EXIT,
+  ST_EVENT_LOST,
+  ST_EVENT_BUILD_ID,
+};
+
+/* Register ABI of a sample, as perf_event reports it.  */
+enum st_regs_abi {
+  ST_REGS_ABI_NONE = 0,
+  ST_REGS_ABI_32 = 1,
+  ST_REGS_ABI_64 = 2,
+};
+
+struct st_sample {
+  pid_t pid, tid;
+  uint64_t time;
+  uint32_t cpu;
+  uint64_t period;
+  uint64_t ip;             /* the sampled pc, possibly in the kernel */
+  bool user_mode;          /* the sample interrupted user code */
+  /* User registers in perf numbering, only those set in regs_mask, in
+     ascending perf register order.  */
+  enum st_regs_abi abi;
+  uint64_t regs_mask;
+  const uint64_t *regs;
+  size_t n_regs;
+  /* The copy of the user stack, starting at the sampled stack pointer.  */
+  const uint8_t *stack;
+  size_t stack_size;
+  /* Kernel frames perf recorded itself (PERF_SAMPLE_CALLCHAIN), if any.  */
+  size_t n_kernel_ips;
+  const uint64_t *kernel_ips;
+  uint64_t input_offset;   /* where in the input it came from, for messages */
+};
+
+struct st_mmap_event {
+  pid_t pid, tid;
+  uint64_t start, len, pgoff;
+  uint32_t prot;           /* PROT_* (PROT_EXEC assumed for plain MMAP) */
+  uint32_t flags;
+  bool has_dev_ino;
+  uint32_t maj, min;
+  uint64_t ino, ino_generation;
+  uint8_t build_id[ST_BUILD_ID_MAX];
+  uint8_t build_id_size;   /* 0: none recorded */
+  const char *filename;
+};
+
+struct st_comm_event {
+  pid_t pid, tid;
+  bool exec;               /* the thread exec'd: its old image is gone */
+  const char *comm;
+};
+
+struct st_task_event {     /* FORK and EXIT */
+  pid_t pid, ppid, tid, ptid;
+};
+
+struct st_lost_event {
+  uint64_t lost;
+};
+
+/* A build-id the recorder knew for a file (perf's HEADER_BUILD_ID).  */
+struct st_build_id_event {
+  pid_t pid;               /* -1: any process */
+  uint8_t build_id[ST_BUILD_ID_MAX];
+  uint8_t build_id_size;
+  const char *filename;
+};
+
+struct st_event {
+  enum st_event_kind kind;
+  uint64_t time;
+  union {
+    struct st_sample sample;
+    struct st_mmap_event mmap;
+    struct st_comm_event comm;
+    struct st_task_event task;
+    struct st_lost_event lost;
+    struct st_build_id_event build_id;
+  };
+};
+
+/* Sources deliver events through this callback; a negative return stops
+   the source and is passed back to its caller.  */
+typedef int (*st_event_fn) (const struct st_event *event, void *arg);

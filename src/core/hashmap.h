@@ -1,0 +1,48 @@
+/* A small chained hash table keyed by byte strings.
+ *
+ * Used for pids, tids, build-ids and folded stacks.  Keys are copied into
+ * the table; values are owned by the caller (an optional destructor frees
+ * them when the table is freed or an entry removed).  */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct st_hashmap;
+
+typedef void (*st_hashmap_free_fn) (void *value);
+
+struct st_hashmap *st_hashmap_new (st_hashmap_free_fn free_value);
+void st_hashmap_free (struct st_hashmap *map);
+
+/* Returns the value stored under KEY, or NULL.  */
+void *st_hashmap_get (const struct st_hashmap *map, const void *key, size_t len);
+/* Stores VALUE under KEY, replacing (and freeing) any previous value.
+   Returns 0 or -ENOMEM.  */
+int st_hashmap_put (struct st_hashmap *map, const void *key, size_t len, void *value);
+/* Removes KEY and frees its value.  Returns true when it was present.  */
+int st_hashmap_remove (struct st_hashmap *map, const void *key, size_t len);
+size_t st_hashmap_size (const struct st_hashmap *map);
+
+/* Visits every entry; stops early when FN returns non-zero and returns that.  */
+typedef int (*st_hashmap_visit_fn) (const void *key, size_t len, void *value, void *arg);
+int st_hashmap_foreach (const struct st_hashmap *map, st_hashmap_visit_fn fn, void *arg);
+
+uint64_t st_hash_bytes (const void *data, size_t len);
+
+/* Integer-keyed conveniences.  */
+static inline void *
+st_hashmap_get_u64 (const struct st_hashmap *map, uint64_t key)
+{
+  return st_hashmap_get (map, &key, sizeof key);
+}
+static inline int
+st_hashmap_put_u64 (struct st_hashmap *map, uint64_t key, void *value)
+{
+  return st_hashmap_put (map, &key, sizeof key, value);
+}
+static inline int
+st_hashmap_remove_u64 (struct st_hashmap *map, uint64_t key)
+{
+  return st_hashmap_remove (map, &key, sizeof key);
+}

@@ -1,0 +1,32 @@
+/* Buffered reading of an input file or pipe, with the byte offset of every
+ * read known, so that an error can always say where it happened.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct st_input;
+
+/* PATH "-" is standard input.  Returns 0 or -errno.  */
+int st_input_open (const char *path, struct st_input **out);
+void st_input_free (struct st_input *in);
+
+const char *st_input_name (const struct st_input *in);
+bool st_input_seekable (const struct st_input *in);
+uint64_t st_input_offset (const struct st_input *in);
+/* The file's size when seekable, else 0.  */
+uint64_t st_input_size (const struct st_input *in);
+
+/* Makes the next N bytes visible without consuming them.  Returns how many
+   are available (less than N only at end of input) or -errno.  */
+ssize_t st_input_peek (struct st_input *in, size_t n, const uint8_t **data);
+/* Reads exactly N bytes.  Returns N, fewer at end of input, or -errno.  */
+ssize_t st_input_read (struct st_input *in, void *buf, size_t n);
+/* Skips N bytes; returns N, fewer at end of input, or -errno.  */
+ssize_t st_input_skip (struct st_input *in, uint64_t n);
+/* Repositions a seekable input.  */
+int st_input_seek (struct st_input *in, uint64_t offset);
+/* Reads at an absolute offset without moving the stream (seekable only).  */
+ssize_t st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset);

@@ -1,0 +1,137 @@
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/ordered-queue.h"
+
+struct item {
+  uint64_t time;
+  uint64_t seq;   /* input order breaks ties, so equal times stay stable */
+  void *data;
+};
+
+struct st_ordered_queue {
+  struct item *heap;
+  size_t size, capacity;
+  uint64_t next_seq;
+  uint64_t max_time;            /* latest time pushed so far */
+  uint64_t previous_round_max;  /* what the last round made safe */
+  st_ordered_release_fn release;
+  void *arg;
+};
+
+static int
+item_before (const struct item *a, const struct item *b)
+{
+  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+}
+
+struct st_ordered_queue *
+st_ordered_queue_new (st_ordered_release_fn release, void *arg)
+{
+  struct st_ordered_queue *q = calloc (1, sizeof *q);
+  if (q == NULL)
+    return NULL;
+  q->release = release;
+  q->arg = arg;
+  return q;
+}
+
+void
+st_ordered_queue_free (struct st_ordered_queue *q, void (*free_item) (void *))
+{
+  if (q == NULL)
+    return;
+  if (free_item != NULL)
+    for (size_t i = 0; i < q->size; i++)
+      free_item (q->heap[i].data);
+  free (q->heap);
+  free (q);
+}
+
+int
+st_ordered_queue_push (struct st_ordered_queue *q, uint64_t time, void *data)
+{
+  if (q->size == q->capacity)
+    {
+      size_t capacity = q->capacity ? q->capacity * 2 : 1024;
+      struct item *heap = realloc (q->heap, capacity * sizeof *heap);
+      if (heap == NULL)
+        return -ENOMEM;
+      q->heap = heap;
+      q->capacity = capacity;
+    }
+  size_t i = q->size++;
+  struct item it = { time, q->next_seq++, data };
+  while (i > 0)
+    {
+      size_t parent = (i - 1) / 2;
+      if (!item_before (&it, &q->heap[parent]))
+        break;
+      q->heap[i] = q->heap[parent];
+      i = parent;
+    }
+  q->heap[i] = it;
+  if (time > q->max_time)
+    q->max_time = time;
+  return 0;
+}
+
+static struct item
+pop (struct st_ordered_queue *q)
+{
+  assert (q->size > 0);
+  struct item top = q->heap[0];
+  struct item last = q->heap[--q->size];
+  size_t i = 0;
+  for (;;)
+    {
+      size_t child = 2 * i + 1;
+      if (child >= q->size)
+        break;
+      if (child + 1 < q->size && item_before (&q->heap[child + 1], &q->heap[child]))
+        child++;
+      if (!item_before (&q->heap[child], &last))
+        break;
+      q->heap[i] = q->heap[child];
+      i = child;
+    }
+  if (q->size > 0)
+    q->heap[i] = last;
+  return top;
+}
+
+static int
+flush_until (struct st_ordered_queue *q, uint64_t limit)
+{
+  while (q->size > 0 && q->heap[0].time <= limit)
+    {
+      struct item it = pop (q);
+      int r = q->release (it.time, it.data, q->arg);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+int
+st_ordered_queue_round (struct st_ordered_queue *q)
+{
+  int r = flush_until (q, q->previous_round_max);
+  q->previous_round_max = q->max_time;
+  return r;
+}
+
+int
+st_ordered_queue_flush_all (struct st_ordered_queue *q)
+{
+  return flush_until (q, UINT64_MAX);
+}
+
+size_t
+st_ordered_queue_size (const struct st_ordered_queue *q)
+{
+  return q->size;
+}

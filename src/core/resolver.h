@@ -1,0 +1,45 @@
+/* Where is this mapping's ELF file?  One interface for every way of finding
+ * it: a mapping goes in, an opened and verified st_elf_file comes out, or the
+ * reason why not.  The steps are tried in order (today the host path and the
+ * vdso; the namespace helper, container storage and debuginfod plug in here),
+ * and a file is accepted only when it is the one that was mapped: its
+ * build-id, when the recording knew one, or else its inode, must match.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/elf-file.h"
+
+struct st_mapping_request {
+  pid_t pid;
+  const char *path;              /* as the process sees it */
+  uint64_t start, end, pgoff;
+  bool has_dev_ino;
+  uint32_t maj, min;
+  uint64_t ino;
+  const uint8_t *build_id;       /* expected, when the recording knew it */
+  size_t build_id_size;
+};
+
+struct st_resolver;
+
+struct st_resolver *st_resolver_new (void);
+void st_resolver_free (struct st_resolver *r);
+
+/* Returns a new reference to the mapping's file, or NULL with *WHY_NOT set
+   to a static or resolver-owned explanation.  Answers are cached: a file is
+   looked for once per run.  */
+struct st_elf_file *st_resolver_resolve (struct st_resolver *r,
+                                         const struct st_mapping_request *req,
+                                         const char **why_not);
+
+/* Modules found by each step, and mappings not found.  */
+unsigned st_resolver_found_count (const struct st_resolver *r, enum st_found_by how);
+unsigned st_resolver_missing_count (const struct st_resolver *r);
+
+/* Calls FN for each file that could not be found, with the reason.  */
+void st_resolver_foreach_missing (const struct st_resolver *r,
+                                  void (*fn) (const char *path, const char *why, void *arg),
+                                  void *arg);

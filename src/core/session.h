@@ -1,0 +1,44 @@
+/* A run: events in, unwound samples out.  The session owns the process
+ * table, the resolver and the statistics, and hands every sample, unwound
+ * and symbolized, to the output sink.  Data flows one way.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/event.h"
+#include "core/regs.h"
+#include "core/sink.h"
+#include "core/unwind.h"
+
+struct st_session_options {
+  size_t max_frames;          /* --max-frames */
+  bool inline_frames;         /* --inline */
+  const struct st_regs_arch *arch;
+};
+
+struct st_stats {
+  uint64_t samples;           /* samples read */
+  uint64_t unwound;           /* with at least one user frame */
+  uint64_t frames;            /* user frames written */
+  uint64_t stops[ST_STOP_N];  /* why each unwind ended */
+  uint64_t lost;              /* samples the kernel dropped */
+  uint64_t mmaps, comms, forks, exits;
+};
+
+struct st_session;
+
+struct st_session *st_session_new (const struct st_session_options *opts,
+                                   struct st_sink *sink, const struct st_sink_ops *sink_ops);
+void st_session_free (struct st_session *s);
+
+/* The st_event_fn that sources feed.  */
+int st_session_handle_event (const struct st_event *event, void *session);
+
+/* Ends the output (aggregating sinks write now).  */
+int st_session_finish (struct st_session *s);
+
+const struct st_stats *st_session_stats (const struct st_session *s);
+/* The summary printed by --stats and -v.  */
+void st_session_print_summary (const struct st_session *s, FILE *out);

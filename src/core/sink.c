@@ -1,0 +1,41 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/sink.h"
+
+static const struct st_sink_ops *const sinks[] = {
+  &st_sink_text,
+  &st_sink_folded,
+  &st_sink_json,
+};
+
+const struct st_sink_ops *
+st_sink_lookup (const char *name)
+{
+  for (size_t i = 0; i < sizeof sinks / sizeof sinks[0]; i++)
+    if (strcmp (sinks[i]->name, name) == 0)
+      return sinks[i];
+  return NULL;
+}
+
+const char *
+st_sink_names (void)
+{
+  return "text, folded, json";
+}
+
+const char *
+st_frame_display_name (const struct st_frame *f, char *buf, size_t size)
+{
+  if (f->symbol != NULL)
+    return f->symbol;
+  if (f->module != NULL)
+    {
+      const char *slash = strrchr (f->module, '/');
+      snprintf (buf, size, "[%s]", slash ? slash + 1 : f->module);
+      return buf;
+    }
+  return "[unknown]";
+}

@@ -1,0 +1,35 @@
+/* Output sinks: where unwound samples go.  One file per format; each is a
+ * small vtable so that new formats (Sysprof captures, flame graphs, pprof)
+ * plug in without touching the unwinder.  */
+#pragma once
+
+#include <stdio.h>
+
+#include "core/callchain.h"
+
+struct st_sink;
+
+struct st_sink_ops {
+  const char *name;
+  const char *description;
+  /* Allocates the sink writing to OUT (owned by the caller).  */
+  struct st_sink *(*new) (FILE *out);
+  /* One sample; returns 0 or -errno (a write error).  */
+  int (*sample) (struct st_sink *sink, const struct st_callchain *chain);
+  /* End of the input: write what was aggregated; 0 or -errno.  */
+  int (*finish) (struct st_sink *sink);
+  void (*free) (struct st_sink *sink);
+};
+
+extern const struct st_sink_ops st_sink_text;
+extern const struct st_sink_ops st_sink_folded;
+extern const struct st_sink_ops st_sink_json;
+
+/* The sink for a -f name, or NULL.  */
+const struct st_sink_ops *st_sink_lookup (const char *name);
+/* "text, folded, json": for messages and --help.  */
+const char *st_sink_names (void);
+
+/* The name shown for a frame in folded stacks and summaries:
+   the function, "[module-basename]" or "[unknown]".  */
+const char *st_frame_display_name (const struct st_frame *f, char *buf, size_t size);

@@ -1,0 +1,38 @@
+/* perf.data reader: file mode and pipe mode (`perf record -o -`).
+ *
+ * Parses the header, the attributes (stepping by attr_size), the build-id
+ * feature section and every record, and delivers them as st_events in time
+ * order (see ordered-queue.h).  Any sample_type layout perf can write is
+ * understood; fields this tool does not use are stepped over.  */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "core/event.h"
+#include "core/input.h"
+#include "core/source.h"
+
+struct st_perf_source;
+
+/* True when the first 8 bytes of an input are a perf.data magic.  */
+bool st_perf_source_probe (const uint8_t *magic, size_t len);
+
+/* Reads the headers.  IN stays owned by the caller.  Returns 0, -EBADMSG or
+   -ENOTSUP with ERR filled, or -errno for I/O errors.  */
+int st_perf_source_open (struct st_input *in, struct st_perf_source **out,
+                         struct st_source_error *err);
+void st_perf_source_free (struct st_perf_source *src);
+
+/* Delivers every event to FN.  Stops early, after delivering what is
+   queued, when *STOP becomes non-zero.  Returns 0 at the end of the input,
+   FN's negative return, or an error as st_perf_source_open does; on a
+   malformed record the events before it have all been delivered.  */
+int st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
+                        volatile sig_atomic_t *stop, struct st_source_error *err);
+
+/* The recording machine's architecture (uname -m), or NULL if unknown.  */
+const char *st_perf_source_arch (const struct st_perf_source *src);
+bool st_perf_source_is_pipe (const struct st_perf_source *src);
+/* Records of kinds this tool skips (tracing data, aux traces, ...).  */
+uint64_t st_perf_source_skipped_records (const struct st_perf_source *src);

@@ -1,0 +1,103 @@
+#include "config.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <stdlib.h>
+
+#include "core/symbolize.h"
+
+/* The module's symbol table, built on first use and kept with the file so
+   that every process mapping it shares one.  */
+static const struct st_symtab *
+module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
+{
+  if (file->symtab == NULL)
+    {
+      Dwarf_Addr bias = 0;
+      dwfl_module_getelf (mod, &bias);
+      file->symtab = st_symtab_build (mod, bias);
+    }
+  return file->symtab;
+}
+
+/* The name of an inlined subroutine's abstract origin.  */
+static const char *
+inline_name (Dwarf_Die *die)
+{
+  Dwarf_Attribute attr;
+  Dwarf_Die origin;
+  if (dwarf_attr_integrate (die, DW_AT_abstract_origin, &attr) != NULL
+      && dwarf_formref_die (&attr, &origin) != NULL)
+    {
+      const char *name = dwarf_diename (&origin);
+      Dwarf_Attribute linkage;
+      const char *mangled = dwarf_formstring (dwarf_attr_integrate (&origin, DW_AT_linkage_name,
+                                                                    &linkage));
+      return mangled ? mangled : name;
+    }
+  return dwarf_diename (die);
+}
+
+/* Adds the inlined calls at LOOKUP (innermost first) before FRAME's own.  */
+static size_t
+add_inline_frames (Dwfl_Module *mod, uint64_t lookup, const struct st_frame *base,
+                   struct st_frame *out, size_t max)
+{
+  Dwarf_Addr bias;
+  Dwarf_Die *cu = dwfl_module_addrdie (mod, lookup, &bias);
+  if (cu == NULL)
+    return 0;
+  Dwarf_Die *scopes = NULL;
+  int n = dwarf_getscopes (cu, lookup - bias, &scopes);
+  size_t added = 0;
+  for (int i = 0; i < n && added < max; i++)
+    {
+      if (dwarf_tag (&scopes[i]) != DW_TAG_inlined_subroutine)
+        continue;
+      out[added] = *base;
+      out[added].inlined = true;
+      out[added].symbol = inline_name (&scopes[i]);
+      out[added].offset = 0;
+      added++;
+    }
+  free (scopes);
+  return added;
+}
+
+size_t
+st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct st_process *p,
+              const struct st_raw_frame *raw, size_t n_raw, struct st_frame *out, size_t max)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < n_raw && n < max; i++)
+    {
+      struct st_frame f = { .pc = raw[i].pc, .activation = raw[i].activation };
+      /* A return address points after the call: look up the call itself.  */
+      uint64_t lookup = f.activation ? f.pc : f.pc - 1;
+      Dwfl_Module *mod = dwfl != NULL ? dwfl_addrmodule (dwfl, lookup) : NULL;
+      void **userdata = NULL;
+      if (mod != NULL)
+        dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+      const struct st_mapping *m = userdata != NULL ? *userdata : NULL;
+      if (m != NULL && m->file != NULL)
+        {
+          f.module = m->path;
+          f.build_id = m->file->build_id_size ? m->file->build_id_hex : NULL;
+          f.has_elf_address = true;
+          f.elf_address = f.pc - m->bias;
+          const struct st_symtab *tab = module_symtab (mod, m->file);
+          if (tab != NULL)
+            f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
+          if (opts->inline_frames)
+            n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
+        }
+      else
+        {
+          const struct st_mapping *any = st_process_find_mapping (p, lookup);
+          if (any != NULL)
+            f.module = any->path;
+        }
+      out[n++] = f;
+    }
+  return n;
+}

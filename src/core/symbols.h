@@ -1,0 +1,25 @@
+/* Per-module symbol tables, built once and searched by binary search.
+ *
+ * dwfl_module_addrname/addrsym scan the symbol table linearly on every call
+ * (~130 us per frame against libc); a sorted table answers in ~50 ns.
+ * Addresses are in the ELF file's own address space (before load bias), so
+ * one table serves every process that maps the file.  Names are copied: the
+ * Elf they came from may belong to a Dwfl that is freed before we are.  */
+#pragma once
+
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+
+struct st_symtab;
+
+/* Builds the table of MOD's functions (from .symtab, the separate debug
+   file's .symtab, or .dynsym, whichever libdwfl finds).  BIAS is MOD's main
+   file load bias.  Returns NULL on allocation failure only: a module without
+   symbols gets an empty table.  */
+struct st_symtab *st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias);
+void st_symtab_free (struct st_symtab *tab);
+
+/* The function containing ELF_ADDR and the offset into it, or NULL.  */
+const char *st_symtab_lookup (const struct st_symtab *tab, uint64_t elf_addr,
+                              uint64_t *offset);
+size_t st_symtab_size (const struct st_symtab *tab);

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""Compare eu-stacktrace's JSON Lines output with perf script's unwinding.
+
+perf script is the independent oracle: for every sample that perf unwound to
+the outermost frame (_start, or a thread's clone3), the user frames that
+eu-stacktrace wrote for the same sample must equal perf's, frame by frame:
+
+  - address: our elf_address (minus 1 for every frame after the first, as
+    perf decrements the pc of caller frames) equals perf's ip;
+  - module: our module path equals perf's dso;
+  - symbol: our symbol equals perf's, both without an "@VERSION" suffix;
+    when both know the symbol, the offsets must agree too.
+
+Samples are matched by (tid, time in ns).  Kernel frames are ignored on both
+sides.  The perf side is the text of
+
+  perf script -F comm,pid,tid,time,ip,sym,symoff,dso --no-inline --ns
+
+The result is printed as TAP lines numbered from --tap-start, with the match
+rate and the first mismatches as diagnostics.  The checks, in order:
+
+  1. every sample of perf script is in our output (nothing dropped);
+  2. at least --min-samples samples were compared;
+  3. at least --min-rate percent of them match;
+  4. (one line per --expect-complete SYMBOL[,SYMBOL...]) the samples whose
+     innermost user frame perf names one of the SYMBOLs are complete in ours
+     (unwound to _start or clone3, stop "end") and begin with all of perf's
+     frames, also where perf stopped early.  This covers samples that perf
+     itself cannot unwind, e.g. a child that exec'd the program its parent
+     runs (perf 6.1 keeps the parent's stale mappings after the exec).
+
+The exit status is 0 when every check passed, 1 otherwise.  Only the
+standard library is used.
+"""
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict, deque
+
+# The frames a complete user chain ends with: a process's entry point, or
+# the clone that started a thread.  perf shows "clone3" for threads on
+# glibc 2.34+, "__clone"/"clone" on older ones.
+OUTERMOST = {"_start", "clone3", "__clone3", "clone", "__clone"}
+
+KERNEL_START = 1 << 63
+
+HEADER_RE = re.compile(
+    r"^(?P<comm>.*?)\s+(?:(?P<pid>-?\d+)/)?(?P<tid>-?\d+)\s+"
+    r"(?P<sec>\d+)\.(?P<frac>\d+):\s*$")
+FRAME_RE = re.compile(r"^\s+(?P<ip>[0-9a-f]+) (?P<sym>.*) \((?P<dso>.*)\)\s*$")
+SYMOFF_RE = re.compile(r"^(?P<name>.*)\+0x(?P<off>[0-9a-f]+)$")
+
+
+class Frame:
+    __slots__ = ("addr", "module", "symbol", "offset")
+
+    def __init__(self, addr, module, symbol, offset):
+        self.addr = addr          # ELF-relative, decremented for callers
+        self.module = module      # path, or "[unknown]"
+        self.symbol = symbol      # without @VERSION, or None
+        self.offset = offset      # int, or None
+
+    def key(self):
+        return (self.addr, self.module, self.symbol)
+
+    def __str__(self):
+        sym = self.symbol if self.symbol is not None else "[unknown]"
+        if self.symbol is not None and self.offset is not None:
+            sym += "+0x%x" % self.offset
+        return "%16x %s (%s)" % (self.addr, sym, self.module)
+
+
+class Sample:
+    __slots__ = ("comm", "pid", "tid", "time", "frames", "stop", "kernel")
+
+    def __init__(self, comm, pid, tid, time):
+        self.comm = comm
+        self.pid = pid
+        self.tid = tid
+        self.time = time
+        self.frames = []   # user frames, innermost first
+        self.stop = None
+        self.kernel = 0    # number of kernel frames seen
+
+    def describe(self):
+        return "%s %s/%d time %d.%09d" % (
+            self.comm, self.pid if self.pid is not None else "?",
+            self.tid, self.time // 10**9, self.time % 10**9)
+
+
+def strip_version(name):
+    if name is None:
+        return None
+    at = name.find("@")
+    # "@plt" names perf synthesizes start with "@" when the target is
+    # unnamed; keep those whole.
+    return name[:at] if at > 0 else name
+
+
+def is_kernel(addr, module):
+    return (addr >= KERNEL_START or module.startswith("[kernel.")
+            or module.startswith("[guest.kernel."))
+
+
+def complete(frames):
+    return bool(frames) and frames[-1].symbol in OUTERMOST
+
+
+def parse_perf_script(path):
+    samples = []
+    cur = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip():
+                continue
+            if not line[0].isspace():
+                m = HEADER_RE.match(line)
+                if not m:
+                    raise ValueError("%s:%d: not a sample header: %r"
+                                     % (path, lineno, line))
+                frac = (m.group("frac") + "000000000")[:9]
+                cur = Sample(m.group("comm").strip(),
+                             int(m.group("pid")) if m.group("pid") else None,
+                             int(m.group("tid")),
+                             int(m.group("sec")) * 10**9 + int(frac))
+                samples.append(cur)
+                continue
+            m = FRAME_RE.match(line)
+            if not m or cur is None:
+                raise ValueError("%s:%d: not a callchain entry: %r"
+                                 % (path, lineno, line))
+            addr = int(m.group("ip"), 16)
+            dso = m.group("dso")
+            if is_kernel(addr, dso):
+                cur.kernel += 1
+                continue
+            sym, off = m.group("sym"), None
+            if sym == "[unknown]":
+                sym = None
+            else:
+                so = SYMOFF_RE.match(sym)
+                if so:
+                    sym, off = so.group("name"), int(so.group("off"), 16)
+            cur.frames.append(Frame(addr, dso, strip_version(sym), off))
+    return samples
+
+
+def parse_hex(value, what, lineno):
+    if value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value, 16)
+    raise ValueError("line %d: %s is neither a hex string nor null: %r"
+                     % (lineno, what, value))
+
+
+def parse_ours(path):
+    samples = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as e:
+                raise ValueError("%s:%d: not JSON: %s" % (path, lineno, e))
+            for field in ("tid", "time", "frames"):
+                if field not in obj:
+                    raise ValueError("%s:%d: no %r field" % (path, lineno, field))
+            s = Sample(obj.get("comm", "?"), obj.get("pid"), int(obj["tid"]),
+                       int(obj["time"]))
+            s.stop = obj.get("stop")
+            first_user = True
+            for fr in obj["frames"]:
+                raw = parse_hex(fr.get("address"), "address", lineno)
+                module = fr.get("module")
+                if raw is not None and is_kernel(raw, module or ""):
+                    s.kernel += 1
+                    continue
+                elf = parse_hex(fr.get("elf_address"), "elf_address", lineno)
+                addr = elf if elf is not None else raw
+                if addr is None:
+                    raise ValueError("%s:%d: frame without address" % (path, lineno))
+                # perf decrements the pc of every frame but the sampled one.
+                if not first_user:
+                    addr -= 1
+                first_user = False
+                sym = fr.get("symbol")
+                s.frames.append(Frame(addr, module if module else "[unknown]",
+                                      strip_version(sym) if sym else None,
+                                      fr.get("offset") if sym else None))
+            samples.append(s)
+    return samples
+
+
+def frames_equal(a, b):
+    if a.key() != b.key():
+        return False
+    if a.symbol is not None and a.offset is not None and b.offset is not None:
+        return a.offset == b.offset
+    return True
+
+
+def chains_equal(ours, perf):
+    return (len(ours) == len(perf)
+            and all(frames_equal(o, p) for o, p in zip(ours, perf)))
+
+
+def show_chains(out, label, perf_sample, ours_sample):
+    """Print both chains; runs of equal frames away from a difference are
+    folded so that a 40-frame chain stays readable."""
+    pf, of = perf_sample.frames, ours_sample.frames
+    out("%s: sample %s, %d user frames in perf, %d in ours (stop: %s)" % (
+        label, perf_sample.describe(), len(pf), len(of), ours_sample.stop))
+    n = max(len(pf), len(of))
+    same = [i < len(pf) and i < len(of) and frames_equal(of[i], pf[i])
+            for i in range(n)]
+    near = set()
+    for i in range(n):
+        if not same[i]:
+            near.update(range(i - 2, i + 3))
+    shown = set(range(2)) | set(range(n - 2, n)) | near
+    folded = 0
+    for i in range(n):
+        if i not in shown:
+            folded += 1
+            continue
+        if folded:
+            out("        ... %d equal frames" % folded)
+            folded = 0
+        if same[i]:
+            out("  #%-3d =    %s" % (i, pf[i]))
+        else:
+            out("  #%-3d perf %s" % (i, pf[i] if i < len(pf) else "-"))
+            out("    != ours %s" % (of[i] if i < len(of) else "-"))
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--perf-script", required=True,
+                    help="text of perf script -F comm,pid,tid,time,ip,sym,"
+                         "symoff,dso --no-inline --ns")
+    ap.add_argument("--ours", required=True,
+                    help="eu-stacktrace -f json output (JSON Lines)")
+    ap.add_argument("--name", default="workload", help="name in TAP lines")
+    ap.add_argument("--tap-start", type=int, default=1,
+                    help="number of the first TAP line printed")
+    ap.add_argument("--min-samples", type=int, default=500,
+                    help="fewest complete samples that make a verdict")
+    ap.add_argument("--min-rate", type=float, default=99.5,
+                    help="lowest acceptable match rate, in percent")
+    ap.add_argument("--show", type=int, default=5,
+                    help="mismatches to print in full")
+    ap.add_argument("--expect-complete", action="append", default=[],
+                    metavar="SYMBOL[,SYMBOL...]",
+                    help="samples whose innermost frame is one of these must "
+                         "be complete in ours, even where perf's are not")
+    ap.add_argument("--expect-min", type=int, default=200,
+                    help="fewest samples each --expect-complete needs")
+    args = ap.parse_args(argv)
+
+    n = [args.tap_start]
+    failed = [False]
+
+    def diag(msg=""):
+        for line in str(msg).split("\n"):
+            print("# " + line if line else "#")
+
+    def tap(ok, desc):
+        print("%s %d - %s: %s" % ("ok" if ok else "not ok", n[0], args.name, desc))
+        n[0] += 1
+        if not ok:
+            failed[0] = True
+
+    n_checks = 3 + len(args.expect_complete)
+    try:
+        perf = parse_perf_script(args.perf_script)
+        ours = parse_ours(args.ours)
+    except (OSError, ValueError) as e:
+        diag("cannot read the inputs: %s" % e)
+        for i in range(n_checks):
+            tap(False, "inputs could not be read")
+        return 1
+
+    by_key = defaultdict(deque)
+    for s in ours:
+        by_key[(s.tid, s.time)].append(s)
+
+    pairs = []
+    missing = []
+    for p in perf:
+        q = by_key.get((p.tid, p.time))
+        if q:
+            pairs.append((p, q.popleft()))
+        else:
+            missing.append(p)
+    extra = sum(len(q) for q in by_key.values())
+
+    diag("%s: %d samples in perf script, %d in ours, %d of perf's missing "
+         "from ours, %d of ours not in perf's" % (
+             args.name, len(perf), len(ours), len(missing), extra))
+    for p in missing[:args.show]:
+        diag("  missing: %s (%d user frames in perf)" % (p.describe(), len(p.frames)))
+    tap(not missing and len(perf) > 0,
+        "every sample of perf script is in ours (%d of %d)"
+        % (len(perf) - len(missing), len(perf)))
+
+    compared = [(p, o) for p, o in pairs if complete(p.frames)]
+    mismatches = [(p, o) for p, o in compared if not chains_equal(o.frames, p.frames)]
+    matched = len(compared) - len(mismatches)
+    rate = 100.0 * matched / len(compared) if compared else 0.0
+    ours_complete = sum(1 for p, o in pairs if complete(o.frames) and o.stop == "end")
+    perf_complete_only = sum(1 for p, o in compared
+                             if not (complete(o.frames) and o.stop == "end"))
+    ours_complete_only = sum(1 for p, o in pairs if not complete(p.frames)
+                             and complete(o.frames) and o.stop == "end")
+    diag("%s: perf unwound %d of %d matched samples to the outermost frame; "
+         "ours %d (%d complete only in perf's, %d only in ours)" % (
+             args.name, len(compared), len(pairs), ours_complete,
+             perf_complete_only, ours_complete_only))
+    diag("%s: match rate %.2f%% (%d of %d complete samples equal perf's "
+         "user frames)" % (args.name, rate, matched, len(compared)))
+
+    # What the mismatches have in common helps to read them.
+    if mismatches:
+        kinds = defaultdict(int)
+        for p, o in mismatches:
+            if len(o.frames) != len(p.frames):
+                kinds["frame count %s" % ("shorter" if len(o.frames) < len(p.frames)
+                                           else "longer")] += 1
+            for fo, fp in zip(o.frames, p.frames):
+                if not frames_equal(fo, fp):
+                    what = ("address" if fo.addr != fp.addr else
+                            "module" if fo.module != fp.module else
+                            "symbol" if fo.symbol != fp.symbol else "offset")
+                    kinds["first difference in %s" % what] += 1
+                    break
+        diag("%s: mismatches: %s" % (args.name, ", ".join(
+            "%s %d" % kv for kv in sorted(kinds.items()))))
+        for p, o in mismatches[:args.show]:
+            show_chains(diag, "mismatch", p, o)
+
+    tap(len(compared) >= args.min_samples,
+        "at least %d complete samples compared (%d)" % (args.min_samples, len(compared)))
+    tap(bool(compared) and rate >= args.min_rate,
+        "user frames equal perf script's in %.2f%% of %d complete samples "
+        "(need %.1f%%)" % (rate, len(compared), args.min_rate))
+
+    for spec in args.expect_complete:
+        symbols = set(spec.split(","))
+        cases = [(p, o) for p, o in pairs
+                 if p.frames and p.frames[0].symbol in symbols]
+        good, bad = [], []
+        for p, o in cases:
+            ok = (complete(o.frames) and o.stop == "end"
+                  and len(o.frames) >= len(p.frames)
+                  and chains_equal(o.frames[:len(p.frames)], p.frames))
+            (good if ok else bad).append((p, o))
+        perf_short = sum(1 for p, o in cases if not complete(p.frames))
+        r = 100.0 * len(good) / len(cases) if cases else 0.0
+        diag("%s: %d samples whose innermost frame is %s; perf unwound %d "
+             "of them to the outermost frame; ours unwound %.2f%% there "
+             "through perf's frames" % (
+                 args.name, len(cases), " or ".join(sorted(symbols)),
+                 len(cases) - perf_short, r))
+        for p, o in bad[:args.show]:
+            show_chains(diag, "not complete in ours or not extending perf's", p, o)
+        tap(len(cases) >= args.expect_min and r >= args.min_rate,
+            "samples in %s reach the outermost frame through perf's frames "
+            "in %.2f%% of %d, %d of which perf could not unwind "
+            "(need %.1f%% of at least %d)" % (
+                "/".join(sorted(symbols)), r, len(cases), perf_short,
+                args.min_rate, args.expect_min))
+
+    return 1 if failed[0] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,16 @@
+# End-to-end tests: each records a workload of tests/workloads/ with
+# `perf record --call-graph dwarf`, and compares eu-stacktrace's unwinding of
+# the file with perf script's (compare-perf-script.py), then runs the
+# sanitizer build on the same file.  They need perf and python3 and must run
+# where perf can record (root, or perf_event_paranoid <= 1).
+E2E_TESTS = \
+	tests/e2e/deep.sh \
+	tests/e2e/shlib.sh \
+	tests/e2e/threads.sh \
+	tests/e2e/forkexec.sh
+
+TESTS += $(E2E_TESTS)
+EXTRA_DIST += \
+	$(E2E_TESTS) \
+	tests/e2e/e2e-lib.sh \
+	tests/e2e/compare-perf-script.py

@@ -1,0 +1,4 @@
+include $(srcdir)/tests/unit/local.mk
+include $(srcdir)/tests/workloads/local.mk
+include $(srcdir)/tests/e2e/local.mk
+include $(srcdir)/tests/containers/local.mk

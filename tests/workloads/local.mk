@@ -1,0 +1,35 @@
+# Workloads that the end-to-end tests (tests/e2e/) record with perf.  They
+# are built -O2 -g, without frame pointers, so that unwinding has to follow
+# the DWARF CFI of optimized code.  (A CFLAGS given to configure comes after
+# these flags and wins.)
+WORKLOAD_CFLAGS = $(AM_CFLAGS) -O2 -g
+
+check_PROGRAMS += \
+	tests/workloads/deep \
+	tests/workloads/libwork.so \
+	tests/workloads/shlib \
+	tests/workloads/threads \
+	tests/workloads/forkexec
+
+tests_workloads_deep_SOURCES = tests/workloads/deep.c
+tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
+
+# The shared library of the shlib workload.  No libtool: a plain -shared
+# link, with a soname so that shlib's DT_NEEDED is "libwork.so" (found by
+# its rpath) rather than the relative path it was linked with.
+tests_workloads_libwork_so_SOURCES = tests/workloads/libwork.c tests/workloads/libwork.h
+tests_workloads_libwork_so_CFLAGS = $(WORKLOAD_CFLAGS) -fPIC
+tests_workloads_libwork_so_LDFLAGS = -shared -Wl,-soname,libwork.so
+
+tests_workloads_shlib_SOURCES = tests/workloads/shlib.c tests/workloads/libwork.h
+tests_workloads_shlib_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_shlib_LDADD = tests/workloads/libwork.so
+tests_workloads_shlib_LDFLAGS = -Wl,-rpath,$(abs_top_builddir)/tests/workloads
+
+tests_workloads_threads_SOURCES = tests/workloads/threads.c
+tests_workloads_threads_CFLAGS = $(WORKLOAD_CFLAGS) -pthread
+tests_workloads_threads_LDFLAGS = -pthread
+
+# forkexec runs the deep workload (its default: the "deep" next to itself).
+tests_workloads_forkexec_SOURCES = tests/workloads/forkexec.c
+tests_workloads_forkexec_CFLAGS = $(WORKLOAD_CFLAGS)

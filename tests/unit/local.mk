@@ -1,1 +1,27 @@
-# unit tests
+# Unit tests (cmocka, reporting TAP through CMOCKA_MESSAGE_OUTPUT=TAP).
+UNIT_TESTS = \
+	tests/unit/test-hashmap \
+	tests/unit/test-ordered-queue \
+	tests/unit/test-regs \
+	tests/unit/test-source-perf \
+	tests/unit/test-symbols \
+	tests/unit/test-elf-build-id
+
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+
+unit_cflags = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS)
+unit_ldadd = src/core/libcore.a $(CMOCKA_LIBS) $(core_libs)
+
+tests_unit_test_hashmap_CFLAGS = $(unit_cflags)
+tests_unit_test_hashmap_LDADD = $(unit_ldadd)
+tests_unit_test_ordered_queue_CFLAGS = $(unit_cflags)
+tests_unit_test_ordered_queue_LDADD = $(unit_ldadd)
+tests_unit_test_regs_CFLAGS = $(unit_cflags)
+tests_unit_test_regs_LDADD = $(unit_ldadd)
+tests_unit_test_source_perf_CFLAGS = $(unit_cflags)
+tests_unit_test_source_perf_LDADD = $(unit_ldadd)
+tests_unit_test_symbols_CFLAGS = $(unit_cflags)
+tests_unit_test_symbols_LDADD = $(unit_ldadd)
+tests_unit_test_elf_build_id_CFLAGS = $(unit_cflags)
+tests_unit_test_elf_build_id_LDADD = src/ns-helper/libnshelper.a $(unit_ldadd)

@@ -1,0 +1,93 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "core/hashmap.h"
+
+static int freed;
+
+static void
+count_free (void *p)
+{
+  freed++;
+  free (p);
+}
+
+static void
+test_put_get_replace_remove (void **state)
+{
+  struct st_hashmap *m = st_hashmap_new (count_free);
+  assert_non_null (m);
+  freed = 0;
+  for (uint64_t i = 0; i < 10000; i++)
+    {
+      uint64_t *v = malloc (sizeof *v);
+      *v = i * 3;
+      assert_int_equal (st_hashmap_put_u64 (m, i, v), 0);
+    }
+  assert_int_equal (st_hashmap_size (m), 10000);
+  for (uint64_t i = 0; i < 10000; i++)
+    assert_int_equal (*(uint64_t *) st_hashmap_get_u64 (m, i), i * 3);
+  assert_null (st_hashmap_get_u64 (m, 10000));
+
+  /* Replacing frees the old value; removing frees too.  */
+  uint64_t *v = malloc (sizeof *v);
+  *v = 42;
+  assert_int_equal (st_hashmap_put_u64 (m, 7, v), 0);
+  assert_int_equal (freed, 1);
+  assert_int_equal (*(uint64_t *) st_hashmap_get_u64 (m, 7), 42);
+  assert_true (st_hashmap_remove_u64 (m, 7));
+  assert_false (st_hashmap_remove_u64 (m, 7));
+  assert_int_equal (freed, 2);
+  assert_int_equal (st_hashmap_size (m), 9999);
+  st_hashmap_free (m);
+  assert_int_equal (freed, 10001);
+}
+
+static void
+test_string_keys_are_compared_by_bytes (void **state)
+{
+  struct st_hashmap *m = st_hashmap_new (NULL);
+  assert_int_equal (st_hashmap_put (m, "main;leaf", 9, (void *) 1), 0);
+  assert_int_equal (st_hashmap_put (m, "main;lea", 8, (void *) 2), 0);
+  assert_ptr_equal (st_hashmap_get (m, "main;leaf", 9), (void *) 1);
+  assert_ptr_equal (st_hashmap_get (m, "main;lea", 8), (void *) 2);
+  assert_null (st_hashmap_get (m, "main;le", 7));
+  st_hashmap_free (m);
+}
+
+static int
+sum_values (const void *key, size_t len, void *value, void *arg)
+{
+  *(uintptr_t *) arg += (uintptr_t) value;
+  return 0;
+}
+
+static void
+test_foreach_visits_every_entry (void **state)
+{
+  struct st_hashmap *m = st_hashmap_new (NULL);
+  for (uintptr_t i = 1; i <= 100; i++)
+    st_hashmap_put_u64 (m, i, (void *) i);
+  uintptr_t sum = 0;
+  st_hashmap_foreach (m, sum_values, &sum);
+  assert_int_equal (sum, 5050);
+  st_hashmap_free (m);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_put_get_replace_remove),
+    cmocka_unit_test (test_string_keys_are_compared_by_bytes),
+    cmocka_unit_test (test_foreach_visits_every_entry),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Installs everything eu-stacktrace needs to build and test, on Debian 12
+# (run as root).  The one list of packages: README, .ci/run and people use it.
+set -eu
+packages="
+  build-essential autoconf automake pkg-config
+  libdw-dev libelf-dev libdebuginfod-dev libcap-dev libseccomp-dev libjson-c-dev
+  libcmocka-dev
+  linux-perf elfutils python3 groff-base
+"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $packages >/dev/null
+echo "install-deps: installed:" $packages

@@ -154,9 +154,10 @@ eu_cmd () { "$EU_STACKTRACE" -i "$1" -f text -o "$2"; }
 ps_cmd () { "$PERF" script -i "$1" -F comm,tid,ip,sym,dso --no-inline; }
 
 # One untimed run of each, to warm the page cache and to check that both
-# did the same work: as many samples, about as many user frames.  perf
-# script's kernel frames are left out of its count, since eu-stacktrace
-# unwinds user stacks only.
+# did the same work: as many samples, about as many user frames.  A frame
+# is an indented line that starts with an address (eu-stacktrace's
+# "(unwind stopped: ...)" lines are not); perf script's kernel frames are
+# left out, since eu-stacktrace unwinds user stacks only.
 say "warm-up runs"
 eu_cmd "$data1" "$work/eu.txt" 2>"$work/stderr" || {
   sed 's/^/  | /' "$work/stderr" >&2
@@ -166,9 +167,9 @@ ps_cmd "$data1" > "$work/ps.txt" 2>"$work/stderr" || {
   sed 's/^/  | /' "$work/stderr" >&2
   die "perf script failed on $data1"
 }
-eu_counts=$(awk '/^[^ \t].*:[ \t]*$/ { s++; next } NF { f++ }
+eu_counts=$(awk '/^[^ \t].*:[ \t]*$/ { s++; next } /^[ \t]+[0-9a-f]+ / { f++ }
                  END { printf "%d %.1f", s, s ? f / s : 0 }' "$work/eu.txt")
-ps_counts=$(awk '/^[^ \t]/ { s++; next } NF && !/\[kernel\.kallsyms\]\)$/ { f++ }
+ps_counts=$(awk '/^[^ \t]/ { s++; next } /^[ \t]+[0-9a-f]+ / && !/\[kernel\.kallsyms\]\)$/ { f++ }
                  END { printf "%d %.1f", s, s ? f / s : 0 }' "$work/ps.txt")
 # shellcheck disable=SC2086 # split the two counts
 set -- $eu_counts; eu_blocks=$1 eu_fps=$2

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,12 +12,19 @@
 
 #define BUFFER_SIZE (1u << 20)
 
+/* Regular files are mapped: records are then read in place, without a copy
+   through read(2) and into the ordering queue.  Pipes go through a buffer.  */
 struct st_input {
   int fd;
   bool owns_fd;
   bool seekable;
   uint64_t size;
   char *name;
+  /* mapped file */
+  const uint8_t *map;
+  uint64_t pos;
+  uint64_t released;          /* pages before this left memory */
+  /* buffered stream */
   uint8_t *buf;
   size_t buf_start, buf_end;  /* valid bytes in buf */
   uint64_t buf_offset;        /* input offset of buf[0] */
@@ -28,9 +36,8 @@ st_input_open (const char *path, struct st_input **out)
   struct st_input *in = calloc (1, sizeof *in);
   if (in == NULL)
     return -ENOMEM;
-  in->buf = malloc (BUFFER_SIZE);
   in->name = strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
-  if (in->buf == NULL || in->name == NULL)
+  if (in->name == NULL)
     {
       st_input_free (in);
       return -ENOMEM;
@@ -49,15 +56,40 @@ st_input_open (const char *path, struct st_input **out)
       in->owns_fd = true;
     }
   struct stat st;
-  if (fstat (in->fd, &st) == 0 && S_ISREG (st.st_mode))
+  if (fstat (in->fd, &st) != 0)
     {
-      in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
-      in->size = st.st_size;
+      int r = -errno;
+      st_input_free (in);
+      return r;
     }
   if (S_ISDIR (st.st_mode))
     {
       st_input_free (in);
       return -EISDIR;
+    }
+  if (S_ISREG (st.st_mode) && st.st_size > 0 && lseek (in->fd, 0, SEEK_CUR) == 0)
+    {
+      void *map = mmap (NULL, st.st_size, PROT_READ, MAP_PRIVATE, in->fd, 0);
+      if (map != MAP_FAILED)
+        {
+          in->map = map;
+          in->seekable = true;
+          in->size = st.st_size;
+          madvise (map, st.st_size, MADV_SEQUENTIAL);
+          *out = in;
+          return 0;
+        }
+    }
+  if (S_ISREG (st.st_mode))
+    {
+      in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
+      in->size = st.st_size;
+    }
+  in->buf = malloc (BUFFER_SIZE);
+  if (in->buf == NULL)
+    {
+      st_input_free (in);
+      return -ENOMEM;
     }
   *out = in;
   return 0;
@@ -68,6 +100,8 @@ st_input_free (struct st_input *in)
 {
   if (in == NULL)
     return;
+  if (in->map != NULL)
+    munmap ((void *) in->map, in->size);
   if (in->owns_fd)
     close (in->fd);
   free (in->buf);
@@ -87,6 +121,12 @@ st_input_seekable (const struct st_input *in)
   return in->seekable;
 }
 
+bool
+st_input_stable (const struct st_input *in)
+{
+  return in->map != NULL;
+}
+
 uint64_t
 st_input_size (const struct st_input *in)
 {
@@ -96,7 +136,15 @@ st_input_size (const struct st_input *in)
 uint64_t
 st_input_offset (const struct st_input *in)
 {
-  return in->buf_offset + in->buf_start;
+  return in->map ? in->pos : in->buf_offset + in->buf_start;
+}
+
+/* Mapped input: how many of the next N bytes exist.  */
+static size_t
+map_avail (const struct st_input *in, uint64_t n)
+{
+  uint64_t left = in->pos < in->size ? in->size - in->pos : 0;
+  return n < left ? n : left;
 }
 
 /* Tops up the buffer until it holds N bytes or the input ends.  */
@@ -133,9 +181,28 @@ fill (struct st_input *in, size_t n)
 ssize_t
 st_input_peek (struct st_input *in, size_t n, const uint8_t **data)
 {
+  if (in->map)
+    {
+      *data = in->map + in->pos;
+      return map_avail (in, n);
+    }
   ssize_t r = fill (in, n);
   if (r >= 0)
     *data = in->buf + in->buf_start;
+  return r;
+}
+
+ssize_t
+st_input_next (struct st_input *in, size_t n, const uint8_t **data)
+{
+  ssize_t r = st_input_peek (in, n, data);
+  if (r > 0)
+    {
+      if (in->map)
+        in->pos += r;
+      else
+        in->buf_start += r;
+    }
   return r;
 }
 
@@ -145,13 +212,13 @@ st_input_read (struct st_input *in, void *buf, size_t n)
   size_t done = 0;
   while (done < n)
     {
-      ssize_t r = fill (in, n - done);
+      const uint8_t *p;
+      ssize_t r = st_input_next (in, n - done, &p);
       if (r < 0)
         return r;
       if (r == 0)
         break;
-      memcpy ((uint8_t *) buf + done, in->buf + in->buf_start, r);
-      in->buf_start += r;
+      memcpy ((uint8_t *) buf + done, p, r);
       done += r;
     }
   return done;
@@ -160,6 +227,12 @@ st_input_read (struct st_input *in, void *buf, size_t n)
 ssize_t
 st_input_skip (struct st_input *in, uint64_t n)
 {
+  if (in->map)
+    {
+      size_t r = map_avail (in, n);
+      in->pos += r;
+      return r;
+    }
   uint64_t done = 0;
   while (done < n)
     {
@@ -180,6 +253,11 @@ st_input_seek (struct st_input *in, uint64_t offset)
 {
   if (!in->seekable)
     return -ESPIPE;
+  if (in->map)
+    {
+      in->pos = offset;
+      return 0;
+    }
   if (lseek (in->fd, offset, SEEK_SET) < 0)
     return -errno;
   in->buf_start = in->buf_end = 0;
@@ -192,6 +270,13 @@ st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset)
 {
   if (!in->seekable)
     return -ESPIPE;
+  if (in->map)
+    {
+      uint64_t left = offset < in->size ? in->size - offset : 0;
+      size_t r = n < left ? n : left;
+      memcpy (buf, in->map + offset, r);
+      return r;
+    }
   size_t done = 0;
   while (done < n)
     {
@@ -207,4 +292,18 @@ st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset)
       done += r;
     }
   return done;
+}
+
+void
+st_input_release_before (struct st_input *in, uint64_t offset)
+{
+  if (in->map == NULL)
+    return;
+  const uint64_t chunk = 16u << 20;  /* give memory back in big steps */
+  uint64_t page = (uint64_t) getpagesize ();
+  uint64_t end = offset & ~(page - 1);
+  if (end < in->released + chunk)
+    return;
+  madvise ((void *) (in->map + in->released), end - in->released, MADV_DONTNEED);
+  in->released = end;
 }

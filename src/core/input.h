@@ -19,6 +19,18 @@ uint64_t st_input_offset (const struct st_input *in);
 /* The file's size when seekable, else 0.  */
 uint64_t st_input_size (const struct st_input *in);
 
+/* Consumes the next N bytes and points *DATA at them.  Returns N, fewer at
+   end of input, or -errno.  The bytes stay valid until the next call on IN,
+   or for as long as IN lives when st_input_stable() says so.  */
+ssize_t st_input_next (struct st_input *in, size_t n, const uint8_t **data);
+/* True when the input is mapped in memory: st_input_next() pointers stay
+   valid, so records need not be copied.  */
+bool st_input_stable (const struct st_input *in);
+/* Tells a mapped input that nothing before OFFSET will be read again, so
+   its pages can leave memory: the peak RSS then stays flat however large
+   the file.  A no-op for streams.  */
+void st_input_release_before (struct st_input *in, uint64_t offset);
+
 /* Makes the next N bytes visible without consuming them.  Returns how many
    are available (less than N only at end of input) or -errno.  */
 ssize_t st_input_peek (struct st_input *in, size_t n, const uint8_t **data);

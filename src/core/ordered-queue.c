@@ -2,14 +2,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "core/ordered-queue.h"
 
 struct item {
-  uint64_t time;
+  struct st_queued_record rec;
   uint64_t seq;   /* input order breaks ties, so equal times stay stable */
-  void *data;
 };
 
 struct st_ordered_queue {
@@ -22,10 +22,10 @@ struct st_ordered_queue {
   void *arg;
 };
 
-static int
+static bool
 item_before (const struct item *a, const struct item *b)
 {
-  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+  return a->rec.time < b->rec.time || (a->rec.time == b->rec.time && a->seq < b->seq);
 }
 
 struct st_ordered_queue *
@@ -40,19 +40,19 @@ st_ordered_queue_new (st_ordered_release_fn release, void *arg)
 }
 
 void
-st_ordered_queue_free (struct st_ordered_queue *q, void (*free_item) (void *))
+st_ordered_queue_free (struct st_ordered_queue *q, void (*free_data) (void *))
 {
   if (q == NULL)
     return;
-  if (free_item != NULL)
+  if (free_data != NULL)
     for (size_t i = 0; i < q->size; i++)
-      free_item (q->heap[i].data);
+      free_data ((void *) q->heap[i].rec.data);
   free (q->heap);
   free (q);
 }
 
 int
-st_ordered_queue_push (struct st_ordered_queue *q, uint64_t time, void *data)
+st_ordered_queue_push (struct st_ordered_queue *q, const struct st_queued_record *rec)
 {
   if (q->size == q->capacity)
     {
@@ -64,7 +64,7 @@ st_ordered_queue_push (struct st_ordered_queue *q, uint64_t time, void *data)
       q->capacity = capacity;
     }
   size_t i = q->size++;
-  struct item it = { time, q->next_seq++, data };
+  struct item it = { *rec, q->next_seq++ };
   while (i > 0)
     {
       size_t parent = (i - 1) / 2;
@@ -74,8 +74,8 @@ st_ordered_queue_push (struct st_ordered_queue *q, uint64_t time, void *data)
       i = parent;
     }
   q->heap[i] = it;
-  if (time > q->max_time)
-    q->max_time = time;
+  if (rec->time > q->max_time)
+    q->max_time = rec->time;
   return 0;
 }
 
@@ -106,10 +106,10 @@ pop (struct st_ordered_queue *q)
 static int
 flush_until (struct st_ordered_queue *q, uint64_t limit)
 {
-  while (q->size > 0 && q->heap[0].time <= limit)
+  while (q->size > 0 && q->heap[0].rec.time <= limit)
     {
       struct item it = pop (q);
-      int r = q->release (it.time, it.data, q->arg);
+      int r = q->release (&it.rec, q->arg);
       if (r < 0)
         return r;
     }
@@ -134,4 +134,14 @@ size_t
 st_ordered_queue_size (const struct st_ordered_queue *q)
 {
   return q->size;
+}
+
+uint64_t
+st_ordered_queue_min_offset (const struct st_ordered_queue *q)
+{
+  uint64_t min = UINT64_MAX;
+  for (size_t i = 0; i < q->size; i++)
+    if (q->heap[i].rec.offset < min)
+      min = q->heap[i].rec.offset;
+  return min;
 }

@@ -23,8 +23,8 @@ struct attr_info {
   bool sample_id_all;
 };
 
-/* A record waiting in the ordered queue: its bytes and where it came from.  */
-struct queued_record {
+/* A build-id entry of the feature section, kept until the run starts.  */
+struct feature_record {
   uint64_t offset;
   uint32_t size;
   uint8_t data[];
@@ -40,7 +40,7 @@ struct st_perf_source {
   char arch[32];
   uint64_t skipped_records;
   /* feature section build-ids, delivered before the first record */
-  struct queued_record **build_ids;
+  struct feature_record **build_ids;
   size_t n_build_ids;
 
   /* state of one run */
@@ -64,6 +64,15 @@ get_u32 (const uint8_t *p)
   uint32_t v;
   memcpy (&v, p, sizeof v);
   return v;
+}
+
+/* Records need not be aligned in a hostile file: copy the header out.  */
+static struct perf_event_header
+record_header (const uint8_t *rec)
+{
+  struct perf_event_header h;
+  memcpy (&h, rec, sizeof h);
+  return h;
 }
 
 bool
@@ -170,7 +179,7 @@ attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t 
     return NULL;
   if (src->n_attrs == 1)
     return &src->attrs[0];
-  const struct perf_event_header *h = (const void *) rec;
+  const struct perf_event_header hdr = record_header (rec), *h = &hdr;
   const struct attr_info *first = &src->attrs[0];
   uint64_t id;
   if (h->type == PERF_RECORD_SAMPLE)
@@ -219,7 +228,7 @@ id_trailer_size (const struct attr_info *a)
 static bool
 record_time (const struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t *time)
 {
-  const struct perf_event_header *h = (const void *) rec;
+  const struct perf_event_header hdr = record_header (rec), *h = &hdr;
   if (h->type >= PERF_RECORD_USER_TYPE_START)
     return false;
   const struct attr_info *a = attr_for_record (src, rec, size);
@@ -264,7 +273,7 @@ static int
 parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
               uint64_t offset, struct st_event *ev)
 {
-  const struct perf_event_header *h = (const void *) rec;
+  const struct perf_event_header hdr = record_header (rec), *h = &hdr;
   const struct attr_info *a = attr_for_record (src, rec, size);
   if (a == NULL)
     return st_source_bad_input (src->err, offset, "sample record before any event attribute");
@@ -441,7 +450,7 @@ parse_build_id_entry (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   struct cursor c = { rec, rec + size, rec, offset };
   struct cursor *cp = &c;
   NEED (cp, sizeof (struct perf_build_id_entry), "build-id entry");
-  const struct perf_event_header *h = (const void *) rec;
+  const struct perf_event_header hdr = record_header (rec), *h = &hdr;
   ev->kind = ST_EVENT_BUILD_ID;
   ev->time = 0;
   struct st_build_id_event *b = &ev->build_id;
@@ -458,7 +467,7 @@ static int
 parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
               uint64_t offset, struct st_event *ev)
 {
-  const struct perf_event_header *h = (const void *) rec;
+  const struct perf_event_header hdr = record_header (rec), *h = &hdr;
   struct cursor c = { rec + 8, rec + size, rec, offset };
   struct cursor *cp = &c;
 
@@ -581,32 +590,36 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
 }
 
 static int
-release_queued (uint64_t time, void *item, void *arg)
+release_queued (const struct st_queued_record *rec, void *arg)
 {
   struct st_perf_source *src = arg;
-  struct queued_record *q = item;
-  int r = deliver (src, q->data, q->size, q->offset);
-  free (q);
+  int r = deliver (src, rec->data, rec->size, rec->offset);
+  if (!st_input_stable (src->in))
+    free ((void *) rec->data);
   return r;
 }
 
-/* A kernel record: ordered by time when it has one, else delivered now.  */
+/* A kernel record: ordered by time when it has one, else delivered now.
+   Records of a mapped file are queued in place; a stream's are copied,
+   since its buffer moves on.  */
 static int
 handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                       uint64_t offset)
 {
-  uint64_t time;
-  if (!record_time (src, rec, size, &time))
+  struct st_queued_record q = { .offset = offset, .data = rec, .size = size };
+  if (!record_time (src, rec, size, &q.time))
     return deliver (src, rec, size, offset);
-  struct queued_record *q = malloc (sizeof *q + size);
-  if (q == NULL)
-    return -ENOMEM;
-  q->offset = offset;
-  q->size = size;
-  memcpy (q->data, rec, size);
-  int r = st_ordered_queue_push (src->queue, time, q);
-  if (r < 0)
-    free (q);
+  if (!st_input_stable (src->in))
+    {
+      uint8_t *copy = malloc (size);
+      if (copy == NULL)
+        return -ENOMEM;
+      memcpy (copy, rec, size);
+      q.data = copy;
+    }
+  int r = st_ordered_queue_push (src->queue, &q);
+  if (r < 0 && !st_input_stable (src->in))
+    free ((void *) q.data);
   return r;
 }
 
@@ -631,12 +644,17 @@ static int
 handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                     uint64_t offset)
 {
-  const struct perf_event_header *h = (const void *) rec;
+  const struct perf_event_header hdr = record_header (rec), *h = &hdr;
   ssize_t n;
   switch (h->type)
     {
     case PERF_RECORD_FINISHED_ROUND:
-      return st_ordered_queue_round (src->queue);
+      {
+        int r = st_ordered_queue_round (src->queue);
+        uint64_t low = st_ordered_queue_min_offset (src->queue);
+        st_input_release_before (src->in, low < offset ? low : offset);
+        return r;
+      }
 
     case PERF_RECORD_HEADER_ATTR:
       {
@@ -707,14 +725,16 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
     }
 }
 
-/* Reads one record: 0 and *SIZE, 1 at a clean end of input, or an error.  */
+/* Reads one record: 0 with *REC and *SIZE, 1 at a clean end of input, or
+   an error.  */
 static int
-read_record (struct st_perf_source *src, uint8_t *buf, uint32_t *size, uint64_t *offset)
+read_record (struct st_perf_source *src, const uint8_t **rec, uint32_t *size, uint64_t *offset)
 {
   *offset = st_input_offset (src->in);
   if (!src->pipe_mode && *offset >= src->data_end)
     return 1;
-  ssize_t n = st_input_read (src->in, buf, sizeof (struct perf_event_header));
+  const uint8_t *p;
+  ssize_t n = st_input_peek (src->in, sizeof (struct perf_event_header), &p);
   if (n < 0)
     return n;
   if (n == 0)
@@ -728,24 +748,25 @@ read_record (struct st_perf_source *src, uint8_t *buf, uint32_t *size, uint64_t 
   if ((size_t) n < sizeof (struct perf_event_header))
     return st_source_bad_input (src->err, *offset,
                                 "truncated record header (%zd of 8 bytes)", n);
-  const struct perf_event_header *h = (const void *) buf;
-  if (h->size < sizeof *h)
+  struct perf_event_header h;
+  memcpy (&h, p, sizeof h);
+  if (h.size < sizeof h)
     return st_source_bad_input (src->err, *offset,
                                 "record of type %u has size %u, smaller than its header",
-                                h->type, h->size);
-  if (!src->pipe_mode && *offset + h->size > src->data_end)
+                                h.type, h.size);
+  if (!src->pipe_mode && *offset + h.size > src->data_end)
     return st_source_bad_input (src->err, *offset,
                                 "record of type %u and %u bytes runs past the end of "
                                 "the data section (byte %" PRIu64 ")",
-                                h->type, h->size, src->data_end);
-  n = st_input_read (src->in, buf + sizeof *h, h->size - sizeof *h);
+                                h.type, h.size, src->data_end);
+  n = st_input_next (src->in, h.size, rec);
   if (n < 0)
     return n;
-  if ((size_t) n < h->size - sizeof *h)
+  if ((size_t) n < h.size)
     return st_source_bad_input (src->err, *offset,
                                 "truncated record: type %u says %u bytes, the input "
-                                "has %zd", h->type, h->size, n + (ssize_t) sizeof *h);
-  *size = h->size;
+                                "has %zd", h.type, h.size, n);
+  *size = h.size;
   return 0;
 }
 
@@ -764,25 +785,28 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
   for (size_t i = 0; i < src->n_build_ids && r == 0; i++)
     {
       struct st_event ev;
-      struct queued_record *q = src->build_ids[i];
+      struct feature_record *q = src->build_ids[i];
       r = parse_build_id_entry (src, q->data, q->size, q->offset, &ev);
       if (r == 0)
         r = fn (&ev, arg);
     }
 
-  static uint8_t buf[UINT16_MAX + 1];
+  /* Records are 8-byte aligned in the file, but a stream's buffer gives
+     no such promise: parsers read fields with memcpy.  */
   while (r == 0 && !(stop && *stop))
     {
+      const uint8_t *rec = NULL;
       uint32_t size = 0;
       uint64_t offset = 0;
-      r = read_record (src, buf, &size, &offset);
+      r = read_record (src, &rec, &size, &offset);
       if (r != 0)
         break;
-      const struct perf_event_header *h = (const void *) buf;
-      if (h->type >= PERF_RECORD_USER_TYPE_START)
-        r = handle_user_record (src, buf, size, offset);
+      uint32_t type;
+      memcpy (&type, rec, sizeof type);
+      if (type >= PERF_RECORD_USER_TYPE_START)
+        r = handle_user_record (src, rec, size, offset);
       else
-        r = handle_kernel_record (src, buf, size, offset);
+        r = handle_kernel_record (src, rec, size, offset);
     }
   if (r == 1)
     r = 0;
@@ -794,7 +818,7 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     r = flushed;
   else
     *err = saved;
-  st_ordered_queue_free (src->queue, free);
+  st_ordered_queue_free (src->queue, st_input_stable (src->in) ? NULL : free);
   src->queue = NULL;
   return r;
 }
@@ -893,15 +917,15 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
       else
         for (uint64_t pos = 0; pos + sizeof (struct perf_event_header) <= sec.size;)
           {
-            const struct perf_event_header *h = (const void *) (data + pos);
+            const struct perf_event_header hdr = record_header (data + pos), *h = &hdr;
             if (h->size < sizeof (struct perf_build_id_entry) || h->size > sec.size - pos)
               {
                 r = st_source_bad_input (src->err, sec.offset + pos,
                                          "build-id entry of %u bytes", h->size);
                 break;
               }
-            struct queued_record *q = malloc (sizeof *q + h->size);
-            struct queued_record **v = realloc (src->build_ids,
+            struct feature_record *q = malloc (sizeof *q + h->size);
+            struct feature_record **v = realloc (src->build_ids,
                                                 (src->n_build_ids + 1) * sizeof *v);
             if (q == NULL || v == NULL)
               {
@@ -914,7 +938,7 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
             src->build_ids = v;
             q->offset = sec.offset + pos;
             q->size = h->size;
-            memcpy (q->data, h, h->size);
+            memcpy (q->data, data + pos, h->size);
             src->build_ids[src->n_build_ids++] = q;
             pos += h->size;
           }

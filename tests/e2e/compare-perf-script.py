@@ -8,8 +8,12 @@ eu-stacktrace wrote for the same sample must equal perf's, frame by frame:
   - address: our elf_address (minus 1 for every frame after the first, as
     perf decrements the pc of caller frames) equals perf's ip;
   - module: our module path equals perf's dso;
-  - symbol: our symbol equals perf's, both without an "@VERSION" suffix;
-    when both know the symbol, the offsets must agree too.
+  - symbol: our symbol equals perf's, both without an "@VERSION" suffix
+    (perf's own "name@plt" PLT symbols are kept whole); when both know the
+    symbol, the offsets must agree too.
+
+A sample whose frames equal perf's complete chain but whose stop is not
+"end" is reported, not counted: perf has no stop reason to compare with.
 
 Samples are matched by (tid, time in ns).  Kernel frames are ignored on both
 sides.  The perf side is the text of
@@ -26,8 +30,8 @@ rate and the first mismatches as diagnostics.  The checks, in order:
      innermost user frame perf names one of the SYMBOLs are complete in ours
      (unwound to _start or clone3, stop "end") and begin with all of perf's
      frames, also where perf stopped early.  This covers samples that perf
-     itself cannot unwind, e.g. a child that exec'd the program its parent
-     runs (perf 6.1 keeps the parent's stale mappings after the exec).
+     does not unwind fully: perf 6.1 often stops early in a child after
+     its exec (it keeps the mappings the child inherited at fork).
 
 The exit status is 0 when every check passed, 1 otherwise.  Only the
 standard library is used.

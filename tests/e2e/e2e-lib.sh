@@ -23,6 +23,7 @@
 : "${PYTHON3:=python3}"
 
 COMPARE="$TOP_SRCDIR/tests/e2e/compare-perf-script.py"
+# shellcheck disable=SC2034  # used by the scripts that source this file
 WORKLOADS="$TOP_BUILDDIR/tests/workloads"
 
 # Both unwinders must see the same files and nothing from the network:
@@ -237,6 +238,8 @@ e2e_run ()
         why="sanitizer report"
       elif [ "$rc" -ne 0 ]; then
         why="exit status $rc"
+      elif [ ! -s "$tmp/asan.jsonl" ]; then
+        why="no output"
       elif [ -z "$ours_problem" ] \
            && ! { LC_ALL=C sort "$tmp/ours.jsonl" > "$tmp/ours.sorted" \
                   && LC_ALL=C sort "$tmp/asan.jsonl" > "$tmp/asan.sorted" \

@@ -16,12 +16,19 @@ struct released {
 };
 
 static int
-record (uint64_t time, void *item, void *arg)
+record (const struct st_queued_record *rec, void *arg)
 {
   struct released *r = arg;
-  r->times[r->n] = time;
-  r->items[r->n++] = (uintptr_t) item;
+  r->times[r->n] = rec->time;
+  r->items[r->n++] = rec->offset;
   return 0;
+}
+
+static void
+push (struct st_ordered_queue *q, uint64_t time, uint64_t offset)
+{
+  struct st_queued_record rec = { .time = time, .offset = offset };
+  assert_int_equal (st_ordered_queue_push (q, &rec), 0);
 }
 
 static void
@@ -30,15 +37,15 @@ test_round_releases_only_what_the_previous_round_made_safe (void **state)
   struct released r = { 0 };
   struct st_ordered_queue *q = st_ordered_queue_new (record, &r);
   /* Round 1: CPU 0 wrote 10 and 30, CPU 1 wrote 20.  */
-  st_ordered_queue_push (q, 10, (void *) 1);
-  st_ordered_queue_push (q, 30, (void *) 3);
-  st_ordered_queue_push (q, 20, (void *) 2);
+  push (q, 10, 1);
+  push (q, 30, 3);
+  push (q, 20, 2);
   assert_int_equal (st_ordered_queue_round (q), 0);
   /* Nothing is safe yet: round 2 may still bring older records.  */
   assert_int_equal (r.n, 0);
   /* Round 2 brings 25 (older than round 1's latest) and 40.  */
-  st_ordered_queue_push (q, 25, (void *) 25);
-  st_ordered_queue_push (q, 40, (void *) 4);
+  push (q, 25, 25);
+  push (q, 40, 4);
   assert_int_equal (st_ordered_queue_round (q), 0);
   /* Released up to round 1's latest time, 30, in time order.  */
   assert_int_equal (r.n, 4);
@@ -58,7 +65,7 @@ test_equal_times_keep_input_order (void **state)
   struct released r = { 0 };
   struct st_ordered_queue *q = st_ordered_queue_new (record, &r);
   for (uintptr_t i = 1; i <= 20; i++)
-    st_ordered_queue_push (q, 5, (void *) i);
+    push (q, 5, i);
   st_ordered_queue_flush_all (q);
   for (size_t i = 0; i < 20; i++)
     assert_int_equal (r.items[i], i + 1);
@@ -66,7 +73,7 @@ test_equal_times_keep_input_order (void **state)
 }
 
 static int
-fail_on_second (uint64_t time, void *item, void *arg)
+fail_on_second (const struct st_queued_record *rec, void *arg)
 {
   return ++*(int *) arg == 2 ? -5 : 0;
 }
@@ -77,9 +84,10 @@ test_release_error_stops_the_flush (void **state)
   int calls = 0;
   struct st_ordered_queue *q = st_ordered_queue_new (fail_on_second, &calls);
   for (uintptr_t i = 1; i <= 3; i++)
-    st_ordered_queue_push (q, i, NULL);
+    push (q, i, 0);
   assert_int_equal (st_ordered_queue_flush_all (q), -5);
   assert_int_equal (st_ordered_queue_size (q), 1);
+  assert_int_equal (st_ordered_queue_min_offset (q), 0);
   st_ordered_queue_free (q, NULL);
 }
 

@@ -20,6 +20,23 @@ module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
   return file->symtab;
 }
 
+bool
+st_symbolize_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
+{
+  void **userdata;
+  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  const struct st_mapping *m = *userdata;
+  GElf_Ehdr ehdr;
+  if (m == NULL || m->file == NULL || gelf_getehdr (m->file->elf, &ehdr) == NULL
+      || ehdr.e_entry == 0)
+    return false;
+  const struct st_symtab *tab = module_symtab (mod, m->file);
+  uint64_t offset;
+  uint64_t addr = lookup - m->bias;
+  return tab != NULL && st_symtab_lookup (tab, addr, &offset) != NULL
+         && addr - offset == ehdr.e_entry;
+}
+
 /* The name of an inlined subroutine's abstract origin.  */
 static const char *
 inline_name (Dwarf_Die *die)

@@ -2,6 +2,7 @@
 
 #include <gelf.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,7 @@
 
 struct symbol {
   uint64_t start, end;   /* [start, end) in ELF addresses */
+  uint64_t limit;        /* end of its section */
   uint32_t name;         /* offset into the string pool */
   uint8_t binding;
   bool sized;
@@ -76,21 +78,159 @@ compare_start (const void *pa, const void *pb)
   return 0;
 }
 
+/* Collects symbols and their names while a table is built.  */
+struct builder {
+  struct st_symtab *t;
+  size_t cap, pool_len, pool_cap;
+};
+
+static bool
+add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
+            uint64_t size, uint8_t binding, uint64_t limit)
+{
+  struct st_symtab *t = b->t;
+  size_t len = strlen (name) + strlen (suffix) + 1;
+  if (b->pool_len + len > b->pool_cap)
+    {
+      size_t cap = b->pool_cap ? b->pool_cap : 4096;
+      while (b->pool_len + len > cap)
+        cap *= 2;
+      char *p = realloc (t->names, cap);
+      if (p == NULL)
+        return false;
+      t->names = p;
+      b->pool_cap = cap;
+    }
+  if (t->n == b->cap)
+    {
+      size_t cap = b->cap ? b->cap * 2 : 256;
+      struct symbol *syms = realloc (t->syms, cap * sizeof *syms);
+      if (syms == NULL)
+        return false;
+      t->syms = syms;
+      b->cap = cap;
+    }
+  snprintf (t->names + b->pool_len, len, "%s%s", name, suffix);
+  struct symbol *sym = &t->syms[t->n++];
+  sym->start = start;
+  sym->end = start + size;
+  sym->limit = limit;
+  sym->sized = size != 0;
+  sym->name = b->pool_len;
+  sym->binding = binding;
+  b->pool_len += len;
+  return true;
+}
+
+/* The end of the section holding a symbol, in the symbol's own file
+   addresses: an unsized symbol never reaches past it.  */
+static uint64_t
+section_end (Elf *elf, GElf_Word shndx, uint64_t fallback)
+{
+  GElf_Shdr shdr;
+  Elf_Scn *scn = elf ? elf_getscn (elf, shndx) : NULL;
+  if (scn == NULL || gelf_getshdr (scn, &shdr) == NULL)
+    return fallback;
+  return shdr.sh_addr + shdr.sh_size;
+}
+
+static Elf_Scn *
+find_section (Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+  size_t shstrndx;
+  if (elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return NULL;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      const char *n;
+      if (gelf_getshdr (scn, shdr) != NULL
+          && (n = elf_strptr (elf, shstrndx, shdr->sh_name)) != NULL && strcmp (n, name) == 0)
+        return scn;
+    }
+  return NULL;
+}
+
+/* PLT entries have no symbols: name them NAME@plt from the PLT
+   relocations, as perf does, so that a sample in a PLT stub says which
+   function it was about to call.  */
+static bool
+add_plt_symbols (struct builder *b, Elf *elf)
+{
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr (elf, &ehdr) == NULL)
+    return true;
+  uint64_t header, entry = 16;
+  if (ehdr.e_machine == EM_X86_64 || ehdr.e_machine == EM_386)
+    header = 16;
+  else if (ehdr.e_machine == EM_AARCH64)
+    header = 32;
+  else
+    return true;
+  GElf_Shdr plt, plt_sec, rela;
+  if (find_section (elf, ".plt", &plt) == NULL)
+    return true;
+  Elf_Scn *rela_scn = find_section (elf, ".rela.plt", &rela);
+  if (rela_scn == NULL)
+    rela_scn = find_section (elf, ".rel.plt", &rela);
+  if (rela_scn == NULL)
+    return true;
+  /* With IBT, the stubs that are called live in .plt.sec, without a
+     header.  */
+  uint64_t first = plt.sh_addr + header;
+  if (find_section (elf, ".plt.sec", &plt_sec) != NULL)
+    {
+      first = plt_sec.sh_addr;
+      plt.sh_size = plt_sec.sh_size + header;
+    }
+  Elf_Scn *dynsym_scn = elf_getscn (elf, rela.sh_link);
+  GElf_Shdr dynsym;
+  Elf_Data *relocs = elf_getdata (rela_scn, NULL);
+  Elf_Data *syms = dynsym_scn ? elf_getdata (dynsym_scn, NULL) : NULL;
+  if (relocs == NULL || syms == NULL || gelf_getshdr (dynsym_scn, &dynsym) == NULL)
+    return true;
+  size_t n = rela.sh_entsize ? rela.sh_size / rela.sh_entsize : 0;
+  for (size_t i = 0; i < n && (i + 1) * entry + header <= plt.sh_size; i++)
+    {
+      GElf_Rela r;
+      GElf_Rel rel;
+      uint64_t info;
+      if (rela.sh_type == SHT_RELA)
+        {
+          if (gelf_getrela (relocs, i, &r) == NULL)
+            break;
+          info = r.r_info;
+        }
+      else
+        {
+          if (gelf_getrel (relocs, i, &rel) == NULL)
+            break;
+          info = rel.r_info;
+        }
+      size_t symndx = ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM (info)
+                                                           : ELF32_R_SYM ((uint32_t) info);
+      GElf_Sym sym;
+      const char *name = "";
+      if (symndx != 0 && gelf_getsym (syms, symndx, &sym) != NULL)
+        {
+          name = elf_strptr (elf, dynsym.sh_link, sym.st_name);
+          if (name == NULL)
+            name = "";
+        }
+      uint64_t start = first + i * entry;
+      if (!add_symbol (b, name, "@plt", start, entry, STB_GLOBAL, start + entry))
+        return false;
+    }
+  return true;
+}
+
 struct st_symtab *
 st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
 {
   struct st_symtab *t = calloc (1, sizeof *t);
   if (t == NULL)
     return NULL;
+  struct builder b = { .t = t };
   int nsyms = dwfl_module_getsymtab (mod);
-  if (nsyms <= 0)
-    return t;
-  t->syms = malloc (nsyms * sizeof *t->syms);
-  size_t pool_cap = 4096, pool_len = 0;
-  t->names = malloc (pool_cap);
-  if (t->syms == NULL || t->names == NULL)
-    goto oom;
-
   for (int i = 1; i < nsyms; i++)
     {
       GElf_Sym sym;
@@ -102,29 +242,22 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
         continue;
       if (!is_function (&sym, shndx, elf))
         continue;
-      size_t len = strlen (name) + 1;
-      if (pool_len + len > pool_cap)
-        {
-          while (pool_len + len > pool_cap)
-            pool_cap *= 2;
-          char *p = realloc (t->names, pool_cap);
-          if (p == NULL)
-            goto oom;
-          t->names = p;
-        }
-      memcpy (t->names + pool_len, name, len);
-      struct symbol *s = &t->syms[t->n++];
-      s->start = addr - bias;
-      s->end = s->start + sym.st_size;
-      s->sized = sym.st_size != 0;
-      s->name = pool_len;
-      s->binding = GELF_ST_BIND (sym.st_info);
-      pool_len += len;
+      uint64_t start = addr - bias;
+      uint64_t limit = start + (section_end (elf, shndx, UINT64_MAX) - sym.st_value);
+      if (limit <= start)
+        limit = UINT64_MAX;
+      if (!add_symbol (&b, name, "", start, sym.st_size, GELF_ST_BIND (sym.st_info), limit))
+        goto oom;
     }
+  Dwarf_Addr main_bias;
+  Elf *main_elf = dwfl_module_getelf (mod, &main_bias);
+  if (main_elf != NULL && !add_plt_symbols (&b, main_elf))
+    goto oom;
   qsort (t->syms, t->n, sizeof *t->syms, compare_start);
 
   /* One symbol per address (the best), and unsized symbols reach up to the
-     next one, as perf's symbols__fixup_end does.  */
+     next one, as perf's symbols__fixup_end does, but not out of their
+     section (an unsized _init must not swallow the PLT after it).  */
   size_t out = 0;
   for (size_t i = 0; i < t->n; i++)
     {
@@ -139,7 +272,10 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
   t->n = out;
   for (size_t i = 0; i < t->n; i++)
     if (!t->syms[i].sized)
-      t->syms[i].end = i + 1 < t->n ? t->syms[i + 1].start : t->syms[i].start + 1;
+      {
+        uint64_t end = i + 1 < t->n ? t->syms[i + 1].start : t->syms[i].start + 1;
+        t->syms[i].end = end < t->syms[i].limit ? end : t->syms[i].limit;
+      }
   return t;
 
 oom:

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/symbolize.h"
 #include "core/unwind.h"
 
 const char *
@@ -140,8 +141,10 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
   const struct st_raw_frame *last = &slot->frames[slot->n_frames - 1];
   uint64_t lookup = last->activation ? last->pc : last->pc - 1;
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-  if (mod == NULL || next_pc_outside_modules (err))
+  if (mod == NULL)
     return ST_STOP_NO_MODULE;
+  if (next_pc_outside_modules (err))
+    return st_symbolize_in_entry_function (mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
   if (slot->memory_fault)
     return ST_STOP_STACK_EXHAUSTED;
   Dwarf_Addr bias;

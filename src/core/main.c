@@ -15,7 +15,7 @@
 #include "core/log.h"
 #include "core/session.h"
 #include "core/sink.h"
-#include "core/source-perf.h"
+#include "core/source.h"
 
 /* Exit statuses, as elfutils' eu-stacktrace defined them.  */
 enum {
@@ -186,17 +186,18 @@ run (const struct options *o)
       st_input_free (in);
       return EXIT_RUNTIME;
     }
-  if (!st_perf_source_probe (magic, got))
+  const struct st_source_ops *source = st_source_detect (magic, got);
+  if (source == NULL)
     {
-      st_error ("%s: byte offset 0: not a perf.data file or pipe (%s)", name,
+      st_error ("%s: byte offset 0: not %s (%s)", name, st_source_names (),
                 got == 0 ? "the input is empty" : "unknown magic");
       st_input_free (in);
       return EXIT_BAD_INPUT;
     }
 
   struct st_source_error err = { 0 };
-  struct st_perf_source *src = NULL;
-  r = st_perf_source_open (in, &src, &err);
+  void *src = NULL;
+  r = source->open (in, &src, &err);
   if (r < 0)
     {
       int status = report_source_error (name, r, &err);
@@ -204,13 +205,13 @@ run (const struct options *o)
       return status;
     }
 
-  const char *arch_name = st_perf_source_arch (src);
+  const char *arch_name = source->arch (src);
   const struct st_regs_arch *arch = st_regs_arch_lookup (arch_name);
   if (arch == NULL)
     {
       st_error ("%s: recorded on %s, which this build cannot unwind", name,
                 arch_name ? arch_name : "an unknown architecture");
-      st_perf_source_free (src);
+      source->free (src);
       st_input_free (in);
       return EXIT_BAD_INPUT;
     }
@@ -222,7 +223,7 @@ run (const struct options *o)
       if (out == NULL)
         {
           st_error ("cannot open %s for writing: %s", o->output, strerror (errno));
-          st_perf_source_free (src);
+          source->free (src);
           st_input_free (in);
           return EXIT_RUNTIME;
         }
@@ -231,7 +232,8 @@ run (const struct options *o)
   setvbuf (out, outbuf, _IOFBF, sizeof outbuf);
 
   const struct st_sink_ops *sink_ops = st_sink_lookup (o->format);
-  struct st_sink *sink = sink_ops->new (out);
+  struct st_sink_options sink_opts = { .output_name = o->output };
+  struct st_sink *sink = sink_ops->new (out, &sink_opts);
   struct st_session_options sopts = {
     .max_frames = o->max_frames,
     .inline_frames = o->inline_frames,
@@ -247,7 +249,7 @@ run (const struct options *o)
     }
 
   install_signal_handlers ();
-  r = st_perf_source_run (src, st_session_handle_event, session, &stop_requested, &err);
+  r = source->run (src, st_session_handle_event, session, &stop_requested, &err);
   int fr = st_session_finish (session);
   if (r < 0)
     status = report_source_error (name, r, &err);
@@ -258,9 +260,8 @@ run (const struct options *o)
     }
   if (stop_requested)
     st_warning ("interrupted: the input was not read to its end");
-  uint64_t skipped = st_perf_source_skipped_records (src);
-  if (skipped > 0)
-    st_info ("%" PRIu64 " records of kinds not needed for unwinding were skipped", skipped);
+  if (source->report != NULL)
+    source->report (src);
   if (o->stats || o->verbose > 0)
     st_session_print_summary (session, stderr);
 
@@ -278,7 +279,7 @@ out:
     }
   else if (fflush (stdout) != 0 && status == EXIT_OK)
     status = EXIT_RUNTIME;
-  st_perf_source_free (src);
+  source->free (src);
   st_input_free (in);
   return status;
 }

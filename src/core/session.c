@@ -132,6 +132,12 @@ int
 st_session_handle_event (const struct st_event *ev, void *arg)
 {
   struct st_session *s = arg;
+  if (ev->kind != ST_EVENT_SAMPLE && s->sink_ops->event != NULL)
+    {
+      int r = s->sink_ops->event (s->sink, ev);
+      if (r < 0)
+        return r;
+    }
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:

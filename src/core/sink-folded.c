@@ -19,7 +19,7 @@ struct st_sink {
 };
 
 static struct st_sink *
-folded_new (FILE *out)
+folded_new (FILE *out, const struct st_sink_options *opts)
 {
   struct st_sink *s = calloc (1, sizeof *s);
   if (s == NULL)

@@ -15,7 +15,7 @@ struct st_sink {
 };
 
 static struct st_sink *
-json_new (FILE *out)
+json_new (FILE *out, const struct st_sink_options *opts)
 {
   struct st_sink *s = calloc (1, sizeof *s);
   if (s != NULL)

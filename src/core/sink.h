@@ -9,13 +9,21 @@
 
 struct st_sink;
 
+/* What the command line says about output, for the sinks that care.  */
+struct st_sink_options {
+  const char *output_name;  /* the -o path, or NULL for standard output */
+};
+
 struct st_sink_ops {
   const char *name;
   const char *description;
   /* Allocates the sink writing to OUT (owned by the caller).  */
-  struct st_sink *(*new) (FILE *out);
+  struct st_sink *(*new) (FILE *out, const struct st_sink_options *opts);
   /* One sample; returns 0 or -errno (a write error).  */
   int (*sample) (struct st_sink *sink, const struct st_callchain *chain);
+  /* Optional: every other event (mmap, comm, fork, exit, ...), in input
+     order with the samples, for formats that record processes.  */
+  int (*event) (struct st_sink *sink, const struct st_event *event);
   /* End of the input: write what was aggregated; 0 or -errno.  */
   int (*finish) (struct st_sink *sink);
   void (*free) (struct st_sink *sink);

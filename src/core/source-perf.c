@@ -1054,3 +1054,47 @@ fail:
   st_perf_source_free (src);
   return r;
 }
+
+/* The generic face of this source (see source.h).  */
+static int
+perf_open (struct st_input *in, void **state, struct st_source_error *err)
+{
+  return st_perf_source_open (in, (struct st_perf_source **) state, err);
+}
+
+static int
+perf_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
+          struct st_source_error *err)
+{
+  return st_perf_source_run (state, fn, arg, stop, err);
+}
+
+static const char *
+perf_arch (const void *state)
+{
+  return st_perf_source_arch (state);
+}
+
+static void
+perf_report (const void *state)
+{
+  uint64_t skipped = st_perf_source_skipped_records (state);
+  if (skipped > 0)
+    st_info ("%" PRIu64 " records of kinds not needed for unwinding were skipped", skipped);
+}
+
+static void
+perf_free (void *state)
+{
+  st_perf_source_free (state);
+}
+
+const struct st_source_ops st_source_perf = {
+  .name = "perf.data",
+  .probe = st_perf_source_probe,
+  .open = perf_open,
+  .run = perf_run,
+  .arch = perf_arch,
+  .report = perf_report,
+  .free = perf_free,
+};

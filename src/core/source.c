@@ -32,3 +32,22 @@ st_source_unsupported (struct st_source_error *err, uint64_t offset, const char 
   va_end (ap);
   return -ENOTSUP;
 }
+
+static const struct st_source_ops *const sources[] = {
+  &st_source_perf,
+};
+
+const struct st_source_ops *
+st_source_detect (const uint8_t *magic, size_t len)
+{
+  for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
+    if (sources[i]->probe (magic, len))
+      return sources[i];
+  return NULL;
+}
+
+const char *
+st_source_names (void)
+{
+  return "a perf.data file or pipe";
+}

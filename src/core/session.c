@@ -132,6 +132,15 @@ int
 st_session_handle_event (const struct st_event *ev, void *arg)
 {
   struct st_session *s = arg;
+  if (s->opts.mode == ST_MODE_NONE)
+    return 0;
+  if (s->opts.mode == ST_MODE_PASSTHRU && ev->kind == ST_EVENT_SAMPLE)
+    {
+      s->stats.samples++;
+      const struct st_sample *smp = &ev->sample;
+      return emit (s, smp, st_process_table_comm_of (s->processes, smp->pid, smp->tid), 0,
+                   ST_STOP_NOT_UNWOUND, NULL);
+    }
   if (ev->kind != ST_EVENT_SAMPLE && s->sink_ops->event != NULL)
     {
       int r = s->sink_ops->event (s->sink, ev);

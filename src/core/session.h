@@ -12,7 +12,15 @@
 #include "core/sink.h"
 #include "core/unwind.h"
 
+/* -m/--mode, as elfutils' eu-stacktrace defined it.  */
+enum st_unwind_mode {
+  ST_MODE_NAIVE,     /* unwind every sample (the default) */
+  ST_MODE_PASSTHRU,  /* hand samples to the sink without unwinding */
+  ST_MODE_NONE,      /* read the input, write nothing but the sink's header */
+};
+
 struct st_session_options {
+  enum st_unwind_mode mode;
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
   const struct st_regs_arch *arch;

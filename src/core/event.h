@@ -23,6 +23,7 @@ enum st_event_kind {
   ST_EVENT_EXIT,
   ST_EVENT_LOST,
   ST_EVENT_BUILD_ID,
+  ST_EVENT_RAW,
 };
 
 /* Register ABI of a sample, as perf_event reports it.  */
@@ -89,6 +90,16 @@ struct st_build_id_event {
   const char *filename;
 };
 
+/* A record of the input that only a sink of the same format understands
+   (a Sysprof frame the unwinder has no use for): passed through as is.  */
+struct st_raw_event {
+  uint32_t type;           /* the input format's own record type */
+  int32_t pid;
+  int32_t cpu;
+  const uint8_t *data;     /* the whole record, header included */
+  size_t size;
+};
+
 struct st_event {
   enum st_event_kind kind;
   uint64_t time;
@@ -99,6 +110,7 @@ struct st_event {
     struct st_task_event task;
     struct st_lost_event lost;
     struct st_build_id_event build_id;
+    struct st_raw_event raw;
   };
 };
 

@@ -299,7 +299,7 @@ st_input_release_before (struct st_input *in, uint64_t offset)
 {
   if (in->map == NULL)
     return;
-  const uint64_t chunk = 16u << 20;  /* give memory back in big steps */
+  const uint64_t chunk = 4u << 20;  /* give memory back in steps of 4 MiB */
   uint64_t page = (uint64_t) getpagesize ();
   uint64_t end = offset & ~(page - 1);
   if (end < in->released + chunk)

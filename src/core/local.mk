@@ -21,7 +21,8 @@ src_core_libcore_a_SOURCES = \
 	src/core/source-perf.c src/core/source-perf.h \
 	src/core/symbolize.c src/core/symbolize.h \
 	src/core/symbols.c src/core/symbols.h \
-	src/core/unwind.c src/core/unwind.h
+	src/core/unwind.c src/core/unwind.h \
+	src/core/unwinder.c src/core/unwinder.h
 src_core_libcore_a_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS)
 
 core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS)

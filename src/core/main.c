@@ -31,6 +31,7 @@ struct options {
   const char *format;
   size_t max_frames;
   bool inline_frames;
+  unsigned jobs;
   bool stats;
   int verbose;
 };
@@ -55,6 +56,9 @@ static const struct argp_option option_table[] = {
   { "inline", OPT_INLINE, NULL, 0,
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
+  { "jobs", 'j', "N", 0,
+    "Unwind with N threads (default: the CPUs available, at most 4). The output is the "
+    "same, in the same order, whatever N", 0 },
   { NULL, 0, NULL, 0, "Diagnostics:", 3 },
   { "stats", 's', NULL, 0,
     "Print a summary on standard error: samples read and unwound, frames, why unwinds "
@@ -110,6 +114,13 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (errno != 0 || *end != '\0' || n == 0 || n > 65535)
         argp_error (state, "--max-frames wants a number from 1 to 65535, not `%s'", arg);
       o->max_frames = n;
+      break;
+    case 'j':
+      errno = 0;
+      unsigned long jobs = strtoul (arg, &end, 10);
+      if (errno != 0 || *end != '\0' || jobs == 0 || jobs > 64)
+        argp_error (state, "--jobs wants a number from 1 to 64, not `%s'", arg);
+      o->jobs = jobs;
       break;
     case 's':
       o->stats = true;
@@ -238,6 +249,7 @@ run (const struct options *o)
     .max_frames = o->max_frames,
     .inline_frames = o->inline_frames,
     .arch = arch,
+    .jobs = o->jobs,
   };
   struct st_session *session = sink ? st_session_new (&sopts, sink, sink_ops) : NULL;
   int status = EXIT_OK;
@@ -292,6 +304,7 @@ main (int argc, char **argv)
   struct options o = {
     .format = "text",
     .max_frames = 256,
+    .jobs = st_session_default_jobs (),
   };
   const char *env = getenv ("ELFUTILS_STACKTRACE_VERBOSE");
   if (env != NULL && *env != '\0' && strcmp (env, "0") != 0)

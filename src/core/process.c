@@ -13,7 +13,7 @@
 
 struct thread {
   pid_t pid;
-  char *comm;
+  const char *comm;        /* interned */
 };
 
 struct known_build_id {
@@ -26,7 +26,28 @@ struct st_process_table {
   struct st_hashmap *threads;     /* tid -> thread */
   struct st_hashmap *build_ids;   /* file name -> known_build_id */
   struct st_resolver *resolver;
+  /* Paths and names, one copy each, kept until the table goes: results
+     that point at them may be written after their process has exited.  */
+  struct st_hashmap *strings;
 };
+
+const char *
+st_process_table_intern (struct st_process_table *t, const char *str)
+{
+  if (str == NULL)
+    return NULL;
+  size_t len = strlen (str);
+  char *copy = st_hashmap_get (t->strings, str, len);
+  if (copy != NULL)
+    return copy;
+  copy = strdup (str);
+  if (copy == NULL || st_hashmap_put (t->strings, str, len, copy) < 0)
+    {
+      free (copy);
+      return NULL;
+    }
+  return copy;
+}
 
 static void
 mapping_free (struct st_mapping *m)
@@ -34,7 +55,6 @@ mapping_free (struct st_mapping *m)
   if (m == NULL)
     return;
   st_elf_file_unref (m->file);
-  free (m->path);
   free (m);
 }
 
@@ -68,7 +88,6 @@ process_free (void *ptr)
     return;
   process_clear_maps (p);
   free (p->maps);
-  free (p->comm);
   st_unwind_slot_free (p->slot);
   free (p);
 }
@@ -76,10 +95,7 @@ process_free (void *ptr)
 static void
 thread_free (void *ptr)
 {
-  struct thread *th = ptr;
-  if (th != NULL)
-    free (th->comm);
-  free (th);
+  free (ptr);
 }
 
 struct st_process_table *
@@ -92,7 +108,8 @@ st_process_table_new (struct st_resolver *resolver)
   t->processes = st_hashmap_new (process_free);
   t->threads = st_hashmap_new (thread_free);
   t->build_ids = st_hashmap_new (free);
-  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL)
+  t->strings = st_hashmap_new (free);
+  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->strings == NULL)
     {
       st_process_table_free (t);
       return NULL;
@@ -108,6 +125,7 @@ st_process_table_free (struct st_process_table *t)
   st_hashmap_free (t->processes);
   st_hashmap_free (t->threads);
   st_hashmap_free (t->build_ids);
+  st_hashmap_free (t->strings);
   free (t);
 }
 
@@ -157,13 +175,11 @@ thread_set (struct st_process_table *t, pid_t pid, pid_t tid, const char *comm)
         }
     }
   th->pid = pid;
-  if (comm != NULL && (th->comm == NULL || strcmp (th->comm, comm) != 0))
+  if (comm != NULL)
     {
-      char *copy = strdup (comm);
-      if (copy == NULL)
+      th->comm = st_process_table_intern (t, comm);
+      if (th->comm == NULL)
         return -ENOMEM;
-      free (th->comm);
-      th->comm = copy;
     }
   return 0;
 }
@@ -241,13 +257,7 @@ remove_overlaps (struct st_process *p, uint64_t start, uint64_t end)
         {
           *after = *first;
           after->reported = false;
-          after->path = strdup (first->path);
           after->file = first->file ? st_elf_file_ref (first->file) : NULL;
-          if (after->path == NULL)
-            {
-              mapping_free (after);
-              after = NULL;
-            }
         }
     }
   for (size_t k = i; k < j; k++)
@@ -324,7 +334,7 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
   m->start = ev->start;
   m->end = ev->start + ev->len;
   m->pgoff = ev->pgoff;
-  m->path = strdup (ev->filename);
+  m->path = st_process_table_intern (t, ev->filename);
   m->has_dev_ino = ev->has_dev_ino;
   m->maj = ev->maj;
   m->min = ev->min;
@@ -372,11 +382,9 @@ st_process_table_comm (struct st_process_table *t, const struct st_comm_event *c
     process_clear_maps (p);   /* the old image is gone */
   if (c->pid == c->tid || p->comm == NULL)
     {
-      char *copy = strdup (c->comm);
-      if (copy == NULL)
+      p->comm = st_process_table_intern (t, c->comm);
+      if (p->comm == NULL)
         return -ENOMEM;
-      free (p->comm);
-      p->comm = copy;
     }
   return thread_set (t, c->pid, c->tid, c->comm);
 }
@@ -385,27 +393,17 @@ int
 st_process_table_fork (struct st_process_table *t, const struct st_task_event *f)
 {
   const char *comm = st_process_table_comm_of (t, f->ppid, f->ptid);
-  char *comm_copy = comm ? strdup (comm) : NULL;
-  int r = thread_set (t, f->pid, f->tid, comm_copy);
+  int r = thread_set (t, f->pid, f->tid, comm);
   if (r < 0 || f->pid == f->ppid)
-    {
-      free (comm_copy);
-      return r;   /* a new thread shares its process's maps */
-    }
+    return r;   /* a new thread shares its process's maps */
   /* A new process starts with a copy of its parent's address space.  */
   struct st_process *parent = st_hashmap_get_u64 (t->processes, (uint32_t) f->ppid);
   struct st_process *child = st_process_table_get (t, f->pid);
   if (child == NULL)
-    {
-      free (comm_copy);
-      return -ENOMEM;
-    }
+    return -ENOMEM;
   process_clear_maps (child);
-  if (comm_copy != NULL)
-    {
-      free (child->comm);
-      child->comm = comm_copy;
-    }
+  if (comm != NULL)
+    child->comm = comm;
   if (parent == NULL || parent == child)
     return 0;
   if (reserve_maps (child, parent->n_maps) < 0)
@@ -418,13 +416,7 @@ st_process_table_fork (struct st_process_table *t, const struct st_task_event *f
         return -ENOMEM;
       *m = *pm;
       m->reported = false;
-      m->path = strdup (pm->path);
       m->file = pm->file ? st_elf_file_ref (pm->file) : NULL;
-      if (m->path == NULL)
-        {
-          mapping_free (m);
-          return -ENOMEM;
-        }
       child->maps[child->n_maps++] = m;
     }
   child->needs_report = child->n_maps > 0;

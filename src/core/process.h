@@ -19,7 +19,7 @@
 
 struct st_mapping {
   uint64_t start, end, pgoff;
-  char *path;
+  const char *path;           /* interned: valid as long as the table */
   bool has_dev_ino;
   uint32_t maj, min;
   uint64_t ino;
@@ -37,7 +37,7 @@ struct st_unwind_slot;
 
 struct st_process {
   pid_t pid;
-  char *comm;
+  const char *comm;           /* interned */
   struct st_mapping **maps;   /* executable file mappings, sorted by start */
   size_t n_maps, cap_maps;
   Dwfl *dwfl;
@@ -50,6 +50,9 @@ struct st_process_table;
 
 struct st_process_table *st_process_table_new (struct st_resolver *resolver);
 void st_process_table_free (struct st_process_table *t);
+
+/* One lasting copy of STR (or NULL on allocation failure).  */
+const char *st_process_table_intern (struct st_process_table *t, const char *str);
 
 /* Event handlers.  */
 int st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *m);

@@ -23,8 +23,6 @@ struct answer {
 struct st_resolver {
   struct st_hashmap *answers;     /* path + identity -> struct answer */
   struct st_hashmap *by_build_id; /* build-id -> st_elf_file (one ref) */
-  unsigned found[ST_FOUND_N];
-  unsigned missing;
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
@@ -272,7 +270,6 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
                                   st_elf_file_ref (f)) < 0)
                 st_elf_file_unref (f);
             }
-          r->found[steps[i].how]++;
           st_debug ("%s: found by %s", req->path, st_found_by_name (steps[i].how));
           return f;
         }
@@ -307,7 +304,6 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
       if (a->file == NULL)
         {
           a->why_not = strdup (why);
-          r->missing++;
           st_info ("%s: not found (%s)", req->path, why);
         }
       if (st_hashmap_put (r->answers, key, key_len, a) < 0)
@@ -325,38 +321,28 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
   return st_elf_file_ref (a->file);
 }
 
-unsigned
-st_resolver_found_count (const struct st_resolver *r, enum st_found_by how)
-{
-  return r->found[how];
-}
-
-unsigned
-st_resolver_missing_count (const struct st_resolver *r)
-{
-  return r->missing;
-}
-
-struct missing_visit {
-  void (*fn) (const char *, const char *, void *);
+struct answer_visit {
+  void (*fn) (const char *, int, const char *, void *);
   void *arg;
 };
 
 static int
-visit_missing (const void *key, size_t len, void *value, void *arg)
+visit_answer (const void *key, size_t len, void *value, void *arg)
 {
   struct answer *a = value;
-  struct missing_visit *v = arg;
-  if (a->file == NULL && a->path != NULL)
-    v->fn (a->path, a->why_not ? a->why_not : "?", v->arg);
+  struct answer_visit *v = arg;
+  if (a->path != NULL)
+    v->fn (a->path, a->file ? (int) a->file->found_by : -1, a->why_not ? a->why_not : "?",
+           v->arg);
   return 0;
 }
 
 void
-st_resolver_foreach_missing (const struct st_resolver *r,
-                             void (*fn) (const char *path, const char *why, void *arg),
-                             void *arg)
+st_resolver_foreach_answer (const struct st_resolver *r,
+                            void (*fn) (const char *path, int found_by, const char *why,
+                                        void *arg),
+                            void *arg)
 {
-  struct missing_visit v = { fn, arg };
-  st_hashmap_foreach (r->answers, visit_missing, &v);
+  struct answer_visit v = { fn, arg };
+  st_hashmap_foreach (r->answers, visit_answer, &v);
 }

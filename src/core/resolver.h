@@ -35,11 +35,9 @@ struct st_elf_file *st_resolver_resolve (struct st_resolver *r,
                                          const struct st_mapping_request *req,
                                          const char **why_not);
 
-/* Modules found by each step, and mappings not found.  */
-unsigned st_resolver_found_count (const struct st_resolver *r, enum st_found_by how);
-unsigned st_resolver_missing_count (const struct st_resolver *r);
-
-/* Calls FN for each file that could not be found, with the reason.  */
-void st_resolver_foreach_missing (const struct st_resolver *r,
-                                  void (*fn) (const char *path, const char *why, void *arg),
-                                  void *arg);
+/* Calls FN for each file looked for: FOUND_BY is the step that found it
+   (enum st_found_by), or -1 with WHY saying why it was not found.  */
+void st_resolver_foreach_answer (const struct st_resolver *r,
+                                 void (*fn) (const char *path, int found_by, const char *why,
+                                             void *arg),
+                                 void *arg);

@@ -2,30 +2,364 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hashmap.h"
 #include "core/log.h"
-#include "core/process.h"
-#include "core/resolver.h"
 #include "core/session.h"
-#include "core/symbolize.h"
+#include "core/unwinder.h"
 
-/* Inline expansion can add several frames per unwound frame.  */
-#define INLINE_FRAMES_PER_FRAME 8
+/* Events in flight between the reader and the unwinding threads.  Each
+ * slot holds a deep copy of one event (the source's buffers move on) and,
+ * for a sample, the frames its unwinder found.  A slot is written out, in
+ * order, once every worker has gone past it: the one that unwound it, and
+ * the others, which only apply process events.  */
+#define RING_SIZE 512
+
+struct job {
+  struct st_event ev;
+  uint8_t *data;              /* owns what ev points to */
+  size_t data_cap;
+  unsigned worker;            /* for a sample: who unwinds it */
+  struct st_unwound result;
+  struct st_frame *frames;    /* result.frames storage */
+};
+
+struct worker {
+  struct st_session *session;
+  unsigned index;
+  struct st_unwinder *unwinder;
+  pthread_t thread;
+  bool started;
+  uint64_t cursor;            /* next job to look at (under the lock) */
+  int error;
+};
 
 struct st_session {
   struct st_session_options opts;
-  struct st_resolver *resolver;
-  struct st_process_table *processes;
   struct st_sink *sink;
   const struct st_sink_ops *sink_ops;
-  struct st_raw_frame *raw;
-  struct st_frame *frames;
-  size_t max_out_frames;
   struct st_stats stats;
-  bool warned_regs;
+  int output_error;
+  bool finished;
+
+  /* --jobs 1: the reader's thread unwinds.  */
+  struct st_unwinder *inline_unwinder;
+  struct st_unwound inline_result;
+
+  /* --jobs N > 1  */
+  struct worker *workers;
+  unsigned n_workers;
+  struct job *ring;
+  uint64_t head;              /* next job to fill */
+  uint64_t tail;              /* oldest job not yet written */
+  unsigned next_worker;
+  bool closing;
+  pthread_mutex_t lock;
+  pthread_cond_t work_ready;  /* head moved, or closing */
+  pthread_cond_t progress;    /* a worker's cursor moved */
 };
+
+unsigned
+st_session_default_jobs (void)
+{
+  cpu_set_t set;
+  int n = 1;
+  if (sched_getaffinity (0, sizeof set, &set) == 0)
+    n = CPU_COUNT (&set);
+  return n < 1 ? 1 : n > 4 ? 4 : (unsigned) n;
+}
+
+const struct st_stats *
+st_session_stats (const struct st_session *s)
+{
+  return &s->stats;
+}
+
+/* Hands one sample's chain to the sink and counts it.  */
+static int
+write_sample (struct st_session *s, const struct st_sample *sample, const struct st_unwound *u)
+{
+  struct st_callchain chain = {
+    .sample = sample,
+    .comm = u->comm,
+    .frames = u->frames,
+    .n_frames = u->n_frames,
+    .stop = u->stop,
+    .stop_detail = u->detail,
+  };
+  s->stats.samples++;
+  s->stats.stops[u->stop]++;
+  if (u->n_frames > 0)
+    s->stats.unwound++;
+  s->stats.frames += u->n_frames;
+  return s->sink_ops->sample (s->sink, &chain);
+}
+
+static void
+count_event (struct st_session *s, const struct st_event *ev)
+{
+  switch (ev->kind)
+    {
+    case ST_EVENT_MMAP: s->stats.mmaps++; break;
+    case ST_EVENT_COMM: s->stats.comms++; break;
+    case ST_EVENT_FORK: s->stats.forks++; break;
+    case ST_EVENT_EXIT: s->stats.exits++; break;
+    case ST_EVENT_LOST: s->stats.lost += ev->lost.lost; break;
+    default: break;
+    }
+}
+
+/* The output side of one event, in input order: the sink's view of
+   process events, or a sample's chain.  */
+static int
+write_event (struct st_session *s, const struct st_event *ev, const struct st_unwound *u)
+{
+  if (ev->kind == ST_EVENT_SAMPLE)
+    return write_sample (s, &ev->sample, u);
+  count_event (s, ev);
+  return s->sink_ops->event != NULL ? s->sink_ops->event (s->sink, ev) : 0;
+}
+
+/* Parallel unwinding.  */
+
+/* Appends N bytes from SRC at *P; returns where they went (NULL for none).  */
+static void *
+copy_bytes (uint8_t **p, const void *src, size_t n)
+{
+  if (n == 0)
+    return NULL;
+  void *dst = memcpy (*p, src, n);
+  *p += n;
+  return dst;
+}
+
+/* Copies what EV points to into JOB, so that it outlives the source's
+   buffer.  */
+static int
+job_fill (struct job *job, const struct st_event *ev)
+{
+  size_t need = 0;
+  const struct st_sample *smp = &ev->sample;
+  switch (ev->kind)
+    {
+    case ST_EVENT_SAMPLE:
+      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8;
+      break;
+    case ST_EVENT_MMAP: need = strlen (ev->mmap.filename) + 1; break;
+    case ST_EVENT_COMM: need = strlen (ev->comm.comm) + 1; break;
+    case ST_EVENT_BUILD_ID: need = strlen (ev->build_id.filename) + 1; break;
+    case ST_EVENT_RAW: need = ev->raw.size; break;
+    default: break;
+    }
+  if (need > job->data_cap)
+    {
+      size_t cap = need < 16384 ? 16384 : need;
+      uint8_t *data = realloc (job->data, cap);
+      if (data == NULL)
+        return -ENOMEM;
+      job->data = data;
+      job->data_cap = cap;
+    }
+  job->ev = *ev;
+  uint8_t *p = job->data;
+  switch (ev->kind)
+    {
+    case ST_EVENT_SAMPLE:
+      {
+        struct st_sample *copy = &job->ev.sample;
+        copy->regs = copy_bytes (&p, smp->regs, smp->n_regs * 8);
+        copy->kernel_ips = copy_bytes (&p, smp->kernel_ips, smp->n_kernel_ips * 8);
+        copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
+        break;
+      }
+    case ST_EVENT_MMAP:
+      job->ev.mmap.filename = memcpy (p, ev->mmap.filename, need);
+      break;
+    case ST_EVENT_COMM:
+      job->ev.comm.comm = memcpy (p, ev->comm.comm, need);
+      break;
+    case ST_EVENT_BUILD_ID:
+      job->ev.build_id.filename = memcpy (p, ev->build_id.filename, need);
+      break;
+    case ST_EVENT_RAW:
+      job->ev.raw.data = memcpy (p, ev->raw.data, need);
+      break;
+    default:
+      break;
+    }
+  return 0;
+}
+
+static void *
+worker_main (void *arg)
+{
+  struct worker *w = arg;
+  struct st_session *s = w->session;
+  pthread_mutex_lock (&s->lock);
+  for (;;)
+    {
+      while (w->cursor == s->head && !s->closing)
+        pthread_cond_wait (&s->work_ready, &s->lock);
+      if (w->cursor == s->head)
+        break;   /* closing, and nothing left */
+      uint64_t end = s->head;
+      pthread_mutex_unlock (&s->lock);
+      /* Jobs between our cursor and head are stable: the reader fills a
+         slot only after every cursor has passed it.  */
+      for (uint64_t seq = w->cursor; seq < end; seq++)
+        {
+          struct job *job = &s->ring[seq % RING_SIZE];
+          int r = 0;
+          if (job->ev.kind != ST_EVENT_SAMPLE)
+            r = st_unwinder_event (w->unwinder, &job->ev);
+          else if (job->worker == w->index)
+            r = st_unwinder_sample (w->unwinder, &job->ev.sample, &job->result);
+          if (r < 0 && w->error == 0)
+            w->error = r;
+        }
+      pthread_mutex_lock (&s->lock);
+      w->cursor = end;
+      pthread_cond_signal (&s->progress);
+    }
+  pthread_mutex_unlock (&s->lock);
+  return NULL;
+}
+
+static uint64_t
+min_cursor_locked (const struct st_session *s)
+{
+  uint64_t min = s->head;
+  for (unsigned i = 0; i < s->n_workers; i++)
+    if (s->workers[i].cursor < min)
+      min = s->workers[i].cursor;
+  return min;
+}
+
+/* Writes, in order, every job all workers are done with.  */
+static int
+retire (struct st_session *s)
+{
+  pthread_mutex_lock (&s->lock);
+  uint64_t done = min_cursor_locked (s);
+  for (unsigned i = 0; i < s->n_workers; i++)
+    if (s->workers[i].error < 0 && s->output_error == 0)
+      s->output_error = s->workers[i].error;
+  pthread_mutex_unlock (&s->lock);
+  for (; s->tail < done; s->tail++)
+    {
+      struct job *job = &s->ring[s->tail % RING_SIZE];
+      if (s->output_error == 0)
+        {
+          int r = write_event (s, &job->ev, &job->result);
+          if (r < 0)
+            s->output_error = r;
+        }
+    }
+  return s->output_error;
+}
+
+static int
+dispatch (struct st_session *s, const struct st_event *ev)
+{
+  int r = retire (s);
+  if (r < 0)
+    return r;
+  pthread_mutex_lock (&s->lock);
+  while (s->head - min_cursor_locked (s) >= RING_SIZE)
+    pthread_cond_wait (&s->progress, &s->lock);
+  pthread_mutex_unlock (&s->lock);
+  /* The slot may still hold a job that is done but not yet written.  */
+  r = retire (s);
+  if (r < 0)
+    return r;
+
+  struct job *job = &s->ring[s->head % RING_SIZE];
+  r = job_fill (job, ev);
+  if (r < 0)
+    return r;
+  if (ev->kind == ST_EVENT_SAMPLE)
+    {
+      job->worker = s->next_worker;
+      s->next_worker = (s->next_worker + 1) % s->n_workers;
+    }
+  pthread_mutex_lock (&s->lock);
+  s->head++;
+  pthread_cond_broadcast (&s->work_ready);
+  pthread_mutex_unlock (&s->lock);
+  return 0;
+}
+
+/* Lets the workers finish what is queued, writes it, and joins them.  */
+static int
+drain (struct st_session *s)
+{
+  if (s->workers == NULL)
+    return 0;
+  pthread_mutex_lock (&s->lock);
+  s->closing = true;
+  pthread_cond_broadcast (&s->work_ready);
+  pthread_mutex_unlock (&s->lock);
+  for (;;)
+    {
+      retire (s);
+      pthread_mutex_lock (&s->lock);
+      bool all_done = min_cursor_locked (s) == s->head;
+      if (!all_done)
+        pthread_cond_wait (&s->progress, &s->lock);
+      pthread_mutex_unlock (&s->lock);
+      if (all_done)
+        break;
+    }
+  retire (s);
+  for (unsigned i = 0; i < s->n_workers; i++)
+    if (s->workers[i].started)
+      {
+        pthread_join (s->workers[i].thread, NULL);
+        s->workers[i].started = false;
+      }
+  return s->output_error;
+}
+
+static int
+start_workers (struct st_session *s, const struct st_unwinder_options *uopts)
+{
+  s->n_workers = s->opts.jobs;
+  s->workers = calloc (s->n_workers, sizeof *s->workers);
+  s->ring = calloc (RING_SIZE, sizeof *s->ring);
+  if (s->workers == NULL || s->ring == NULL)
+    return -ENOMEM;
+  for (unsigned i = 0; i < s->n_workers; i++)
+    {
+      s->workers[i].session = s;
+      s->workers[i].index = i;
+      s->workers[i].unwinder = st_unwinder_new (uopts);
+      if (s->workers[i].unwinder == NULL)
+        return -ENOMEM;
+    }
+  size_t max_out = st_unwinder_max_out_frames (s->workers[0].unwinder);
+  for (size_t i = 0; i < RING_SIZE; i++)
+    {
+      s->ring[i].frames = calloc (max_out, sizeof (struct st_frame));
+      if (s->ring[i].frames == NULL)
+        return -ENOMEM;
+      s->ring[i].result.frames = s->ring[i].frames;
+    }
+  pthread_mutex_init (&s->lock, NULL);
+  pthread_cond_init (&s->work_ready, NULL);
+  pthread_cond_init (&s->progress, NULL);
+  for (unsigned i = 0; i < s->n_workers; i++)
+    {
+      int r = pthread_create (&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
+      if (r != 0)
+        return -r;
+      s->workers[i].started = true;
+    }
+  return 0;
+}
 
 struct st_session *
 st_session_new (const struct st_session_options *opts, struct st_sink *sink,
@@ -35,14 +369,28 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
   if (s == NULL)
     return NULL;
   s->opts = *opts;
+  if (s->opts.jobs == 0)
+    s->opts.jobs = 1;
   s->sink = sink;
   s->sink_ops = sink_ops;
-  s->max_out_frames = opts->max_frames * (opts->inline_frames ? INLINE_FRAMES_PER_FRAME : 1);
-  s->resolver = st_resolver_new ();
-  s->processes = s->resolver ? st_process_table_new (s->resolver) : NULL;
-  s->raw = calloc (opts->max_frames, sizeof *s->raw);
-  s->frames = calloc (s->max_out_frames, sizeof *s->frames);
-  if (s->processes == NULL || s->raw == NULL || s->frames == NULL)
+  struct st_unwinder_options uopts = {
+    .max_frames = opts->max_frames,
+    .inline_frames = opts->inline_frames,
+    .arch = opts->arch,
+  };
+  int r;
+  if (s->opts.jobs == 1 || s->opts.mode != ST_MODE_NAIVE)
+    {
+      s->opts.jobs = 1;
+      s->inline_unwinder = st_unwinder_new (&uopts);
+      s->inline_result.frames = s->inline_unwinder
+        ? calloc (st_unwinder_max_out_frames (s->inline_unwinder), sizeof (struct st_frame))
+        : NULL;
+      r = s->inline_result.frames ? 0 : -ENOMEM;
+    }
+  else
+    r = start_workers (s, &uopts);
+  if (r < 0)
     {
       st_session_free (s);
       return NULL;
@@ -55,77 +403,26 @@ st_session_free (struct st_session *s)
 {
   if (s == NULL)
     return;
-  /* Processes hold references into the resolver's files: they go first. */
-  st_process_table_free (s->processes);
-  st_resolver_free (s->resolver);
-  free (s->raw);
-  free (s->frames);
+  if (s->workers != NULL)
+    {
+      drain (s);
+      for (unsigned i = 0; i < s->n_workers; i++)
+        st_unwinder_free (s->workers[i].unwinder);
+      pthread_mutex_destroy (&s->lock);
+      pthread_cond_destroy (&s->work_ready);
+      pthread_cond_destroy (&s->progress);
+    }
+  if (s->ring != NULL)
+    for (size_t i = 0; i < RING_SIZE; i++)
+      {
+        free (s->ring[i].data);
+        free (s->ring[i].frames);
+      }
+  free (s->ring);
+  free (s->workers);
+  st_unwinder_free (s->inline_unwinder);
+  free (s->inline_result.frames);
   free (s);
-}
-
-const struct st_stats *
-st_session_stats (const struct st_session *s)
-{
-  return &s->stats;
-}
-
-static int
-emit (struct st_session *s, const struct st_sample *sample, const char *comm,
-      size_t n_frames, enum st_stop_reason stop, const char *detail)
-{
-  struct st_callchain chain = {
-    .sample = sample,
-    .comm = comm,
-    .frames = s->frames,
-    .n_frames = n_frames,
-    .stop = stop,
-    .stop_detail = detail,
-  };
-  s->stats.stops[stop]++;
-  if (n_frames > 0)
-    s->stats.unwound++;
-  s->stats.frames += n_frames;
-  return s->sink_ops->sample (s->sink, &chain);
-}
-
-static int
-handle_sample (struct st_session *s, const struct st_sample *sample)
-{
-  s->stats.samples++;
-  const char *comm = st_process_table_comm_of (s->processes, sample->pid, sample->tid);
-  struct st_dwarf_regs regs;
-  if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
-      || st_regs_to_dwarf (s->opts.arch, sample, &regs) < 0)
-    {
-      if (sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0 && !s->warned_regs)
-        {
-          st_warning ("sample at byte %" PRIu64 " lacks the pc or stack pointer register "
-                      "(register mask %#" PRIx64 ")", sample->input_offset, sample->regs_mask);
-          s->warned_regs = true;
-        }
-      return emit (s, sample, comm, 0, ST_STOP_NO_USER_STACK, NULL);
-    }
-
-  struct st_process *p = st_process_table_get (s->processes, sample->pid);
-  if (p == NULL)
-    return -ENOMEM;
-  Dwfl *dwfl = st_process_dwfl (s->processes, p);
-  struct st_unwind_result result;
-  if (dwfl == NULL)
-    {
-      /* Nothing to unwind with, but the sampled pc is still a frame.  */
-      s->raw[0] = (struct st_raw_frame) { regs.pc, true };
-      result = (struct st_unwind_result) { s->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL };
-      if (st_process_find_mapping (p, regs.pc) == NULL)
-        result.stop = ST_STOP_NO_MODULE;
-    }
-  else
-    st_unwind_sample (dwfl, p->slot, sample, &regs, s->raw, s->opts.max_frames, &result);
-
-  struct st_symbolize_options sym_opts = { .inline_frames = s->opts.inline_frames };
-  size_t n = st_symbolize (&sym_opts, dwfl, p, result.frames, result.n_frames, s->frames,
-                           s->max_out_frames);
-  return emit (s, sample, comm, n, result.stop, result.detail);
 }
 
 int
@@ -134,54 +431,100 @@ st_session_handle_event (const struct st_event *ev, void *arg)
   struct st_session *s = arg;
   if (s->opts.mode == ST_MODE_NONE)
     return 0;
-  if (s->opts.mode == ST_MODE_PASSTHRU && ev->kind == ST_EVENT_SAMPLE)
+  if (s->workers != NULL)
+    return dispatch (s, ev);
+
+  struct st_unwinder *u = s->inline_unwinder;
+  struct st_unwound *result = &s->inline_result;
+  if (ev->kind != ST_EVENT_SAMPLE)
     {
-      s->stats.samples++;
-      const struct st_sample *smp = &ev->sample;
-      return emit (s, smp, st_process_table_comm_of (s->processes, smp->pid, smp->tid), 0,
-                   ST_STOP_NOT_UNWOUND, NULL);
+      int r = write_event (s, ev, NULL);
+      return r < 0 ? r : st_unwinder_event (u, ev);
     }
-  if (ev->kind != ST_EVENT_SAMPLE && s->sink_ops->event != NULL)
+  if (s->opts.mode == ST_MODE_PASSTHRU)
     {
-      int r = s->sink_ops->event (s->sink, ev);
+      result->comm = st_unwinder_comm (u, ev->sample.pid, ev->sample.tid);
+      result->n_frames = 0;
+      result->stop = ST_STOP_NOT_UNWOUND;
+      result->detail = NULL;
+    }
+  else
+    {
+      int r = st_unwinder_sample (u, &ev->sample, result);
       if (r < 0)
         return r;
     }
-  switch (ev->kind)
-    {
-    case ST_EVENT_SAMPLE:
-      return handle_sample (s, &ev->sample);
-    case ST_EVENT_MMAP:
-      s->stats.mmaps++;
-      return st_process_table_mmap (s->processes, &ev->mmap);
-    case ST_EVENT_COMM:
-      s->stats.comms++;
-      return st_process_table_comm (s->processes, &ev->comm);
-    case ST_EVENT_FORK:
-      s->stats.forks++;
-      return st_process_table_fork (s->processes, &ev->task);
-    case ST_EVENT_EXIT:
-      s->stats.exits++;
-      return st_process_table_exit (s->processes, &ev->task);
-    case ST_EVENT_LOST:
-      s->stats.lost += ev->lost.lost;
-      return 0;
-    case ST_EVENT_BUILD_ID:
-      return st_process_table_build_id (s->processes, &ev->build_id);
-    }
-  return 0;
+  return write_sample (s, &ev->sample, result);
 }
 
 int
 st_session_finish (struct st_session *s)
 {
-  return s->sink_ops->finish (s->sink);
+  if (s->finished)
+    return s->output_error;
+  s->finished = true;
+  int r = drain (s);
+  int f = s->sink_ops->finish (s->sink);
+  if (r == 0)
+    r = f;
+  if (s->output_error == 0)
+    s->output_error = r;
+  return r;
 }
 
+/* The summary merges what each unwinder found: a file is counted once,
+   whichever thread opened it.  */
+struct file_answer {
+  int found_by;               /* enum st_found_by, or -1: not found */
+  const char *why;
+};
+
 static void
-print_missing (const char *path, const char *why, void *arg)
+merge_answer (const char *path, int found_by, const char *why, void *arg)
 {
-  fprintf ((FILE *) arg, "    %s: %s\n", path, why);
+  struct st_hashmap *files = arg;
+  struct file_answer *a = st_hashmap_get (files, path, strlen (path));
+  if (a != NULL && a->found_by >= 0)
+    return;
+  if (a == NULL)
+    {
+      a = calloc (1, sizeof *a);
+      if (a == NULL || st_hashmap_put (files, path, strlen (path), a) < 0)
+        {
+          free (a);
+          return;
+        }
+    }
+  a->found_by = found_by;
+  a->why = why;
+}
+
+struct summary_counts {
+  unsigned found[ST_FOUND_N];
+  unsigned missing;
+  FILE *out;
+};
+
+static int
+count_answer (const void *key, size_t len, void *value, void *arg)
+{
+  struct file_answer *a = value;
+  struct summary_counts *c = arg;
+  if (a->found_by >= 0)
+    c->found[a->found_by]++;
+  else
+    c->missing++;
+  return 0;
+}
+
+static int
+print_missing (const void *key, size_t len, void *value, void *arg)
+{
+  struct file_answer *a = value;
+  struct summary_counts *c = arg;
+  if (a->found_by < 0)
+    fprintf (c->out, "    %.*s: %s\n", (int) len, (const char *) key, a->why);
+  return 0;
 }
 
 void
@@ -199,13 +542,24 @@ st_session_print_summary (const struct st_session *s, FILE *out)
                100.0 * st->stops[i] / (st->samples ? st->samples : 1));
   if (st->lost > 0)
     fprintf (out, "samples lost by the kernel: %" PRIu64 "\n", st->lost);
+
+  struct st_hashmap *files = st_hashmap_new (free);
+  if (files == NULL)
+    return;
+  if (s->inline_unwinder != NULL)
+    st_resolver_foreach_answer (st_unwinder_resolver (s->inline_unwinder), merge_answer, files);
+  for (unsigned i = 0; i < s->n_workers; i++)
+    st_resolver_foreach_answer (st_unwinder_resolver (s->workers[i].unwinder), merge_answer,
+                                files);
+  struct summary_counts c = { .out = out };
+  st_hashmap_foreach (files, count_answer, &c);
   fprintf (out, "files found, by how:\n");
   for (int i = 0; i < ST_FOUND_N; i++)
-    fprintf (out, "  %-30s %u\n", st_found_by_name (i), st_resolver_found_count (s->resolver, i));
-  unsigned missing = st_resolver_missing_count (s->resolver);
-  if (missing > 0)
+    fprintf (out, "  %-30s %u\n", st_found_by_name (i), c.found[i]);
+  if (c.missing > 0)
     {
-      fprintf (out, "  %-30s %u\n", "not found", missing);
-      st_resolver_foreach_missing (s->resolver, print_missing, out);
+      fprintf (out, "  %-30s %u\n", "not found", c.missing);
+      st_hashmap_foreach (files, print_missing, &c);
     }
+  st_hashmap_free (files);
 }

@@ -1,6 +1,7 @@
-/* A run: events in, unwound samples out.  The session owns the process
- * table, the resolver and the statistics, and hands every sample, unwound
- * and symbolized, to the output sink.  Data flows one way.  */
+/* A run: events in, unwound samples out.  The session feeds events to one
+ * or more unwinders (one per thread with --jobs) and hands every sample,
+ * unwound and symbolized, to the output sink in input order, together with
+ * the other events for sinks that want them.  Data flows one way.  */
 #pragma once
 
 #include <stdbool.h>
@@ -24,6 +25,7 @@ struct st_session_options {
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
   const struct st_regs_arch *arch;
+  unsigned jobs;              /* unwinding threads; 1: unwind inline */
 };
 
 struct st_stats {
@@ -39,14 +41,19 @@ struct st_session;
 
 struct st_session *st_session_new (const struct st_session_options *opts,
                                    struct st_sink *sink, const struct st_sink_ops *sink_ops);
+/* Stops the unwinding threads, if still running, and frees.  */
 void st_session_free (struct st_session *s);
 
 /* The st_event_fn that sources feed.  */
 int st_session_handle_event (const struct st_event *event, void *session);
 
-/* Ends the output (aggregating sinks write now).  */
+/* Waits for every sample to be written, then ends the output (aggregating
+   sinks write now).  Returns 0 or the first error of the run's output.  */
 int st_session_finish (struct st_session *s);
 
 const struct st_stats *st_session_stats (const struct st_session *s);
 /* The summary printed by --stats and -v.  */
 void st_session_print_summary (const struct st_session *s, FILE *out);
+
+/* The default --jobs: the CPUs this process may run on, at most 4.  */
+unsigned st_session_default_jobs (void);

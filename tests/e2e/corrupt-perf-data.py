@@ -34,7 +34,6 @@ import re
 import struct
 import subprocess
 import sys
-import threading
 
 # perf_event_attr.sample_type bits
 S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU = (1 << i for i in range(8))
@@ -407,28 +406,18 @@ def run_tool(tool, path, pipe, timeout):
     env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:halt_on_error=1"
     env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
     env.pop("DEBUGINFOD_URLS", None)
+    data = None
     if pipe:
+        # A real pipe: communicate() writes the stream to the tool's stdin.
+        with open(path, "rb") as f:
+            data = f.read()
         p = subprocess.Popen([tool, "-i", "-", "-f", "json"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-
-        def feed():
-            try:
-                with open(path, "rb") as f:
-                    p.stdin.write(f.read())
-            except (BrokenPipeError, OSError):
-                pass
-            finally:
-                try:
-                    p.stdin.close()
-                except OSError:
-                    pass
-        t = threading.Thread(target=feed, daemon=True)
-        t.start()
     else:
         p = subprocess.Popen([tool, "-i", path, "-f", "json"], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
-        out, err = p.communicate(timeout=timeout)
+        out, err = p.communicate(input=data, timeout=timeout)
     except subprocess.TimeoutExpired:
         p.kill()
         out, err = p.communicate()

@@ -7,7 +7,8 @@ E2E_TESTS = \
 	tests/e2e/deep.sh \
 	tests/e2e/shlib.sh \
 	tests/e2e/threads.sh \
-	tests/e2e/forkexec.sh
+	tests/e2e/forkexec.sh \
+	tests/e2e/jobs.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \

@@ -181,18 +181,24 @@ say "output: eu-stacktrace $eu_blocks samples, $eu_fps frames/sample; perf scrip
 rm -f "$work/eu.txt" "$work/ps.txt"
 
 : > "$work/eu.times"
+: > "$work/eu1.times"
 : > "$work/ps.times"
 i=1
 while [ "$i" -le "$BENCH_RUNS" ]; do
+  # The default (one unwinding thread per CPU, at most 4), then one thread:
+  # perf script has one.
   eu=$(measure "$EU_STACKTRACE" -i "$data1" -f text -o /dev/null)
+  eu1=$(measure "$EU_STACKTRACE" -j 1 -i "$data1" -f text -o /dev/null)
   ps=$(measure "$PERF" script -i "$data1" -F comm,tid,ip,sym,dso --no-inline)
   echo "$eu" >> "$work/eu.times"
+  echo "$eu1" >> "$work/eu1.times"
   echo "$ps" >> "$work/ps.times"
-  say "run $i/$BENCH_RUNS: eu-stacktrace $eu, perf script $ps (s, KB)"
+  say "run $i/$BENCH_RUNS: eu-stacktrace $eu, with -j 1 $eu1, perf script $ps (s, KB)"
   i=$((i + 1))
 done
 
 eu_t=$(median "$work/eu.times" 1); eu_rss=$(median "$work/eu.times" 2)
+eu1_t=$(median "$work/eu1.times" 1); eu1_rss=$(median "$work/eu1.times" 2)
 ps_t=$(median "$work/ps.times" 1); ps_rss=$(median "$work/ps.times" 2)
 
 # --- long recording: peak RSS flatness ----------------------------------
@@ -213,15 +219,17 @@ fi
 # need a few MB, and "4 MB" against "4 MB" would hide a 20% growth.
 awk_mb='function mb(kb) { return sprintf(kb < 10240 ? "%.1f MB" : "%.0f MB", kb / 1024) }'
 awk -v n="$samples" -v et="$eu_t" -v er="$eu_rss" -v pt="$ps_t" -v pr="$ps_rss" \
+    -v e1t="$eu1_t" -v e1r="$eu1_rss" -v jobs="$(nproc)" \
     -v runs="$BENCH_RUNS" -v freq="$BENCH_FREQ" -v ev="$BENCH_EVENT" -v m="$machine" \
     -v efps="$eu_fps" -v pfps="$ps_fps" "$awk_mb"'
 BEGIN {
   printf "\n"
   printf "machine: %s\n", m
   printf "samples: %d (%s at %d Hz, --call-graph dwarf; median of %d alternating runs)\n", n, ev, freq, runs
-  printf "eu-stacktrace -f text: median %.3f s (%.0fk samples/s), peak RSS %s\n", et, n / et / 1000, mb(er)
+  printf "eu-stacktrace -f text: median %.3f s (%.0fk samples/s), peak RSS %s (default -j: %d CPUs, at most 4)\n", et, n / et / 1000, mb(er), jobs
+  printf "eu-stacktrace -j 1:    median %.3f s (%.0fk samples/s), peak RSS %s\n", e1t, n / e1t / 1000, mb(e1r)
   printf "perf script:           median %.3f s (%.0fk samples/s), peak RSS %s\n", pt, n / pt / 1000, mb(pr)
-  printf "ratio (perf script / eu-stacktrace): %.1fx\n", pt / et
+  printf "ratio (perf script / eu-stacktrace): %.2fx; with -j 1: %.2fx\n", pt / et, pt / e1t
   printf "user frames per sample: eu-stacktrace %s, perf script %s\n", efps, pfps
 }'
 if [ "$BENCH_SCALE" != 0 ]; then

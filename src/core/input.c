@@ -272,7 +272,11 @@ st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset)
     return -ESPIPE;
   if (in->map)
     {
-      uint64_t left = offset < in->size ? in->size - offset : 0;
+      /* OFFSET comes from the file: past its end, not even the pointer
+         map + OFFSET may be formed.  */
+      if (offset >= in->size)
+        return 0;
+      uint64_t left = in->size - offset;
       size_t r = n < left ? n : left;
       memcpy (buf, in->map + offset, r);
       return r;

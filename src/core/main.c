@@ -9,12 +9,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/input.h"
 #include "core/log.h"
 #include "core/session.h"
 #include "core/sink.h"
+#include "core/source-live.h"
 #include "core/source.h"
 
 /* Exit statuses, as elfutils' eu-stacktrace defined them.  */
@@ -34,12 +37,30 @@ struct options {
   unsigned jobs;
   bool stats;
   int verbose;
+  struct st_sink_options sink;  /* --title, --width, --minwidth, --reverse */
+  /* live sampling */
+  char *const *command;
+  pid_t *pids;
+  size_t n_pids;
+  bool all_cpus;
+  enum st_live_event event;
+  uint64_t freq, period;
+  uint32_t stack_size;
+  bool kernel;
+  const char *record;
 };
 
 enum {
   OPT_INLINE = 0x100,
   OPT_MAX_FRAMES,
   OPT_DEBUG,
+  OPT_TITLE,
+  OPT_WIDTH,
+  OPT_MINWIDTH,
+  OPT_REVERSE,
+  OPT_STACK_SIZE,
+  OPT_KERNEL,
+  OPT_RECORD,
 };
 
 static const struct argp_option option_table[] = {
@@ -51,31 +72,68 @@ static const struct argp_option option_table[] = {
   { "output", 'o', "FILE", 0, "Write to FILE (truncated) instead of standard output", 0 },
   { "format", 'f', "FORMAT", 0,
     "Output format: text (default; one block per sample, like perf script), folded "
-    "(collapsed stacks for flame graphs), json (JSON Lines, one object per sample)", 0 },
-  { NULL, 0, NULL, 0, "Unwinding:", 2 },
+    "(collapsed stacks for flame graphs), json (JSON Lines, one object per sample), "
+    "svg (an interactive flame graph), pprof (a gzip-compressed profile.proto for "
+    "go tool pprof and other pprof readers)", 0 },
+  { NULL, 0, NULL, 0, "Live sampling (instead of -i):", 2 },
+  { "pid", 'p', "PID[,PID...]", 0, "Sample these running processes, all their threads", 0 },
+  { "all-cpus", 'a', NULL, 0,
+    "Sample the whole machine (with a COMMAND: while it runs)", 0 },
+  { "freq", 'F', "HZ", 0, "Samples per second of CPU time (default 999)", 0 },
+  { "period", 'c', "N", 0, "One sample every N events (instead of -F)", 0 },
+  { "event", 'e', "EVENT", 0,
+    "What to sample on: cpu-clock (default; a software timer that works everywhere) or "
+    "cycles (hardware cycles, where the machine has them)", 0 },
+  { "stack-size", OPT_STACK_SIZE, "BYTES", 0,
+    "Bytes of user stack copied per sample (default 8192, at most 65528): raise it when "
+    "unwinds stop with `stack copy exhausted'", 0 },
+  { "kernel", OPT_KERNEL, NULL, 0, "Also sample while the CPU runs kernel code", 0 },
+  { "record", OPT_RECORD, "FILE", 0,
+    "Also keep the raw samples in FILE, a perf.data (pipe format) that perf script and "
+    "perf report open, and that eu-stacktrace -i FILE unwinds again", 0 },
+  { NULL, 0, NULL, 0, "Unwinding:", 3 },
   { "inline", OPT_INLINE, NULL, 0,
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
   { "jobs", 'j', "N", 0,
-    "Unwind with N threads (default: the CPUs available, at most 4). The output is the "
+    "Unwind with N threads (default: for a recording, the CPUs available, at most 4; "
+    "live, 1). The output is the "
     "same, in the same order, whatever N", 0 },
-  { NULL, 0, NULL, 0, "Diagnostics:", 3 },
+  { NULL, 0, NULL, 0, "Diagnostics:", 4 },
   { "stats", 's', NULL, 0,
     "Print a summary on standard error: samples read and unwound, frames, why unwinds "
     "stopped early, and how each file was found", 0 },
   { "verbose", 'v', NULL, 0,
     "Say more (repeat for debug messages); also ELFUTILS_STACKTRACE_VERBOSE=1", 0 },
   { "debug", OPT_DEBUG, NULL, 0, "Print debug messages", 0 },
+  { NULL, 0, NULL, 0, "Flame graphs (-f svg):", 5 },
+  { "title", OPT_TITLE, "TEXT", 0, "The title (default: Flame Graph)", 0 },
+  { "width", OPT_WIDTH, "PIXELS", 0, "The width of the picture (default 1200)", 0 },
+  { "minwidth", OPT_MINWIDTH, "PIXELS", 0,
+    "Merge the frames narrower than this under each parent into one (default 0.1; "
+    "0 keeps every frame)", 0 },
+  { "reverse", OPT_REVERSE, NULL, 0,
+    "Reverse each stack (the innermost frames under each process) and draw it as an "
+    "icicle, from the top down: the callees on top, their callers below", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
 static const char doc[] =
-  "Unwind the user-space stack samples of a perf recording into call chains."
+  "Unwind user-space stack samples into call chains: sample a COMMAND, running "
+  "processes (-p) or the whole machine (-a) live, or read a perf recording (-i)."
   "\v"
-  "Record with DWARF call graphs, then unwind:\n"
+  "Sample live, unwinding as the run goes:\n"
+  "  eu-stacktrace -- ./prog args                # a command and its children\n"
+  "  eu-stacktrace -p 1234 -f folded -o app.folded   # until it exits or Ctrl-C\n"
+  "  eu-stacktrace -a -F 99 -- sleep 10           # the whole machine for 10 s\n"
+  "  eu-stacktrace --record run.data -- ./prog    # and keep the raw samples\n"
+  "\n"
+  "Or record with perf, then unwind:\n"
   "  perf record -e cpu-clock --call-graph dwarf -o perf.data -- ./prog\n"
   "  eu-stacktrace -i perf.data                  # perf script-like text\n"
   "  eu-stacktrace -i perf.data -f folded | flamegraph.pl > flame.svg\n"
+  "  eu-stacktrace -i perf.data -f svg -o flame.svg    # open it in a browser\n"
+  "  eu-stacktrace -i perf.data -f pprof -o cpu.pb.gz  # go tool pprof -top cpu.pb.gz\n"
   "  perf record -o - --call-graph dwarf -- ./prog | eu-stacktrace -i - -f json\n"
   "\n"
   "Frames show the raw pc (a return address for callers), the function and offset "
@@ -86,6 +144,26 @@ static const char doc[] =
   "\n"
   "Exit status: 0 success, 1 cannot open/read/write, 2 malformed input (the message "
   "names the byte offset; every sample before it has been written), 64 usage error.";
+
+static int
+parse_pids (const char *arg, struct options *o)
+{
+  for (const char *p = arg; *p;)
+    {
+      char *end;
+      errno = 0;
+      long pid = strtol (p, &end, 10);
+      if (errno != 0 || end == p || pid <= 0 || pid > INT32_MAX || (*end != ',' && *end != '\0'))
+        return -EINVAL;
+      pid_t *pids = realloc (o->pids, (o->n_pids + 1) * sizeof *pids);
+      if (pids == NULL)
+        return -ENOMEM;
+      o->pids = pids;
+      o->pids[o->n_pids++] = pid;
+      p = *end == ',' ? end + 1 : end;
+    }
+  return o->n_pids > 0 ? 0 : -EINVAL;
+}
 
 static error_t
 parse_opt (int key, char *arg, struct argp_state *state)
@@ -131,8 +209,80 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_DEBUG:
       o->verbose = 2;
       break;
+    case OPT_TITLE:
+      o->sink.title = arg;
+      break;
+    case OPT_WIDTH:
+      {
+        errno = 0;
+        unsigned long width = strtoul (arg, &end, 10);
+        if (errno != 0 || *end != '\0' || width < 200 || width > 100000)
+          argp_error (state, "--width wants a number of pixels from 200 to 100000, not `%s'", arg);
+        o->sink.width = width;
+      }
+      break;
+    case OPT_MINWIDTH:
+      {
+        errno = 0;
+        double min_width = strtod (arg, &end);
+        if (errno != 0 || end == arg || *end != '\0' || !(min_width >= 0 && min_width <= 1000))
+          argp_error (state, "--minwidth wants a number of pixels from 0 to 1000, not `%s'", arg);
+        o->sink.min_width = min_width;
+      }
+      break;
+    case OPT_REVERSE:
+      o->sink.reverse = true;
+      break;
+    case 'p':
+      if (parse_pids (arg, o) < 0)
+        argp_error (state, "--pid wants process ids separated by commas, not `%s'", arg);
+      break;
+    case 'a':
+      o->all_cpus = true;
+      break;
+    case 'F':
+      errno = 0;
+      o->freq = strtoull (arg, &end, 10);
+      if (errno != 0 || *end != '\0' || o->freq == 0 || o->freq > 100000)
+        argp_error (state, "--freq wants a rate from 1 to 100000 Hz, not `%s'", arg);
+      o->period = 0;
+      break;
+    case 'c':
+      errno = 0;
+      o->period = strtoull (arg, &end, 10);
+      if (errno != 0 || *end != '\0' || o->period == 0)
+        argp_error (state, "--period wants a positive number, not `%s'", arg);
+      break;
+    case 'e':
+      if (strcmp (arg, "cpu-clock") == 0)
+        o->event = ST_LIVE_CPU_CLOCK;
+      else if (strcmp (arg, "cycles") == 0 || strcmp (arg, "cpu-cycles") == 0)
+        o->event = ST_LIVE_CYCLES;
+      else
+        argp_error (state, "unknown event `%s' (known: cpu-clock, cycles)", arg);
+      break;
+    case OPT_STACK_SIZE:
+      errno = 0;
+      unsigned long size = strtoul (arg, &end, 10);
+      if (errno != 0 || *end != '\0' || size < 8 || size > 65528)
+        argp_error (state, "--stack-size wants 8 to 65528 bytes, not `%s'", arg);
+      o->stack_size = size & ~7ul;
+      break;
+    case OPT_KERNEL:
+      o->kernel = true;
+      break;
+    case OPT_RECORD:
+      o->record = arg;
+      break;
     case ARGP_KEY_ARG:
-      argp_error (state, "unexpected argument `%s' (the input is given with -i)", arg);
+      /* The command to profile: it and everything after it are its own.  */
+      o->command = &state->argv[state->next - 1];
+      state->next = state->argc;
+      break;
+    case ARGP_KEY_END:
+      if (o->record != NULL && o->command == NULL && o->n_pids == 0 && !o->all_cpus)
+        argp_error (state, "--record keeps the samples of live sampling: give a COMMAND, "
+                    "-p or -a");
       break;
     default:
       return ARGP_ERR_UNKNOWN;
@@ -174,8 +324,89 @@ report_source_error (const char *input, int r, const struct st_source_error *err
   return EXIT_RUNTIME;
 }
 
+/* Where unwound samples go: the output file, its sink and the session
+   that feeds it, the same for every kind of input.  */
+struct output {
+  FILE *file;
+  const struct st_sink_ops *sink_ops;
+  struct st_sink *sink;
+  struct st_session *session;
+};
+
 static int
-run (const struct options *o)
+output_open (const struct options *o, const struct st_regs_arch *arch, unsigned jobs,
+             struct output *out)
+{
+  memset (out, 0, sizeof *out);
+  out->file = stdout;
+  if (o->output != NULL && strcmp (o->output, "-") != 0)
+    {
+      out->file = fopen (o->output, "we");
+      if (out->file == NULL)
+        {
+          st_error ("cannot open %s for writing: %s", o->output, strerror (errno));
+          return EXIT_RUNTIME;
+        }
+    }
+  static char buffer[1 << 16];
+  setvbuf (out->file, buffer, _IOFBF, sizeof buffer);
+  out->sink_ops = st_sink_lookup (o->format);
+  struct st_sink_options sink_opts = o->sink;
+  sink_opts.output_name = o->output;
+  out->sink = out->sink_ops->new (out->file, &sink_opts);
+  struct st_session_options sopts = {
+    .max_frames = o->max_frames,
+    .inline_frames = o->inline_frames,
+    .arch = arch,
+    .jobs = jobs,
+  };
+  out->session = out->sink ? st_session_new (&sopts, out->sink, out->sink_ops) : NULL;
+  if (out->session == NULL)
+    {
+      st_error ("out of memory");
+      return EXIT_RUNTIME;
+    }
+  return EXIT_OK;
+}
+
+/* Ends the output; STATUS is the run's so far, the result the final one.  */
+static int
+output_close (const struct options *o, struct output *out, int status)
+{
+  if (out->session != NULL)
+    {
+      int r = st_session_finish (out->session);
+      if (r < 0 && status == EXIT_OK)
+        {
+          st_error ("writing %s: %s", o->output ? o->output : "standard output", strerror (-r));
+          status = EXIT_RUNTIME;
+        }
+      uint64_t lost = st_session_stats (out->session)->lost;
+      if (lost > 0)
+        st_warning ("the kernel lost %" PRIu64 " samples (the run could not keep up: "
+                    "sample less often with -F, or unwind with more --jobs)", lost);
+      if (o->stats || o->verbose > 0)
+        st_session_print_summary (out->session, stderr);
+    }
+  st_session_free (out->session);
+  if (out->sink != NULL)
+    out->sink_ops->free (out->sink);
+  if (out->file != NULL && out->file != stdout)
+    {
+      if (fclose (out->file) != 0 && status == EXIT_OK)
+        {
+          st_error ("writing %s: %s", o->output, strerror (errno));
+          status = EXIT_RUNTIME;
+        }
+    }
+  else if (fflush (stdout) != 0 && status == EXIT_OK)
+    status = EXIT_RUNTIME;
+  return status;
+}
+
+/* A recording: a file, a pipe or a stream, whichever format it is.  */
+static int
+run_input (const struct options *o)
 {
   const char *input_path = o->input;
   if (input_path == NULL)
@@ -218,82 +449,107 @@ run (const struct options *o)
 
   const char *arch_name = source->arch (src);
   const struct st_regs_arch *arch = st_regs_arch_lookup (arch_name);
+  struct output out = { 0 };
+  int status;
   if (arch == NULL)
     {
       st_error ("%s: recorded on %s, which this build cannot unwind", name,
                 arch_name ? arch_name : "an unknown architecture");
-      source->free (src);
-      st_input_free (in);
-      return EXIT_BAD_INPUT;
+      status = EXIT_BAD_INPUT;
     }
-
-  FILE *out = stdout;
-  if (o->output != NULL && strcmp (o->output, "-") != 0)
+  else
+    status = output_open (o, arch, o->jobs ? o->jobs : st_session_default_jobs (), &out);
+  if (status == EXIT_OK)
     {
-      out = fopen (o->output, "we");
-      if (out == NULL)
-        {
-          st_error ("cannot open %s for writing: %s", o->output, strerror (errno));
-          source->free (src);
-          st_input_free (in);
-          return EXIT_RUNTIME;
-        }
+      install_signal_handlers ();
+      r = source->run (src, st_session_handle_event, out.session, &stop_requested, &err);
+      if (r < 0)
+        status = report_source_error (name, r, &err);
+      if (stop_requested)
+        st_warning ("interrupted: the input was not read to its end");
+      if (source->report != NULL)
+        source->report (src);
     }
-  static char outbuf[1 << 16];
-  setvbuf (out, outbuf, _IOFBF, sizeof outbuf);
-
-  const struct st_sink_ops *sink_ops = st_sink_lookup (o->format);
-  struct st_sink_options sink_opts = { .output_name = o->output };
-  struct st_sink *sink = sink_ops->new (out, &sink_opts);
-  struct st_session_options sopts = {
-    .max_frames = o->max_frames,
-    .inline_frames = o->inline_frames,
-    .arch = arch,
-    .jobs = o->jobs,
-  };
-  struct st_session *session = sink ? st_session_new (&sopts, sink, sink_ops) : NULL;
-  int status = EXIT_OK;
-  if (session == NULL)
-    {
-      st_error ("out of memory");
-      status = EXIT_RUNTIME;
-      goto out;
-    }
-
-  install_signal_handlers ();
-  r = source->run (src, st_session_handle_event, session, &stop_requested, &err);
-  int fr = st_session_finish (session);
-  if (r < 0)
-    status = report_source_error (name, r, &err);
-  else if (fr < 0)
-    {
-      st_error ("writing %s: %s", o->output ? o->output : "standard output", strerror (-fr));
-      status = EXIT_RUNTIME;
-    }
-  if (stop_requested)
-    st_warning ("interrupted: the input was not read to its end");
-  if (source->report != NULL)
-    source->report (src);
-  if (o->stats || o->verbose > 0)
-    st_session_print_summary (session, stderr);
-
-out:
-  st_session_free (session);
-  if (sink != NULL)
-    sink_ops->free (sink);
-  if (out != stdout)
-    {
-      if (fclose (out) != 0 && status == EXIT_OK)
-        {
-          st_error ("writing %s: %s", o->output, strerror (errno));
-          status = EXIT_RUNTIME;
-        }
-    }
-  else if (fflush (stdout) != 0 && status == EXIT_OK)
-    status = EXIT_RUNTIME;
+  status = output_close (o, &out, status);
   source->free (src);
   st_input_free (in);
   return status;
+}
+
+/* Live sampling: a command, processes, or the whole machine.  */
+static int
+run_live (const struct options *o)
+{
+  const struct st_regs_arch *arch = st_regs_arch_lookup (NULL);
+  if (arch == NULL)
+    {
+      st_error ("live sampling is not supported on this architecture");
+      return EXIT_RUNTIME;
+    }
+  struct st_live_options lopts = {
+    .command = o->command,
+    .pids = o->pids,
+    .n_pids = o->n_pids,
+    .all_cpus = o->all_cpus,
+    .event = o->event,
+    .freq = o->freq,
+    .period = o->period,
+    .stack_size = o->stack_size,
+    .kernel = o->kernel,
+    .record_path = o->record,
+    .arch = arch,
+  };
+  /* One unwinding thread keeps up with sampling at any sane rate and costs
+     the least CPU: the point of live profiling is to disturb little.  */
+  struct output out;
+  int status = output_open (o, arch, o->jobs ? o->jobs : 1, &out);
+  struct st_live_stats lstats = { 0 };
+  struct st_source_error err = { 0 };
+  if (status == EXIT_OK)
+    {
+      install_signal_handlers ();
+      struct rusage before;
+      getrusage (RUSAGE_SELF, &before);
+      int r = st_live_run (&lopts, st_session_handle_event, out.session, &stop_requested,
+                           &lstats, &err);
+      if (r == -EBADMSG)
+        status = report_source_error ("the sample buffer", r, &err);
+      else if (r < 0)
+        status = EXIT_RUNTIME;   /* st_live_run said why */
+      /* The cost of profiling, against what was profiled (cpu-clock
+         periods are nanoseconds of sampled CPU time).  */
+      if (status == EXIT_OK)
+        st_session_finish (out.session);
+      struct rusage after;
+      getrusage (RUSAGE_SELF, &after);
+      double self = (after.ru_utime.tv_sec - before.ru_utime.tv_sec)
+                    + (after.ru_stime.tv_sec - before.ru_stime.tv_sec)
+                    + ((after.ru_utime.tv_usec - before.ru_utime.tv_usec)
+                       + (after.ru_stime.tv_usec - before.ru_stime.tv_usec)) / 1e6;
+      const struct st_stats *st = st_session_stats (out.session);
+      if ((o->stats || o->verbose > 0) && o->event == ST_LIVE_CPU_CLOCK && st->period_sum > 0)
+        fprintf (stderr, "profiler CPU time: %.3f s for %.3f s of sampled CPU time "
+                 "(overhead %.2f%%)\n", self, st->period_sum / 1e9,
+                 100.0 * self / (st->period_sum / 1e9));
+      if (lstats.command_status > 0 && WIFEXITED (lstats.command_status))
+        st_info ("%s exited with status %d", o->command[0], WEXITSTATUS (lstats.command_status));
+    }
+  return output_close (o, &out, status);
+}
+
+static int
+run (const struct options *o)
+{
+  if (o->command != NULL || o->n_pids > 0 || o->all_cpus)
+    {
+      if (o->input != NULL)
+        {
+          st_error ("-i reads a recording; -p, -a and a command sample live: choose one");
+          return EXIT_USAGE;
+        }
+      return run_live (o);
+    }
+  return run_input (o);
 }
 
 const char *argp_program_version = PACKAGE_NAME " " PACKAGE_VERSION;
@@ -304,15 +560,20 @@ main (int argc, char **argv)
   struct options o = {
     .format = "text",
     .max_frames = 256,
-    .jobs = st_session_default_jobs (),
+    .sink = { .width = 1200, .min_width = 0.1 },
+    .freq = 999,
+    .stack_size = 8192,
   };
   const char *env = getenv ("ELFUTILS_STACKTRACE_VERBOSE");
   if (env != NULL && *env != '\0' && strcmp (env, "0") != 0)
     o.verbose = 1;
 
   argp_err_exit_status = EXIT_USAGE;
-  static const struct argp argp = { option_table, parse_opt, NULL, doc, NULL, NULL, NULL };
-  if (argp_parse (&argp, argc, argv, 0, NULL, &o) != 0)
+  static const struct argp argp = { option_table, parse_opt, "[-- COMMAND [ARG...]]", doc,
+                                    NULL, NULL, NULL };
+  /* In order: the first non-option starts the command, whose own options
+     must not be taken for ours.  */
+  if (argp_parse (&argp, argc, argv, ARGP_IN_ORDER, NULL, &o) != 0)
     return EXIT_USAGE;
 
   st_log_set_level (o.verbose >= 2 ? ST_LOG_DEBUG : o.verbose == 1 ? ST_LOG_INFO : ST_LOG_WARNING);

@@ -92,6 +92,7 @@ write_sample (struct st_session *s, const struct st_sample *sample, const struct
     .stop_detail = u->detail,
   };
   s->stats.samples++;
+  s->stats.period_sum += sample->period;
   s->stats.stops[u->stop]++;
   if (u->n_frames > 0)
     s->stats.unwound++;
@@ -147,7 +148,8 @@ job_fill (struct job *job, const struct st_event *ev)
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:
-      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8;
+      if (!ev->data_stable)
+        need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8;
       break;
     case ST_EVENT_MMAP: need = strlen (ev->mmap.filename) + 1; break;
     case ST_EVENT_COMM: need = strlen (ev->comm.comm) + 1; break;
@@ -165,6 +167,9 @@ job_fill (struct job *job, const struct st_event *ev)
       job->data_cap = cap;
     }
   job->ev = *ev;
+  /* A sample of a mapped file needs no copy: its bytes stay put.  */
+  if (ev->data_stable && ev->kind == ST_EVENT_SAMPLE)
+    return 0;
   uint8_t *p = job->data;
   switch (ev->kind)
     {

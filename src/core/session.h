@@ -34,6 +34,7 @@ struct st_stats {
   uint64_t frames;            /* user frames written */
   uint64_t stops[ST_STOP_N];  /* why each unwind ended */
   uint64_t lost;              /* samples the kernel dropped */
+  uint64_t period_sum;        /* sum of the samples' periods */
   uint64_t mmaps, comms, forks, exits;
 };
 

@@ -9,6 +9,8 @@ static const struct st_sink_ops *const sinks[] = {
   &st_sink_text,
   &st_sink_folded,
   &st_sink_json,
+  &st_sink_svg,
+  &st_sink_pprof,
 };
 
 const struct st_sink_ops *
@@ -23,7 +25,7 @@ st_sink_lookup (const char *name)
 const char *
 st_sink_names (void)
 {
-  return "text, folded, json";
+  return "text, folded, json, svg, pprof";
 }
 
 const char *

@@ -3,6 +3,7 @@
  * plug in without touching the unwinder.  */
 #pragma once
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "core/callchain.h"
@@ -12,6 +13,11 @@ struct st_sink;
 /* What the command line says about output, for the sinks that care.  */
 struct st_sink_options {
   const char *output_name;  /* the -o path, or NULL for standard output */
+  /* -f svg */
+  const char *title;        /* --title, or NULL for the default */
+  unsigned width;           /* --width, in pixels */
+  double min_width;         /* --minwidth: narrower frames are merged */
+  bool reverse;             /* --reverse: an icicle of reversed stacks */
 };
 
 struct st_sink_ops {
@@ -32,10 +38,12 @@ struct st_sink_ops {
 extern const struct st_sink_ops st_sink_text;
 extern const struct st_sink_ops st_sink_folded;
 extern const struct st_sink_ops st_sink_json;
+extern const struct st_sink_ops st_sink_svg;
+extern const struct st_sink_ops st_sink_pprof;
 
 /* The sink for a -f name, or NULL.  */
 const struct st_sink_ops *st_sink_lookup (const char *name);
-/* "text, folded, json": for messages and --help.  */
+/* "text, folded, json, ...": for messages and --help.  */
 const char *st_sink_names (void);
 
 /* The name shown for a frame in folded stacks and summaries:

@@ -43,6 +43,8 @@ struct st_perf_source {
   struct feature_record **build_ids;
   size_t n_build_ids;
 
+  uint64_t live_offset;       /* live mode: bytes fed so far */
+
   /* state of one run */
   struct st_ordered_queue *queue;
   st_event_fn fn;
@@ -64,6 +66,14 @@ get_u32 (const uint8_t *p)
   uint32_t v;
   memcpy (&v, p, sizeof v);
   return v;
+}
+
+/* Records of a mapped file stay where they are for the whole run; those of
+   a stream or a live ring buffer are copied before they are queued.  */
+static bool
+records_stable (const struct st_perf_source *src)
+{
+  return src->in != NULL && st_input_stable (src->in);
 }
 
 /* Records need not be aligned in a hostile file: copy the header out.  */
@@ -586,6 +596,7 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
   int r = parse_record (src, rec, size, offset, &ev);
   if (r != 0)
     return r > 0 ? 0 : r;
+  ev.data_stable = records_stable (src);
   return src->fn (&ev, src->fn_arg);
 }
 
@@ -594,7 +605,7 @@ release_queued (const struct st_queued_record *rec, void *arg)
 {
   struct st_perf_source *src = arg;
   int r = deliver (src, rec->data, rec->size, rec->offset);
-  if (!st_input_stable (src->in))
+  if (!records_stable (src))
     free ((void *) rec->data);
   return r;
 }
@@ -609,7 +620,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   struct st_queued_record q = { .offset = offset, .data = rec, .size = size };
   if (!record_time (src, rec, size, &q.time))
     return deliver (src, rec, size, offset);
-  if (!st_input_stable (src->in))
+  if (!records_stable (src))
     {
       uint8_t *copy = malloc (size);
       if (copy == NULL)
@@ -618,7 +629,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
       q.data = copy;
     }
   int r = st_ordered_queue_push (src->queue, &q);
-  if (r < 0 && !st_input_stable (src->in))
+  if (r < 0 && !records_stable (src))
     free ((void *) q.data);
   return r;
 }
@@ -652,7 +663,8 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
       {
         int r = st_ordered_queue_round (src->queue);
         uint64_t low = st_ordered_queue_min_offset (src->queue);
-        st_input_release_before (src->in, low < offset ? low : offset);
+        if (src->in != NULL)
+          st_input_release_before (src->in, low < offset ? low : offset);
         return r;
       }
 
@@ -818,7 +830,7 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     r = flushed;
   else
     *err = saved;
-  st_ordered_queue_free (src->queue, st_input_stable (src->in) ? NULL : free);
+  st_ordered_queue_free (src->queue, records_stable (src) ? NULL : free);
   src->queue = NULL;
   return r;
 }
@@ -1098,3 +1110,65 @@ const struct st_source_ops st_source_perf = {
   .report = perf_report,
   .free = perf_free,
 };
+
+/* Live mode: the records come from perf_event_open ring buffers, fed one
+   by one by the live source, instead of from an input.  */
+int
+st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, void *arg,
+                         struct st_source_error *err, struct st_perf_source **out)
+{
+  struct st_perf_source *src = calloc (1, sizeof *src);
+  if (src == NULL)
+    return -ENOMEM;
+  src->pipe_mode = true;
+  src->data_end = UINT64_MAX;
+  src->fn = fn;
+  src->fn_arg = arg;
+  src->err = err;
+  src->attr_by_id = st_hashmap_new (NULL);
+  src->queue = st_ordered_queue_new (release_queued, src);
+  int r = (src->attr_by_id && src->queue) ? 0 : -ENOMEM;
+  if (r == 0)
+    r = add_attr (src, (const uint8_t *) attr, sizeof *attr, NULL, 0, 0);
+  if (r < 0)
+    {
+      st_perf_source_free_live (src);
+      return r;
+    }
+  *out = src;
+  return 0;
+}
+
+int
+st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+{
+  uint64_t offset = src->live_offset;
+  src->live_offset += size;
+  uint32_t type;
+  memcpy (&type, rec, sizeof type);
+  if (type >= PERF_RECORD_USER_TYPE_START)
+    return handle_user_record (src, rec, size, offset);
+  return handle_kernel_record (src, rec, size, offset);
+}
+
+int
+st_perf_source_end_round (struct st_perf_source *src)
+{
+  return st_ordered_queue_round (src->queue);
+}
+
+int
+st_perf_source_flush (struct st_perf_source *src)
+{
+  return st_ordered_queue_flush_all (src->queue);
+}
+
+void
+st_perf_source_free_live (struct st_perf_source *src)
+{
+  if (src == NULL)
+    return;
+  st_ordered_queue_free (src->queue, free);
+  src->queue = NULL;
+  st_perf_source_free (src);
+}

@@ -36,3 +36,17 @@ const char *st_perf_source_arch (const struct st_perf_source *src);
 bool st_perf_source_is_pipe (const struct st_perf_source *src);
 /* Records of kinds this tool skips (tracing data, aux traces, ...).  */
 uint64_t st_perf_source_skipped_records (const struct st_perf_source *src);
+
+/* Live mode (see source-live.c): records come from ring buffers.  The
+   source parses them with ATTR (the one event every buffer carries) and
+   delivers events to FN in time order, round by round.  */
+struct perf_event_attr;
+int st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, void *arg,
+                             struct st_source_error *err, struct st_perf_source **out);
+/* One record, copied: the ring buffer may reuse its bytes at once.  */
+int st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size);
+/* Every buffer has been read once: release what can no longer be overtaken. */
+int st_perf_source_end_round (struct st_perf_source *src);
+/* The end: release everything.  */
+int st_perf_source_flush (struct st_perf_source *src);
+void st_perf_source_free_live (struct st_perf_source *src);

@@ -467,8 +467,9 @@ def check(v, tool, path, timeout):
                         % (sum(missing.values()), sum(v.expected.values()),
                            sorted(missing)[0]))
     else:
-        facts.append("all %d samples before the fault written (%d in all)"
-                     % (sum(v.expected.values()), len(samples)))
+        facts.append("all %d samples %swritten (%d in all)"
+                     % (sum(v.expected.values()),
+                        "" if v.status == 0 else "before the fault ", len(samples)))
     if v.exact and got != v.expected:
         problems.append("%d samples written, want exactly %d"
                         % (len(samples), sum(v.expected.values())))
@@ -490,19 +491,23 @@ def test(args):
     record_variants(f, "file", variants)
     record_variants(p, "pipe", variants)
     tools = args.tool
-    plan = 2 + len(variants) * len(tools)
+    plan = len(args.recorded) + 2 * len(tools) + len(variants) * len(tools)
     print("1..%d" % plan)
     n = 0
-    for d, path, pipe in ((f, args.file, False), (p, args.pipe, True)):
+    for line in args.recorded:
         n += 1
-        v = Variant("clean", d.bytes, 0, d.all_keys(), pipe=pipe, exact=True)
-        problems, facts, errs = check(v, tools[0], path, args.timeout)
-        label = "%s recording is read cleanly by %s" % ("pipe" if pipe else "file",
-                                                         os.path.basename(tools[0]))
+        print("ok %d - %s" % (n, line))
+    for d, path, pipe in ((f, args.file, False), (p, args.pipe, True)):
         print("# %s: %d bytes, %d records, %d samples (%d with a stack)"
               % (path, len(d.bytes), len(d.records), len(d.samples()),
                  len(d.stack_samples())))
-        report(n, label, problems, facts, errs)
+        v = Variant("clean", d.bytes, 0, d.all_keys(), pipe=pipe, exact=True)
+        for tool in tools:
+            n += 1
+            problems, facts, errs = check(v, tool, path, args.timeout)
+            label = "the intact %s recording is read cleanly [%s]" % (
+                "pipe-mode" if pipe else "file-mode", os.path.basename(tool))
+            report(n, label, problems, facts, errs)
     for i, v in enumerate(variants):
         path = os.path.join(args.tmp, "variant-%02d.data" % i)
         with open(path, "wb") as out:
@@ -545,6 +550,8 @@ def main():
     t.add_argument("--tmp", required=True)
     t.add_argument("--timeout", type=int, default=60)
     t.add_argument("--keep-failures", action="store_true")
+    t.add_argument("--recorded", action="append", default=[],
+                   help="a passed step of the caller, printed as an ok line")
     args = ap.parse_args()
     if args.cmd == "walk":
         walk(args.file)

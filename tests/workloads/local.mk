@@ -33,3 +33,12 @@ tests_workloads_threads_LDFLAGS = -pthread
 # forkexec runs the deep workload (its default: the "deep" next to itself).
 tests_workloads_forkexec_SOURCES = tests/workloads/forkexec.c
 tests_workloads_forkexec_CFLAGS = $(WORKLOAD_CFLAGS)
+
+# dlopen loads plugin.so after it has run for a while (tests/live/).
+check_PROGRAMS += tests/workloads/dlopen tests/workloads/plugin.so
+tests_workloads_dlopen_SOURCES = tests/workloads/dlopen.c
+tests_workloads_dlopen_CFLAGS = $(WORKLOAD_CFLAGS)
+tests_workloads_dlopen_LDADD = -ldl
+tests_workloads_plugin_so_SOURCES = tests/workloads/plugin.c
+tests_workloads_plugin_so_CFLAGS = $(WORKLOAD_CFLAGS) -fPIC
+tests_workloads_plugin_so_LDFLAGS = -shared -Wl,-soname,plugin.so

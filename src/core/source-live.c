@@ -1,0 +1,678 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/perf-format.h"
+#include "core/source-live.h"
+#include "core/source-perf.h"
+
+/* 2 MiB of ring per CPU: at 999 Hz and 8 KiB stacks a CPU writes ~8 MiB/s,
+   so this holds a quarter of a second while we are busy unwinding.  */
+#define RING_PAGES 512
+#define POLL_MS 100
+
+/* As `perf record --call-graph dwarf` asks: the kernel's own callchain
+   (kernel part only) tells perf script to unwind the user part from the
+   registers and stack, so a --record file reads like perf's.  */
+#define SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU \
+                     | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER \
+                     | PERF_SAMPLE_STACK_USER)
+
+struct ring {
+  int fd;
+  int cpu;
+  struct perf_event_mmap_page *meta;
+  uint8_t *data;
+  uint64_t size;            /* bytes of data, a power of two */
+};
+
+struct live {
+  const struct st_live_options *opts;
+  struct perf_event_attr attr;
+  struct st_perf_source *parser;
+  struct ring *rings;       /* one per CPU: the first event opened there */
+  size_t n_rings;
+  int *fds;                 /* every event, rings' included */
+  size_t n_fds, cap_fds;
+  pid_t child;
+  FILE *record;             /* --record */
+  uint64_t records;
+  uint8_t wrap_buf[UINT16_MAX + 1];
+};
+
+static long
+perf_event_open (struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long flags)
+{
+  return syscall (SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static int
+read_int_file (const char *path, int *value)
+{
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return -errno;
+  int r = fscanf (f, "%d", value) == 1 ? 0 : -EINVAL;
+  fclose (f);
+  return r;
+}
+
+/* perf_event_open said no: say what to change, not what failed inside.  */
+static void
+explain_open_error (const struct live *lv, int err, pid_t pid)
+{
+  int paranoid = 2;
+  read_int_file ("/proc/sys/kernel/perf_event_paranoid", &paranoid);
+  if (err == EACCES || err == EPERM)
+    {
+      st_error ("not allowed to sample %s (kernel.perf_event_paranoid is %d): run as root, "
+                "grant CAP_PERFMON (setcap cap_perfmon+ep), or lower it with "
+                "`sysctl kernel.perf_event_paranoid=%d`",
+                lv->opts->all_cpus ? "the whole machine" : "these processes", paranoid,
+                lv->opts->all_cpus || lv->opts->kernel ? 0 : 1);
+    }
+  else if ((err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
+           && lv->opts->event == ST_LIVE_CYCLES)
+    st_error ("this machine has no hardware cycle counter (a virtual machine?): "
+              "use -e cpu-clock");
+  else if (err == ESRCH)
+    st_error ("process %d does not exist (any more)", pid);
+  else if (err == EMFILE)
+    st_error ("too many open files for one event per thread and CPU: raise `ulimit -n`");
+  else
+    st_error ("perf_event_open: %s", strerror (err));
+}
+
+static void
+build_attr (struct live *lv)
+{
+  const struct st_live_options *o = lv->opts;
+  struct perf_event_attr *a = &lv->attr;
+  memset (a, 0, sizeof *a);
+  a->size = sizeof *a;
+  if (o->event == ST_LIVE_CYCLES)
+    {
+      a->type = PERF_TYPE_HARDWARE;
+      a->config = PERF_COUNT_HW_CPU_CYCLES;
+    }
+  else
+    {
+      a->type = PERF_TYPE_SOFTWARE;
+      a->config = PERF_COUNT_SW_CPU_CLOCK;
+    }
+  if (o->period != 0)
+    a->sample_period = o->period;
+  else
+    {
+      a->freq = 1;
+      a->sample_freq = o->freq;
+    }
+  a->sample_type = SAMPLE_TYPE;
+  a->sample_regs_user = st_regs_sample_mask (o->arch);
+  a->sample_stack_user = o->stack_size;
+  a->exclude_kernel = !o->kernel;
+  a->exclude_hv = 1;
+  a->exclude_callchain_kernel = !o->kernel;
+  a->exclude_callchain_user = 1;
+  a->mmap = 1;
+  a->mmap2 = 1;
+  /* Data mappings too: perf's own unwinder reads .eh_frame_hdr through
+     the read-only segment's mapping when it unwinds a --record file.  */
+  a->mmap_data = 1;
+  a->build_id = 1;
+  a->comm = 1;
+  a->comm_exec = 1;
+  a->task = 1;
+  a->namespaces = 1;
+  a->sample_id_all = 1;
+  a->watermark = 1;
+  a->wakeup_watermark = RING_PAGES * getpagesize () / 4;
+  a->disabled = 1;
+  a->inherit = !o->all_cpus;
+  a->enable_on_exec = o->command != NULL && !o->all_cpus;
+}
+
+static int
+add_fd (struct live *lv, int fd)
+{
+  if (lv->n_fds == lv->cap_fds)
+    {
+      size_t cap = lv->cap_fds ? lv->cap_fds * 2 : 64;
+      int *fds = realloc (lv->fds, cap * sizeof *fds);
+      if (fds == NULL)
+        return -ENOMEM;
+      lv->fds = fds;
+      lv->cap_fds = cap;
+    }
+  lv->fds[lv->n_fds++] = fd;
+  return 0;
+}
+
+/* Opens the event for PID on every CPU; each CPU's first event gets the
+   ring buffer, later ones write into it.  */
+static int
+open_for_pid (struct live *lv, pid_t pid)
+{
+  for (size_t c = 0; c < lv->n_rings; c++)
+    {
+      struct ring *r = &lv->rings[c];
+      int fd = perf_event_open (&lv->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0)
+        {
+          int e = errno;
+          if (e == ESRCH && pid > 0 && !lv->opts->command)
+            return -ESRCH;   /* a thread that just exited: not an error */
+          explain_open_error (lv, e, pid);
+          return -e;
+        }
+      if (add_fd (lv, fd) < 0)
+        {
+          close (fd);
+          return -ENOMEM;
+        }
+      if (r->fd < 0)
+        {
+          size_t page = getpagesize ();
+          void *map = mmap (NULL, (RING_PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED,
+                            fd, 0);
+          if (map == MAP_FAILED)
+            {
+              int e = errno;
+              st_error ("cannot map the sample buffer of CPU %d: %s%s", r->cpu, strerror (e),
+                        e == EPERM ? " (raise kernel.perf_event_mlock_kb)" : "");
+              return -e;
+            }
+          r->fd = fd;
+          r->meta = map;
+          r->data = (uint8_t *) map + page;
+          r->size = (uint64_t) RING_PAGES * page;
+        }
+      else if (ioctl (fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0)
+        {
+          st_error ("cannot share the sample buffer of CPU %d: %s", r->cpu, strerror (errno));
+          return -errno;
+        }
+    }
+  return 0;
+}
+
+static int
+online_cpus (struct live *lv)
+{
+  long n = sysconf (_SC_NPROCESSORS_CONF);
+  if (n < 1)
+    n = 1;
+  lv->rings = calloc (n, sizeof *lv->rings);
+  if (lv->rings == NULL)
+    return -ENOMEM;
+  for (long c = 0; c < n; c++)
+    {
+      char path[64];
+      int online = 1;
+      snprintf (path, sizeof path, "/sys/devices/system/cpu/cpu%ld/online", c);
+      read_int_file (path, &online);   /* cpu0 often has no such file */
+      if (!online)
+        continue;
+      lv->rings[lv->n_rings].fd = -1;
+      lv->rings[lv->n_rings++].cpu = c;
+    }
+  return 0;
+}
+
+/* --record: the records as they come, in perf's pipe format, which
+   `perf script -i` and `perf report -i` read from a file too.  */
+static int
+record_open (struct live *lv)
+{
+  if (lv->opts->record_path == NULL)
+    return 0;
+  lv->record = fopen (lv->opts->record_path, "we");
+  if (lv->record == NULL)
+    {
+      st_error ("cannot open %s for writing: %s", lv->opts->record_path, strerror (errno));
+      return -errno;
+    }
+  struct perf_pipe_file_header h = { PERF_MAGIC2, sizeof h };
+  struct perf_event_header attr_h = { PERF_RECORD_HEADER_ATTR, 0,
+                                      sizeof attr_h + sizeof lv->attr };
+  fwrite (&h, sizeof h, 1, lv->record);
+  fwrite (&attr_h, sizeof attr_h, 1, lv->record);
+  fwrite (&lv->attr, sizeof lv->attr, 1, lv->record);
+  return ferror (lv->record) ? -EIO : 0;
+}
+
+static int
+feed (struct live *lv, const uint8_t *rec, uint32_t size)
+{
+  lv->records++;
+  if (lv->record != NULL && fwrite (rec, size, 1, lv->record) != 1)
+    {
+      st_error ("writing %s: %s", lv->opts->record_path, strerror (errno));
+      fclose (lv->record);
+      lv->record = NULL;
+    }
+  return st_perf_source_feed (lv->parser, rec, size);
+}
+
+static int
+end_round (struct live *lv)
+{
+  if (lv->record != NULL)
+    {
+      struct perf_event_header h = { PERF_RECORD_FINISHED_ROUND, 0, sizeof h };
+      fwrite (&h, sizeof h, 1, lv->record);
+    }
+  return st_perf_source_end_round (lv->parser);
+}
+
+/* The sample_id_all trailer our attr implies: TID, TIME, CPU.  */
+static size_t
+put_trailer (uint8_t *p, pid_t pid, pid_t tid)
+{
+  uint32_t v[2] = { pid, tid };
+  uint64_t time = 0;   /* before every real record */
+  uint32_t cpu[2] = { 0, 0 };
+  memcpy (p, v, 8);
+  memcpy (p + 8, &time, 8);
+  memcpy (p + 16, cpu, 8);
+  return 24;
+}
+
+/* Records for what a running process already has: its threads' names and
+   its executable mappings, as perf record synthesizes them.  */
+static int
+synthesize_comm (struct live *lv, pid_t pid, pid_t tid)
+{
+  char path[64], comm[32] = "";
+  snprintf (path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return 0;
+  if (fgets (comm, sizeof comm, f) == NULL)
+    comm[0] = '\0';
+  fclose (f);
+  comm[strcspn (comm, "\n")] = '\0';
+  uint8_t rec[8 + 8 + 24 + 24] = { 0 };
+  size_t name_len = (strlen (comm) + 1 + 7) & ~7ul;
+  struct perf_event_header h = { PERF_RECORD_COMM, 0, 0 };
+  uint32_t ids[2] = { pid, tid };
+  memcpy (rec + 8, ids, 8);
+  memcpy (rec + 16, comm, strlen (comm) + 1);
+  size_t size = 16 + name_len;
+  size += put_trailer (rec + size, pid, tid);
+  h.size = size;
+  memcpy (rec, &h, sizeof h);
+  return feed (lv, rec, size);
+}
+
+static int
+synthesize_maps (struct live *lv, pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/maps", pid);
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return 0;   /* gone, or a kernel thread */
+  char *line = NULL;
+  size_t cap = 0;
+  int r = 0;
+  while (r == 0 && getline (&line, &cap, f) > 0)
+    {
+      unsigned long long start, end, pgoff, ino;
+      unsigned maj, min;
+      char perms[8];
+      int name_at = 0;
+      if (sscanf (line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
+                  &min, &ino, &name_at) < 7)
+        continue;
+      char *name = line + name_at;
+      name[strcspn (name, "\n")] = '\0';
+      /* Code, and the files it came from (as mmap_data reports them).  */
+      if (perms[2] != 'x' && (name[0] != '/' || ino == 0))
+        continue;
+      if (name[0] == '\0')
+        name = "//anon";
+      size_t name_len = (strlen (name) + 1 + 7) & ~7ul;
+      if (name_len > 4096)
+        continue;
+      uint8_t rec[8 + 64 + 4096 + 24] = { 0 };
+      uint32_t u32[2] = { pid, pid };
+      uint64_t u64[3] = { start, end - start, pgoff };
+      uint32_t dev[2] = { maj, min };
+      uint64_t inode[2] = { ino, 0 };
+      uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0)
+                      | (perms[2] == 'x' ? PROT_EXEC : 0);
+      uint32_t flags[2] = { prot, perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE };
+      memcpy (rec + 8, u32, 8);
+      memcpy (rec + 16, u64, 24);
+      memcpy (rec + 40, dev, 8);
+      memcpy (rec + 48, inode, 16);
+      memcpy (rec + 64, flags, 8);
+      memcpy (rec + 72, name, strlen (name) + 1);
+      size_t size = 72 + name_len;
+      size += put_trailer (rec + size, pid, pid);
+      struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, size };
+      memcpy (rec, &h, sizeof h);
+      r = feed (lv, rec, size);
+    }
+  free (line);
+  fclose (f);
+  return r;
+}
+
+static int
+synthesize_process (struct live *lv, pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/task", pid);
+  DIR *d = opendir (path);
+  if (d == NULL)
+    return 0;
+  int r = 0;
+  struct dirent *e;
+  /* The process's own name first: the thread group leader's.  */
+  r = synthesize_comm (lv, pid, pid);
+  while (r == 0 && (e = readdir (d)) != NULL)
+    {
+      pid_t tid = atoi (e->d_name);
+      if (tid > 0 && tid != pid)
+        r = synthesize_comm (lv, pid, tid);
+    }
+  closedir (d);
+  return r < 0 ? r : synthesize_maps (lv, pid);
+}
+
+static int
+synthesize_all (struct live *lv)
+{
+  DIR *d = opendir ("/proc");
+  if (d == NULL)
+    return -errno;
+  int r = 0;
+  struct dirent *e;
+  while (r == 0 && (e = readdir (d)) != NULL)
+    {
+      pid_t pid = atoi (e->d_name);
+      if (pid > 0)
+        r = synthesize_process (lv, pid);
+    }
+  closedir (d);
+  return r;
+}
+
+/* Every thread of PID gets its events (new threads inherit them).  */
+static int
+open_for_process (struct live *lv, pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/task", pid);
+  DIR *d = opendir (path);
+  if (d == NULL)
+    {
+      st_error ("process %d does not exist", pid);
+      return -ESRCH;
+    }
+  int r = 0;
+  struct dirent *e;
+  while (r == 0 && (e = readdir (d)) != NULL)
+    {
+      pid_t tid = atoi (e->d_name);
+      if (tid > 0)
+        {
+          r = open_for_pid (lv, tid);
+          if (r == -ESRCH)
+            r = 0;
+        }
+    }
+  closedir (d);
+  return r;
+}
+
+/* Starts the command stopped before exec, so that its events exist before
+   its first instruction; returns the write end of the pipe that lets it go. */
+static int
+spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
+{
+  int go[2], err[2];
+  if (pipe2 (go, O_CLOEXEC) != 0 || pipe2 (err, O_CLOEXEC) != 0)
+    return -errno;
+  pid_t pid = fork ();
+  if (pid < 0)
+    return -errno;
+  if (pid == 0)
+    {
+      close (go[1]);
+      close (err[0]);
+      char c;
+      if (read (go[0], &c, 1) != 1)
+        _exit (127);
+      /* The profiler's first Ctrl-C must still reach the command.  */
+      signal (SIGINT, SIG_DFL);
+      signal (SIGTERM, SIG_DFL);
+      execvp (lv->opts->command[0], lv->opts->command);
+      int e = errno;
+      if (write (err[1], &e, sizeof e) < 0)
+        _exit (127);
+      _exit (127);
+    }
+  close (go[0]);
+  close (err[1]);
+  lv->child = pid;
+  *go_fd = go[1];
+  *exec_err_fd = err[0];
+  return 0;
+}
+
+/* Reads every complete record of one ring buffer.  */
+static int
+drain_ring (struct live *lv, struct ring *ring)
+{
+  uint64_t head = __atomic_load_n (&ring->meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = ring->meta->data_tail;
+  int r = 0;
+  while (r == 0 && tail + sizeof (struct perf_event_header) <= head)
+    {
+      uint64_t off = tail & (ring->size - 1);
+      struct perf_event_header h;
+      for (size_t i = 0; i < sizeof h; i++)
+        ((uint8_t *) &h)[i] = ring->data[(off + i) & (ring->size - 1)];
+      if (h.size < sizeof h || h.size > head - tail)
+        {
+          st_error ("CPU %d: corrupt record in the sample buffer (size %u): skipping the "
+                    "rest of this buffer", ring->cpu, h.size);
+          tail = head;
+          break;
+        }
+      const uint8_t *rec = ring->data + off;
+      if (off + h.size > ring->size)
+        {
+          /* The record wraps around the end of the ring: piece it.  */
+          size_t first = ring->size - off;
+          memcpy (lv->wrap_buf, ring->data + off, first);
+          memcpy (lv->wrap_buf + first, ring->data, h.size - first);
+          rec = lv->wrap_buf;
+        }
+      r = feed (lv, rec, h.size);
+      tail += h.size;
+    }
+  __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+  return r;
+}
+
+static int
+drain_all (struct live *lv)
+{
+  for (size_t i = 0; i < lv->n_rings; i++)
+    if (lv->rings[i].fd >= 0)
+      {
+        int r = drain_ring (lv, &lv->rings[i]);
+        if (r < 0)
+          return r;
+      }
+  return end_round (lv);
+}
+
+static bool
+targets_alive (const struct live *lv)
+{
+  const struct st_live_options *o = lv->opts;
+  for (size_t i = 0; i < o->n_pids; i++)
+    if (kill (o->pids[i], 0) == 0 || errno == EPERM)
+      return true;
+  return false;
+}
+
+static void
+enable_all (struct live *lv, unsigned long request)
+{
+  for (size_t i = 0; i < lv->n_fds; i++)
+    ioctl (lv->fds[i], request, 0);
+}
+
+static int
+sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats *stats)
+{
+  struct pollfd *pfds = calloc (lv->n_rings, sizeof *pfds);
+  if (pfds == NULL)
+    return -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < lv->n_rings; i++)
+    if (lv->rings[i].fd >= 0)
+      pfds[n++] = (struct pollfd) { .fd = lv->rings[i].fd, .events = POLLIN };
+  int r = 0;
+  bool done = false;
+  while (r == 0 && !done)
+    {
+      if (poll (pfds, n, POLL_MS) < 0 && errno != EINTR)
+        {
+          r = -errno;
+          break;
+        }
+      if (*stop)
+        done = true;
+      if (lv->child > 0)
+        {
+          int status;
+          if (waitpid (lv->child, &status, WNOHANG) == lv->child)
+            {
+              stats->command_status = status;
+              lv->child = 0;
+              if (lv->opts->command != NULL)
+                done = true;
+            }
+        }
+      else if (lv->opts->n_pids > 0 && !targets_alive (lv))
+        done = true;
+      /* One more pass after the end: what the last moments wrote.  */
+      r = drain_all (lv);
+    }
+  free (pfds);
+  return r;
+}
+
+int
+st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
+             volatile sig_atomic_t *stop, struct st_live_stats *stats,
+             struct st_source_error *err)
+{
+  struct live lv = { .opts = opts, .child = -1 };
+  stats->command_status = -1;
+  build_attr (&lv);
+  int go_fd = -1, exec_err_fd = -1;
+  int r = online_cpus (&lv);
+  if (r == 0)
+    r = st_perf_source_new_live (&lv.attr, fn, arg, err, &lv.parser);
+  if (r == 0)
+    r = record_open (&lv);
+  if (r == 0 && opts->command != NULL)
+    r = spawn_command (&lv, &go_fd, &exec_err_fd);
+  if (r < 0)
+    goto out;
+
+  if (opts->all_cpus)
+    r = open_for_pid (&lv, -1);
+  else if (opts->command != NULL)
+    r = open_for_pid (&lv, lv.child);
+  else
+    for (size_t i = 0; i < opts->n_pids && r == 0; i++)
+      r = open_for_process (&lv, opts->pids[i]);
+  if (r < 0)
+    goto out;
+
+  /* What already runs is described first, then sampling starts.  */
+  if (opts->all_cpus)
+    r = synthesize_all (&lv);
+  else
+    for (size_t i = 0; i < opts->n_pids && r == 0; i++)
+      r = synthesize_process (&lv, opts->pids[i]);
+  if (r < 0)
+    goto out;
+  if (opts->command == NULL || opts->all_cpus)
+    enable_all (&lv, PERF_EVENT_IOC_ENABLE);
+  if (opts->command != NULL)
+    {
+      /* Let the command exec; its events switch on with the exec.  */
+      if (write (go_fd, "g", 1) != 1)
+        r = -errno;
+      close (go_fd);
+      go_fd = -1;
+      int e;
+      if (r == 0 && read (exec_err_fd, &e, sizeof e) == sizeof e)
+        {
+          st_error ("cannot run %s: %s", opts->command[0], strerror (e));
+          r = -e;
+        }
+      if (r < 0)
+        goto out;
+    }
+  r = sample_loop (&lv, stop, stats);
+  enable_all (&lv, PERF_EVENT_IOC_DISABLE);
+  if (r == 0)
+    r = drain_all (&lv);
+  if (r == 0)
+    r = st_perf_source_flush (lv.parser);
+
+out:
+  if (go_fd >= 0)
+    close (go_fd);
+  if (exec_err_fd >= 0)
+    close (exec_err_fd);
+  if (lv.child > 0)
+    {
+      /* Interrupted, or failed: the command does not outlive us.  */
+      int status;
+      kill (lv.child, SIGTERM);
+      if (waitpid (lv.child, &status, 0) == lv.child)
+        stats->command_status = status;
+    }
+  stats->records = lv.records;
+  for (size_t i = 0; i < lv.n_rings; i++)
+    if (lv.rings[i].meta != NULL)
+      munmap (lv.rings[i].meta, (RING_PAGES + 1) * (size_t) getpagesize ());
+  for (size_t i = 0; i < lv.n_fds; i++)
+    close (lv.fds[i]);
+  free (lv.fds);
+  free (lv.rings);
+  if (lv.record != NULL && fclose (lv.record) != 0 && r == 0)
+    {
+      st_error ("writing %s: %s", opts->record_path, strerror (errno));
+      r = -EIO;
+    }
+  st_perf_source_free_live (lv.parser);
+  return r;
+}

@@ -1,0 +1,76 @@
+#!/bin/sh
+# Builds the perf.data fuzz target with clang's libFuzzer, ASan and UBSan,
+# and fuzzes for a while (default 60 s) on a copy of tests/fuzz/corpus/.
+#
+#   tests/fuzz/run-fuzzer.sh [SECONDS] [LIBFUZZER-OPTION...]
+#
+# Run it from the top of a configured build tree (config.h is taken from
+# there), or set TOP_SRCDIR and TOP_BUILDDIR.  Environment:
+#   CC               the clang to use (default: clang)
+#   FUZZ_WORKDIR     where the binary, the working corpus and the findings
+#                    go (default: $TOP_BUILDDIR/tests/fuzz/work); the corpus
+#                    there grows from run to run
+#   FUZZ_KEEP_GOING  1: do not stop at the first crash (libFuzzer's fork
+#                    mode with -ignore_crashes/-ignore_timeouts/-ignore_ooms)
+#   FUZZ_NO_BUILD    1: reuse the binary already in FUZZ_WORKDIR
+#
+# Inputs are cut at 70000 bytes (-max_len) and an input that runs longer
+# than 10 s is a hang (-timeout).  Findings land in $FUZZ_WORKDIR/artifacts/
+# as crash-*, timeout-*, leak-*, oom-*.  For each one:
+#   $FUZZ_WORKDIR/fuzz-perf-source ARTIFACT             # reproduce
+#   FUZZ_VERBOSE=1 tests/fuzz/fuzz-perf-source-replay ARTIFACT   # with logs
+#   $FUZZ_WORKDIR/fuzz-perf-source -minimize_crash=1 -runs=20000 \
+#       -exact_artifact_path=small.data ARTIFACT        # make it smaller
+# then fix it, copy it to tests/fuzz/corpus/crash-WHAT.data, list it in
+# FUZZ_CORPUS in tests/fuzz/local.mk, and `make check` replays it forever.
+set -eu
+
+: "${TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${TOP_BUILDDIR:=$(pwd)}"
+: "${CC:=clang}"
+: "${FUZZ_WORKDIR:=$TOP_BUILDDIR/tests/fuzz/work}"
+seconds=60
+case ${1:-} in
+  ''|-*) ;;
+  *) seconds=$1; shift ;;
+esac
+
+if ! [ -f "$TOP_BUILDDIR/config.h" ]; then
+  echo "run-fuzzer.sh: no config.h in $TOP_BUILDDIR: run ./configure, or set TOP_BUILDDIR" >&2
+  exit 1
+fi
+mkdir -p "$FUZZ_WORKDIR/corpus" "$FUZZ_WORKDIR/artifacts"
+bin="$FUZZ_WORKDIR/fuzz-perf-source"
+
+if [ "${FUZZ_NO_BUILD:-0}" != 1 ] || ! [ -x "$bin" ]; then
+  # The core sources, as src/core/local.mk lists them for libcore.a.
+  sources=$(sed -n '/^src_core_libcore_a_SOURCES *=/,/[^\\]$/p' "$TOP_SRCDIR/src/core/local.mk" \
+            | tr ' \t\\' '\n\n\n' | grep '\.c$' | sed "s|^|$TOP_SRCDIR/|")
+  [ -n "$sources" ] || { echo "run-fuzzer.sh: no sources found in src/core/local.mk" >&2; exit 1; }
+  echo "building $bin with $CC"
+  # shellcheck disable=SC2046,SC2086
+  "$CC" -g -O1 -fno-omit-frame-pointer \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
+    -I"$TOP_SRCDIR/src" -I"$TOP_BUILDDIR" $(pkg-config --cflags libdw libelf json-c) \
+    -o "$bin" "$TOP_SRCDIR/tests/fuzz/fuzz-perf-source.c" $sources \
+    $(pkg-config --libs libdw libelf json-c) -lpthread
+fi
+
+# The seeds and past findings join the working corpus (never the other way:
+# copy a finding to tests/fuzz/corpus/ by hand once it is fixed).
+cp -p "$TOP_SRCDIR"/tests/fuzz/corpus/* "$FUZZ_WORKDIR/corpus/"
+
+set -- -max_len=70000 -timeout=10 -rss_limit_mb=2048 -max_total_time="$seconds" \
+  -print_final_stats=1 -artifact_prefix="$FUZZ_WORKDIR/artifacts/" "$@"
+if [ "${FUZZ_KEEP_GOING:-0}" = 1 ]; then
+  set -- -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "$@"
+fi
+unset DEBUGINFOD_URLS
+echo "fuzzing for $seconds s: $bin $* $FUZZ_WORKDIR/corpus"
+cd "$FUZZ_WORKDIR"
+status=0
+"$bin" "$@" "$FUZZ_WORKDIR/corpus" || status=$?
+echo "findings in $FUZZ_WORKDIR/artifacts/:"
+ls -l "$FUZZ_WORKDIR/artifacts/"
+exit "$status"

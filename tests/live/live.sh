@@ -1,0 +1,95 @@
+#!/bin/sh
+# Live sampling of real programs: the expected functions appear in the
+# expected call chains, with their callers, in at least 99% of the samples
+# taken inside them; --record output opens in perf script and unwinds
+# offline to the same chains as live.
+set -u
+: "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}" "${PERF:=perf}" "${PYTHON3:=python3}"
+w=$TOP_BUILDDIR/tests/workloads
+check="$PYTHON3 $TOP_SRCDIR/tests/live/check-chains.py"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-live.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+echo "1..9"
+libc_start="__libc_start_call_main,__libc_start_main,_start"
+
+live () {  # NAME ARGS... : samples live into $tmp/NAME.jsonl
+  name=$1; shift
+  if ! "$EU_STACKTRACE" --stats -f json -o "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
+    echo "# $name: eu-stacktrace $* failed:"; sed 's/^/#   /' "$tmp/$name.err"
+    : > "$tmp/$name.jsonl"
+  fi
+  grep -E 'samples read|overhead|lost' "$tmp/$name.err" | sed "s/^/# $name: /"
+}
+
+live deep -- "$w/deep" 1200
+$check "$tmp/deep.jsonl" "single-threaded (deep)" 800 \
+  "leaf_hash|leaf_divide|leaf_float:leaf_work,recurse,chain_7,chain_6,chain_5,chain_4,chain_3,chain_2,chain_1,chain_0,main,$libc_start"
+
+live threads -- "$w/threads"
+$check "$tmp/threads.jsonl" "multi-threaded (threads)" 800 \
+  "alpha_leaf:alpha_mid,alpha_top,worker,start_thread,clone3" \
+  "beta_leaf:beta_top,worker,start_thread,clone3" \
+  "gamma_rec:gamma_top,worker,start_thread,clone3" \
+  "delta_even|delta_odd:delta_top,worker,start_thread,clone3"
+
+live forkexec -- "$w/forkexec"
+$check "$tmp/forkexec.jsonl" "fork and exec (forkexec)" 400 \
+  "parent_leaf:parent_work,main,$libc_start" \
+  "exec_leaf:exec_work,main,$libc_start" \
+  "leaf_hash|leaf_divide|leaf_float:leaf_work,recurse,chain_0,main,$libc_start"
+# After the exec the process is another program: its samples carry its name.
+deep_comm=$($PYTHON3 -c '
+import json, sys
+names = set(json.loads(l)["comm"] for l in open(sys.argv[1])
+            if json.loads(l)["frames"] and (json.loads(l)["frames"][0].get("symbol") or "").startswith("leaf_"))
+print(",".join(sorted(n or "?" for n in names)))' "$tmp/forkexec.jsonl")
+if [ "$deep_comm" = "deep" ]; then
+  echo "ok 4 - fork and exec: samples of the exec'd program are named after it (deep)"
+else
+  echo "not ok 4 - fork and exec: samples of the exec'd program are named after it: got '$deep_comm'"
+fi
+
+live dlopen -- "$w/dlopen" "$w/plugin.so" 300 1000
+$check "$tmp/dlopen.jsonl" "a library dlopened after start (dlopen)" 600 \
+  "plugin_hot:plugin_middle,plugin_entry,run_plugin,main,$libc_start"
+
+# -p: a process that was already running, all its threads.
+"$w/threads" 2500 > /dev/null &
+target=$!
+sleep 0.3
+live pid -p "$target"
+wait "$target"
+$check "$tmp/pid.jsonl" "a running process (-p, threads)" 800 \
+  "alpha_leaf:alpha_mid,alpha_top,worker,start_thread,clone3" \
+  "beta_leaf:beta_top,worker,start_thread,clone3" \
+  "gamma_rec:gamma_top,worker,start_thread,clone3" \
+  "delta_even|delta_odd:delta_top,worker,start_thread,clone3"
+
+# --record: perf opens it, and unwinding it offline gives what live gave.
+live record --record "$tmp/record.data" -- "$w/deep" 800
+if HOME=$tmp "$PERF" script -i "$tmp/record.data" -F comm,tid,time,ip,sym > "$tmp/perf-script.txt" 2> "$tmp/perf-script.err" \
+   && grep -q 'leaf_work' "$tmp/perf-script.txt"; then
+  echo "ok 7 - --record output opens in perf script ($(grep -c 'deep ' "$tmp/perf-script.txt") sample lines)"
+else
+  echo "not ok 7 - --record output opens in perf script"; sed 's/^/#   /' "$tmp/perf-script.err" | head
+fi
+"$EU_STACKTRACE" -i "$tmp/record.data" -f json -o "$tmp/offline.jsonl" 2> "$tmp/offline.err"
+$PYTHON3 - "$tmp/record.jsonl" "$tmp/offline.jsonl" <<'PY'
+import json, sys
+def chains(path):
+    return [(s["tid"], s["time"], [(f["address"], f.get("symbol")) for f in s["frames"]])
+            for s in map(json.loads, open(path))]
+live, offline = chains(sys.argv[1]), chains(sys.argv[2])
+same = sum(1 for a, b in zip(live, offline) if a == b)
+ok = len(live) > 500 and len(live) == len(offline) and same == len(live)
+print(f"# live {len(live)} samples, offline {len(offline)}, {same} identical chains")
+print(f"{'ok' if ok else 'not ok'} 8 - --record then -i gives the same chains as live ({same} of {len(live)})")
+PY
+# A clear message when the command cannot run, and no sample invented.
+if "$EU_STACKTRACE" -- "$tmp/no-such-program" > "$tmp/none.out" 2> "$tmp/none.err"; then
+  echo "not ok 9 - a command that cannot run fails"
+elif grep -q "cannot run $tmp/no-such-program: No such file or directory" "$tmp/none.err"; then
+  echo "ok 9 - a command that cannot run fails with: $(cat "$tmp/none.err")"
+else
+  echo "not ok 9 - a command that cannot run fails clearly"; sed 's/^/#   /' "$tmp/none.err"
+fi

@@ -5,7 +5,7 @@ set -eu
 packages="
   build-essential autoconf automake pkg-config
   libdw-dev libelf-dev libdebuginfod-dev libcap-dev libseccomp-dev libjson-c-dev
-  libcmocka-dev
+  libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
   linux-perf elfutils python3 groff-base
 "
 export DEBIAN_FRONTEND=noninteractive

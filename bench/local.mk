@@ -4,7 +4,8 @@
 EXTRA_DIST += \
 	bench/README \
 	bench/bench-perf-script.sh \
-	bench/workload.c
+	bench/workload.c \
+	bench/bench-live.sh
 
 .PHONY: bench
 bench: all

@@ -27,4 +27,7 @@ struct st_callchain {
   size_t n_frames;
   enum st_stop_reason stop;
   const char *stop_detail;
+  /* Set when the sink's format op already ran (in an unwinding thread). */
+  const char *formatted;
+  size_t formatted_len;
 };

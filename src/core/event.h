@@ -103,9 +103,6 @@ struct st_raw_event {
 struct st_event {
   enum st_event_kind kind;
   uint64_t time;
-  /* The pointers below stay valid for the whole run (a mapped input
-     file), not just for the callback: consumers may keep them.  */
-  bool data_stable;
   union {
     struct st_sample sample;
     struct st_mmap_event mmap;

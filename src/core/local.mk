@@ -20,6 +20,7 @@ src_core_libcore_a_SOURCES = \
 	src/core/sink-svg.c \
 	src/core/sink-text.c \
 	src/core/source.c src/core/source.h \
+	src/core/strbuf.c src/core/strbuf.h \
 	src/core/stack-tree.c src/core/stack-tree.h \
 	src/core/source-perf.c src/core/source-perf.h \
 	src/core/source-live.c src/core/source-live.h \

@@ -10,6 +10,7 @@
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/session.h"
+#include "core/strbuf.h"
 #include "core/unwinder.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each
@@ -25,6 +26,8 @@ struct job {
   size_t data_cap;
   unsigned worker;            /* for a sample: who unwinds it */
   struct st_unwound result;
+  struct st_strbuf text;      /* the sink's formatting of it, done there */
+  bool formatted;
   struct st_frame *frames;    /* result.frames storage */
 };
 
@@ -79,11 +82,10 @@ st_session_stats (const struct st_session *s)
   return &s->stats;
 }
 
-/* Hands one sample's chain to the sink and counts it.  */
-static int
-write_sample (struct st_session *s, const struct st_sample *sample, const struct st_unwound *u)
+static struct st_callchain
+make_chain (const struct st_sample *sample, const struct st_unwound *u)
 {
-  struct st_callchain chain = {
+  return (struct st_callchain) {
     .sample = sample,
     .comm = u->comm,
     .frames = u->frames,
@@ -91,6 +93,20 @@ write_sample (struct st_session *s, const struct st_sample *sample, const struct
     .stop = u->stop,
     .stop_detail = u->detail,
   };
+}
+
+/* Hands one sample's chain to the sink and counts it.  TEXT is what the
+   sink's format op made of it already, or NULL.  */
+static int
+write_sample (struct st_session *s, const struct st_sample *sample, const struct st_unwound *u,
+              const struct st_strbuf *text)
+{
+  struct st_callchain chain = make_chain (sample, u);
+  if (text != NULL)
+    {
+      chain.formatted = text->data;
+      chain.formatted_len = text->len;
+    }
   s->stats.samples++;
   s->stats.period_sum += sample->period;
   s->stats.stops[u->stop]++;
@@ -117,10 +133,11 @@ count_event (struct st_session *s, const struct st_event *ev)
 /* The output side of one event, in input order: the sink's view of
    process events, or a sample's chain.  */
 static int
-write_event (struct st_session *s, const struct st_event *ev, const struct st_unwound *u)
+write_event (struct st_session *s, const struct st_event *ev, const struct st_unwound *u,
+             const struct st_strbuf *text)
 {
   if (ev->kind == ST_EVENT_SAMPLE)
-    return write_sample (s, &ev->sample, u);
+    return write_sample (s, &ev->sample, u, text);
   count_event (s, ev);
   return s->sink_ops->event != NULL ? s->sink_ops->event (s->sink, ev) : 0;
 }
@@ -148,8 +165,7 @@ job_fill (struct job *job, const struct st_event *ev)
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:
-      if (!ev->data_stable)
-        need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8;
+      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8;
       break;
     case ST_EVENT_MMAP: need = strlen (ev->mmap.filename) + 1; break;
     case ST_EVENT_COMM: need = strlen (ev->comm.comm) + 1; break;
@@ -167,9 +183,6 @@ job_fill (struct job *job, const struct st_event *ev)
       job->data_cap = cap;
     }
   job->ev = *ev;
-  /* A sample of a mapped file needs no copy: its bytes stay put.  */
-  if (ev->data_stable && ev->kind == ST_EVENT_SAMPLE)
-    return 0;
   uint8_t *p = job->data;
   switch (ev->kind)
     {
@@ -222,7 +235,19 @@ worker_main (void *arg)
           if (job->ev.kind != ST_EVENT_SAMPLE)
             r = st_unwinder_event (w->unwinder, &job->ev);
           else if (job->worker == w->index)
-            r = st_unwinder_sample (w->unwinder, &job->ev.sample, &job->result);
+            {
+              r = st_unwinder_sample (w->unwinder, &job->ev.sample, &job->result);
+              /* Formatting is as costly as unwinding is: do it here, in
+                 parallel, not in the thread that writes.  */
+              job->formatted = false;
+              if (r == 0 && s->sink_ops->format != NULL)
+                {
+                  struct st_callchain chain = make_chain (&job->ev.sample, &job->result);
+                  st_strbuf_reset (&job->text);
+                  r = s->sink_ops->format (&chain, &job->text);
+                  job->formatted = r == 0;
+                }
+            }
           if (r < 0 && w->error == 0)
             w->error = r;
         }
@@ -259,7 +284,7 @@ retire (struct st_session *s)
       struct job *job = &s->ring[s->tail % RING_SIZE];
       if (s->output_error == 0)
         {
-          int r = write_event (s, &job->ev, &job->result);
+          int r = write_event (s, &job->ev, &job->result, job->formatted ? &job->text : NULL);
           if (r < 0)
             s->output_error = r;
         }
@@ -422,6 +447,7 @@ st_session_free (struct st_session *s)
       {
         free (s->ring[i].data);
         free (s->ring[i].frames);
+        st_strbuf_free (&s->ring[i].text);
       }
   free (s->ring);
   free (s->workers);
@@ -443,7 +469,7 @@ st_session_handle_event (const struct st_event *ev, void *arg)
   struct st_unwound *result = &s->inline_result;
   if (ev->kind != ST_EVENT_SAMPLE)
     {
-      int r = write_event (s, ev, NULL);
+      int r = write_event (s, ev, NULL, NULL);
       return r < 0 ? r : st_unwinder_event (u, ev);
     }
   if (s->opts.mode == ST_MODE_PASSTHRU)
@@ -459,7 +485,7 @@ st_session_handle_event (const struct st_event *ev, void *arg)
       if (r < 0)
         return r;
     }
-  return write_sample (s, &ev->sample, result);
+  return write_sample (s, &ev->sample, result, NULL);
 }
 
 int

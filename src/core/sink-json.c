@@ -9,9 +9,11 @@
 #include <stdlib.h>
 
 #include "core/sink.h"
+#include "core/strbuf.h"
 
 struct st_sink {
   FILE *out;
+  struct st_strbuf buf;
 };
 
 static struct st_sink *
@@ -39,7 +41,7 @@ string_or_null (const char *s)
 }
 
 static int
-json_sample (struct st_sink *s, const struct st_callchain *c)
+json_format (const struct st_callchain *c, struct st_strbuf *b)
 {
   const struct st_sample *smp = c->sample;
   json_object *obj = json_object_new_object ();
@@ -68,10 +70,27 @@ json_sample (struct st_sink *s, const struct st_callchain *c)
   json_object_object_add (obj, "stop", json_object_new_string (st_stop_reason_name (c->stop)));
   if (c->stop_detail != NULL && c->stop != ST_STOP_END)
     json_object_object_add (obj, "stop_detail", json_object_new_string (c->stop_detail));
-  fputs (json_object_to_json_string_ext (obj, JSON_C_TO_STRING_PLAIN), s->out);
-  fputc ('\n', s->out);
+  st_strbuf_put_str (b, json_object_to_json_string_ext (obj, JSON_C_TO_STRING_PLAIN));
+  st_strbuf_put_char (b, '\n');
   json_object_put (obj);
-  return ferror (s->out) ? -EIO : 0;
+  return st_strbuf_failed (b) ? -ENOMEM : 0;
+}
+
+static int
+json_sample (struct st_sink *s, const struct st_callchain *c)
+{
+  const char *text = c->formatted;
+  size_t len = c->formatted_len;
+  if (text == NULL)
+    {
+      st_strbuf_reset (&s->buf);
+      int r = json_format (c, &s->buf);
+      if (r < 0)
+        return r;
+      text = s->buf.data;
+      len = s->buf.len;
+    }
+  return fwrite_unlocked (text, 1, len, s->out) == len ? 0 : -EIO;
 }
 
 static int
@@ -83,6 +102,7 @@ json_finish (struct st_sink *s)
 static void
 json_free (struct st_sink *s)
 {
+  st_strbuf_free (&s->buf);
   free (s);
 }
 
@@ -90,6 +110,7 @@ const struct st_sink_ops st_sink_json = {
   .name = "json",
   .description = "JSON Lines, one object per sample",
   .new = json_new,
+  .format = json_format,
   .sample = json_sample,
   .finish = json_finish,
   .free = json_free,

@@ -13,7 +13,8 @@
  * Each frame's group carries its position in samples (data-x: the samples
  * left of it under the same root; data-s: its samples; data-d: its depth),
  * which the script zooms with and which tests read; its <title> is
- * "NAME\nMODULE\nN samples, P%" (no module line for labels).  */
+ * "NAME\nMODULE\nN samples, P%" (no module line for labels; inlined
+ * functions' module line ends with " (inlined)").  */
 #include "config.h"
 
 #include <errno.h>
@@ -201,7 +202,7 @@ frame_y (const struct st_sink *s, uint32_t depth)
    without scripts, and what the script reads the frame's name from.  */
 static void
 put_frame (struct st_sink *s, const char *cls, const char *name, const char *module,
-           uint64_t x, uint64_t samples, uint32_t depth, unsigned fill)
+           bool inlined, uint64_t x, uint64_t samples, uint32_t depth, unsigned fill)
 {
   FILE *out = s->out;
   uint64_t total = st_stack_tree_node (s->stacks, 0)->total;
@@ -213,6 +214,8 @@ put_frame (struct st_sink *s, const char *cls, const char *name, const char *mod
     {
       fputc ('\n', out);
       put_xml (out, module, SIZE_MAX);
+      if (inlined)
+        fputs (" (inlined)", out);
     }
   fprintf (out, "\n%" PRIu64 " sample%s, %.2f%%</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
            "height=\"%d\" fill=\"#%06x\"/>", samples, samples == 1 ? "" : "s",
@@ -258,7 +261,8 @@ walk (struct st_sink *s, bool write)
       if (node->depth > s->max_depth)
         s->max_depth = node->depth;
       if (write)
-        put_frame (s, "f", p.node == 0 ? "all" : node->name, node->module, p.x, node->total,
+        put_frame (s, "f", p.node == 0 ? "all" : node->name, node->module, node->inlined, p.x,
+                   node->total,
                    node->depth, color (node->kind, node->name));
 
       size_t n_kids = 0, n_narrow = 0;
@@ -286,7 +290,7 @@ walk (struct st_sink *s, bool write)
             {
               char name[64];
               snprintf (name, sizeof name, "[%zu small frames]", n_narrow);
-              put_frame (s, "m", name, NULL, cursor, narrow, node->depth + 1, MERGED_COLOR);
+              put_frame (s, "m", name, NULL, false, cursor, narrow, node->depth + 1, MERGED_COLOR);
             }
         }
     }

@@ -9,6 +9,7 @@
 #include "core/callchain.h"
 
 struct st_sink;
+struct st_strbuf;
 
 /* What the command line says about output, for the sinks that care.  */
 struct st_sink_options {
@@ -25,6 +26,10 @@ struct st_sink_ops {
   const char *description;
   /* Allocates the sink writing to OUT (owned by the caller).  */
   struct st_sink *(*new) (FILE *out, const struct st_sink_options *opts);
+  /* Optional: formats one sample into OUT without touching the sink, so
+     that unwinding threads can do it in parallel; the sample op then gets
+     the bytes in chain->formatted.  Must be thread-safe.  */
+  int (*format) (const struct st_callchain *chain, struct st_strbuf *out);
   /* One sample; returns 0 or -errno (a write error).  */
   int (*sample) (struct st_sink *sink, const struct st_callchain *chain);
   /* Optional: every other event (mmap, comm, fork, exit, ...), in input

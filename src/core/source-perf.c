@@ -596,7 +596,6 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
   int r = parse_record (src, rec, size, offset, &ev);
   if (r != 0)
     return r > 0 ? 0 : r;
-  ev.data_stable = records_stable (src);
   return src->fn (&ev, src->fn_arg);
 }
 

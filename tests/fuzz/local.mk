@@ -13,6 +13,8 @@ tests_fuzz_fuzz_perf_source_replay_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_fuzz_fuzz_perf_source_replay_LDADD = src/core/libcore-asan.a $(core_libs)
 
 FUZZ_CORPUS = \
+	tests/fuzz/corpus/crash-feature-table-offset-overflow.data \
+	tests/fuzz/corpus/crash-folded-no-samples.data \
 	tests/fuzz/corpus/seed-file-cpu-time.data \
 	tests/fuzz/corpus/seed-file-demo.data \
 	tests/fuzz/corpus/seed-file-forkexec.data \
@@ -26,3 +28,12 @@ EXTRA_DIST += \
 	tests/fuzz/replay-corpus.sh \
 	tests/fuzz/run-fuzzer.sh \
 	$(FUZZ_CORPUS)
+
+# tests/fuzz/run-fuzzer.sh asks the build tree how the core is made, so that
+# its clang build of the libFuzzer target follows src/core/local.mk.
+fuzz-core-vars: $(nodist_src_core_libcore_a_SOURCES)
+	@echo "sources: $(src_core_libcore_a_SOURCES)"
+	@echo "built_sources: $(nodist_src_core_libcore_a_SOURCES)"
+	@echo "cflags: $(src_core_libcore_a_CFLAGS)"
+	@echo "libs: $(core_libs)"
+.PHONY: fuzz-core-vars

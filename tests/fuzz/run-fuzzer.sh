@@ -8,7 +8,7 @@
 # there), or set TOP_SRCDIR and TOP_BUILDDIR.  Environment:
 #   CC               the clang to use (default: clang)
 #   FUZZ_WORKDIR     where the binary, the working corpus and the findings
-#                    go (default: $TOP_BUILDDIR/tests/fuzz/work); the corpus
+#                    go (default: ${TMPDIR:-/tmp}/eu-stacktrace-fuzz); the corpus
 #                    there grows from run to run
 #   FUZZ_KEEP_GOING  1: do not stop at the first crash (libFuzzer's fork
 #                    mode with -ignore_crashes/-ignore_timeouts/-ignore_ooms)
@@ -28,7 +28,7 @@ set -eu
 : "${TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${TOP_BUILDDIR:=$(pwd)}"
 : "${CC:=clang}"
-: "${FUZZ_WORKDIR:=$TOP_BUILDDIR/tests/fuzz/work}"
+: "${FUZZ_WORKDIR:=${TMPDIR:-/tmp}/eu-stacktrace-fuzz}"
 seconds=60
 case ${1:-} in
   ''|-*) ;;
@@ -43,18 +43,28 @@ mkdir -p "$FUZZ_WORKDIR/corpus" "$FUZZ_WORKDIR/artifacts"
 bin="$FUZZ_WORKDIR/fuzz-perf-source"
 
 if [ "${FUZZ_NO_BUILD:-0}" != 1 ] || ! [ -x "$bin" ]; then
-  # The core sources, as src/core/local.mk lists them for libcore.a.
-  sources=$(sed -n '/^src_core_libcore_a_SOURCES *=/,/[^\\]$/p' "$TOP_SRCDIR/src/core/local.mk" \
-            | tr ' \t\\' '\n\n\n' | grep '\.c$' | sed "s|^|$TOP_SRCDIR/|")
-  [ -n "$sources" ] || { echo "run-fuzzer.sh: no sources found in src/core/local.mk" >&2; exit 1; }
+  # How the core is built, from the build tree's own Makefile (see
+  # fuzz-core-vars in tests/fuzz/local.mk): its sources, the generated ones,
+  # the flags of its libraries and the libraries it links with.
+  vars=$(make -s -C "$TOP_BUILDDIR" fuzz-core-vars) || {
+    echo "run-fuzzer.sh: make fuzz-core-vars failed in $TOP_BUILDDIR" >&2; exit 1; }
+  var () { printf '%s\n' "$vars" | sed -n "s/^$1: //p"; }
+  sources=""
+  for f in $(var sources); do
+    case $f in *.c) sources="$sources $TOP_SRCDIR/$f" ;; esac
+  done
+  for f in $(var built_sources); do
+    case $f in *.c) sources="$sources $TOP_BUILDDIR/$f" ;; esac
+  done
+  [ -n "$sources" ] || { echo "run-fuzzer.sh: no core sources from make fuzz-core-vars" >&2; exit 1; }
   echo "building $bin with $CC"
   # shellcheck disable=SC2046,SC2086
   "$CC" -g -O1 -fno-omit-frame-pointer \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
-    -I"$TOP_SRCDIR/src" -I"$TOP_BUILDDIR" $(pkg-config --cflags libdw libelf json-c) \
+    -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -DLIBEXECDIR='"/nonexistent"' \
+    -I"$TOP_SRCDIR/src" -I"$TOP_BUILDDIR/src" -I"$TOP_BUILDDIR" $(var cflags) \
     -o "$bin" "$TOP_SRCDIR/tests/fuzz/fuzz-perf-source.c" $sources \
-    $(pkg-config --libs libdw libelf json-c) -lpthread
+    $(var libs) -lpthread
 fi
 
 # The seeds and past findings join the working corpus (never the other way:

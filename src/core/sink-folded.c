@@ -147,7 +147,8 @@ folded_finish (struct st_sink *s)
     {
       /* Sorted output: the same input always gives the same file.  Names
          that differ only in what the escaping replaced make one line.  */
-      qsort (lines.v, lines.n, sizeof *lines.v, compare_lines);
+      if (lines.n > 0)
+        qsort (lines.v, lines.n, sizeof *lines.v, compare_lines);
       for (size_t i = 0; i < lines.n;)
         {
           size_t j = i + 1;

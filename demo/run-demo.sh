@@ -1,20 +1,16 @@
 #!/bin/sh
-# The main job on the bundled demo: record it with perf (DWARF call graphs,
-# the software cpu-clock event that works on every machine), unwind the
-# samples with eu-stacktrace, and print the hottest call chains.
+# The main job on the bundled demo: profile it live with eu-stacktrace
+# (perf_event_open, DWARF unwinding as it runs) and print its hottest call
+# chains, then one sample in full.
 set -eu
 builddir=${1:-.}
 tool="$builddir/eu-stacktrace"
 demo="$builddir/demo/eu-stacktrace-demo"
-perf=${PERF:-perf}
 data=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-demo.XXXXXX")
 trap 'rm -rf "$data"' EXIT
 
-echo "== recording $demo for 2 s with: perf record -e cpu-clock -F 999 --call-graph dwarf"
-"$perf" record -q -e cpu-clock -F 999 --call-graph dwarf -o "$data/perf.data" -- "$demo" 2
-echo
-echo "== unwinding with: eu-stacktrace -i perf.data -f folded --stats"
-"$tool" -i "$data/perf.data" -f folded --stats -o "$data/folded"
+echo "== profiling the demo for 2 s: eu-stacktrace -f folded --stats --record demo.data -- $demo 2"
+"$tool" -f folded --stats -o "$data/folded" --record "$data/demo.data" -- "$demo" 2
 echo
 echo "== hottest call chains (share of samples, outermost caller first):"
 total=$(awk '{ n += $NF } END { print n }' "$data/folded")
@@ -26,5 +22,5 @@ sort -k2 -t' ' -nr "$data/folded" | head -n 8 | awk -v total="$total" '{
   printf "%5.1f%%  %s\n", 100 * count / total, chain
 }'
 echo
-echo "== one sample in full (eu-stacktrace -i perf.data | head):"
-"$tool" -i "$data/perf.data" | awk 'NR > 1 && /^$/ { exit } { print }'
+echo "== one sample in full, unwound again from the kept recording (eu-stacktrace -i demo.data):"
+"$tool" -i "$data/demo.data" | awk 'NR > 1 && /^$/ { exit } { print }'

@@ -87,7 +87,9 @@ static const struct argp_option option_table[] = {
   { "stack-size", OPT_STACK_SIZE, "BYTES", 0,
     "Bytes of user stack copied per sample (default 8192, at most 65528): raise it when "
     "unwinds stop with `stack copy exhausted'", 0 },
-  { "kernel", OPT_KERNEL, NULL, 0, "Also sample while the CPU runs kernel code", 0 },
+  { "kernel", OPT_KERNEL, NULL, 0,
+    "Also take samples while the CPU runs kernel code (their user-space call chain is "
+    "shown; kernel frames are not symbolized)", 0 },
   { "record", OPT_RECORD, "FILE", 0,
     "Also keep the raw samples in FILE, a perf.data (pipe format) that perf script and "
     "perf report open, and that eu-stacktrace -i FILE unwinds again", 0 },

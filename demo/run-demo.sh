@@ -12,15 +12,22 @@ trap 'rm -rf "$data"' EXIT
 echo "== profiling the demo for 2 s: eu-stacktrace -f folded --stats --record demo.data -- $demo 2"
 "$tool" -f folded --stats -o "$data/folded" --record "$data/demo.data" -- "$demo" 2
 echo
-echo "== hottest call chains (share of samples, outermost caller first):"
-total=$(awk '{ n += $NF } END { print n }' "$data/folded")
-sort -k2 -t' ' -nr "$data/folded" | head -n 8 | awk -v total="$total" '{
+echo "== hottest call chains (share of samples; outermost caller first, recursion folded):"
+awk '{
   count = $NF; $NF = ""; sub(/ $/, "");
   n = split($0, f, ";");
-  chain = f[1];
-  for (i = 2; i <= n; i++) chain = chain " > " f[i];
-  printf "%5.1f%%  %s\n", 100 * count / total, chain
-}'
+  chain = ""; prev = ""; rec = 0;
+  for (i = 2; i <= n; i++) {
+    if (f[i] == prev) { rec = 1; continue }
+    if (rec) { chain = chain " (recursive)"; rec = 0 }
+    chain = chain (chain == "" ? "" : " > ") f[i]; prev = f[i]
+  }
+  if (rec) chain = chain " (recursive)";
+  sub(/^_start > __libc_start_main[^ ]* > __libc_start_call_main > /, "", chain);
+  sum[chain] += count; total += count
+} END {
+  for (c in sum) printf "%d\t%5.1f%%  %s\n", sum[c], 100 * sum[c] / total, c
+}' "$data/folded" | sort -nr | head -n 8 | cut -f2-
 echo
 echo "== one sample in full, unwound again from the kept recording (eu-stacktrace -i demo.data):"
 "$tool" -i "$data/demo.data" | awk 'NR > 1 && /^$/ { exit } { print }'

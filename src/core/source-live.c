@@ -172,6 +172,14 @@ open_for_pid (struct live *lv, pid_t pid)
     {
       struct ring *r = &lv->rings[c];
       int fd = perf_event_open (&lv->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if (fd < 0 && (errno == EACCES || errno == EPERM) && lv->attr.namespaces)
+        {
+          /* Namespace records need CAP_PERFMON; an unprivileged user
+             profiling their own program goes on without them.  */
+          st_info ("sampling without namespace records (they need CAP_PERFMON)");
+          lv->attr.namespaces = 0;
+          fd = perf_event_open (&lv->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
       if (fd < 0)
         {
           int e = errno;

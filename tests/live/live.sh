@@ -9,7 +9,7 @@ w=$TOP_BUILDDIR/tests/workloads
 check="$PYTHON3 $TOP_SRCDIR/tests/live/check-chains.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-live.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-echo "1..9"
+echo "1..10"
 libc_start="__libc_start_call_main,__libc_start_main,_start"
 
 live () {  # NAME ARGS... : samples live into $tmp/NAME.jsonl
@@ -92,4 +92,18 @@ elif grep -q "cannot run $tmp/no-such-program: No such file or directory" "$tmp/
   echo "ok 9 - a command that cannot run fails with: $(cat "$tmp/none.err")"
 else
   echo "not ok 9 - a command that cannot run fails clearly"; sed 's/^/#   /' "$tmp/none.err"
+fi
+# An unprivileged user profiles their own program (kernel.perf_event_paranoid
+# is 2 here): allowed without namespace records, which need CAP_PERFMON.
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+  su nobody -s /bin/sh -c "'$EU_STACKTRACE' --stats -f folded -o /dev/null -- '$w/deep' 300" \
+    > "$tmp/nobody.out" 2> "$tmp/nobody.err"
+  n=$(sed -n 's/^samples unwound: *//p' "$tmp/nobody.err")
+  if [ "${n:-0}" -gt 100 ]; then
+    echo "ok 10 - an unprivileged user samples their own program ($n samples unwound)"
+  else
+    echo "not ok 10 - an unprivileged user samples their own program"; sed 's/^/#   /' "$tmp/nobody.err"
+  fi
+else
+  echo "not ok 10 - an unprivileged user samples their own program: run as root to test it"
 fi

@@ -350,8 +350,10 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
           return EXIT_RUNTIME;
         }
     }
+  /* Big blocks for files and pipes; on a terminal, samples show up as they
+     are unwound.  */
   static char buffer[1 << 16];
-  setvbuf (out->file, buffer, _IOFBF, sizeof buffer);
+  setvbuf (out->file, buffer, isatty (fileno (out->file)) ? _IOLBF : _IOFBF, sizeof buffer);
   out->sink_ops = st_sink_lookup (o->format);
   struct st_sink_options sink_opts = o->sink;
   sink_opts.output_name = o->output;

@@ -383,44 +383,58 @@ synthesize_maps (struct live *lv, pid_t pid)
   return r;
 }
 
+/* Calls FN (LV, PID, ID) for every numbered entry of DIR (/proc, or a
+   process's task folder), until FN fails.  -ESRCH when DIR is gone.  */
 static int
-synthesize_process (struct live *lv, pid_t pid)
+for_each_id (struct live *lv, const char *dir, pid_t pid,
+             int (*fn) (struct live *, pid_t pid, pid_t id))
+{
+  DIR *d = opendir (dir);
+  if (d == NULL)
+    return -ESRCH;
+  int r = 0;
+  struct dirent *e;
+  while (r == 0 && (e = readdir (d)) != NULL)
+    {
+      pid_t id = atoi (e->d_name);
+      if (id > 0)
+        r = fn (lv, pid, id);
+    }
+  closedir (d);
+  return r;
+}
+
+static int
+synthesize_thread (struct live *lv, pid_t pid, pid_t tid)
+{
+  /* The leader went first: the process is named after it.  */
+  return tid == pid ? 0 : synthesize_comm (lv, pid, tid);
+}
+
+static int
+synthesize_process (struct live *lv, pid_t unused, pid_t pid)
 {
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/task", pid);
-  DIR *d = opendir (path);
-  if (d == NULL)
-    return 0;
-  int r = 0;
-  struct dirent *e;
-  /* The process's own name first: the thread group leader's.  */
-  r = synthesize_comm (lv, pid, pid);
-  while (r == 0 && (e = readdir (d)) != NULL)
-    {
-      pid_t tid = atoi (e->d_name);
-      if (tid > 0 && tid != pid)
-        r = synthesize_comm (lv, pid, tid);
-    }
-  closedir (d);
+  int r = synthesize_comm (lv, pid, pid);
+  if (r == 0)
+    r = for_each_id (lv, path, pid, synthesize_thread);
+  if (r == -ESRCH)
+    return 0;   /* it exited meanwhile */
   return r < 0 ? r : synthesize_maps (lv, pid);
 }
 
 static int
 synthesize_all (struct live *lv)
 {
-  DIR *d = opendir ("/proc");
-  if (d == NULL)
-    return -errno;
-  int r = 0;
-  struct dirent *e;
-  while (r == 0 && (e = readdir (d)) != NULL)
-    {
-      pid_t pid = atoi (e->d_name);
-      if (pid > 0)
-        r = synthesize_process (lv, pid);
-    }
-  closedir (d);
-  return r;
+  return for_each_id (lv, "/proc", 0, synthesize_process);
+}
+
+static int
+open_for_thread (struct live *lv, pid_t pid, pid_t tid)
+{
+  int r = open_for_pid (lv, tid);
+  return r == -ESRCH ? 0 : r;   /* a thread that just exited */
 }
 
 /* Every thread of PID gets its events (new threads inherit them).  */
@@ -429,25 +443,9 @@ open_for_process (struct live *lv, pid_t pid)
 {
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/task", pid);
-  DIR *d = opendir (path);
-  if (d == NULL)
-    {
-      st_error ("process %d does not exist", pid);
-      return -ESRCH;
-    }
-  int r = 0;
-  struct dirent *e;
-  while (r == 0 && (e = readdir (d)) != NULL)
-    {
-      pid_t tid = atoi (e->d_name);
-      if (tid > 0)
-        {
-          r = open_for_pid (lv, tid);
-          if (r == -ESRCH)
-            r = 0;
-        }
-    }
-  closedir (d);
+  int r = for_each_id (lv, path, pid, open_for_thread);
+  if (r == -ESRCH)
+    st_error ("process %d does not exist", pid);
   return r;
 }
 
@@ -627,7 +625,7 @@ st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
     r = synthesize_all (&lv);
   else
     for (size_t i = 0; i < opts->n_pids && r == 0; i++)
-      r = synthesize_process (&lv, opts->pids[i]);
+      r = synthesize_process (&lv, 0, opts->pids[i]);
   if (r < 0)
     goto out;
   if (opts->command == NULL || opts->all_cpus)

@@ -5,10 +5,35 @@ EXTRA_DIST += \
 	bench/README \
 	bench/bench-perf-script.sh \
 	bench/workload.c \
-	bench/bench-live.sh
+	bench/bench-live.sh \
+	bench/bench-flamegraph.sh \
+	bench/bench-sysprof.sh \
+	bench/bench-debuginfod.sh
 
 .PHONY: bench
 bench: all
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
 	PYTHON3='$(PYTHON3)' CC='$(CC)' \
 	$(SHELL) $(top_srcdir)/bench/bench-perf-script.sh
+
+# -f svg and -f pprof against -f folded: cost and size (bench/README).
+.PHONY: bench-flamegraph
+bench-flamegraph: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' \
+	$(SHELL) $(top_srcdir)/bench/bench-flamegraph.sh
+
+# The Sysprof stream path against the perf.data path (bench/README).
+.PHONY: bench-sysprof
+bench-sysprof: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' \
+	$(SHELL) $(top_srcdir)/bench/bench-sysprof.sh
+
+# A program whose only CFI is in its separate debug file: eu-stacktrace
+# without and with debuginfod, and perf script (bench/README).
+.PHONY: bench-debuginfod
+bench-debuginfod: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' \
+	$(SHELL) $(top_srcdir)/bench/bench-debuginfod.sh

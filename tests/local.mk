@@ -4,3 +4,6 @@ include $(srcdir)/tests/e2e/local.mk
 include $(srcdir)/tests/containers/local.mk
 include $(srcdir)/tests/fuzz/local.mk
 include $(srcdir)/tests/live/local.mk
+include $(srcdir)/tests/flamegraph/local.mk
+include $(srcdir)/tests/sysprof/local.mk
+include $(srcdir)/tests/debuginfod/local.mk

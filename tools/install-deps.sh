@@ -5,8 +5,9 @@ set -eu
 packages="
   build-essential autoconf automake pkg-config
   libdw-dev libelf-dev libdebuginfod-dev libcap-dev libseccomp-dev libjson-c-dev
-  libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-  linux-perf elfutils python3 groff-base
+  libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libsysprof-4-dev
+  linux-perf elfutils python3 groff-base debuginfod
+  chromium fonts-dejavu-core golang-go
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -16,6 +16,10 @@ st_found_by_name (enum st_found_by how)
       return "host path";
     case ST_FOUND_VDSO:
       return "vdso";
+    case ST_FOUND_NS_HELPER:
+      return "namespace helper";
+    case ST_FOUND_DEBUGINFOD:
+      return "debuginfod";
     case ST_FOUND_N:
       break;
     }

@@ -15,6 +15,8 @@
 enum st_found_by {
   ST_FOUND_HOST_PATH,
   ST_FOUND_VDSO,
+  ST_FOUND_NS_HELPER,       /* opened in the process's mount namespace */
+  ST_FOUND_DEBUGINFOD,      /* the executable, by build-id, from a server */
   ST_FOUND_N
 };
 
@@ -30,6 +32,7 @@ struct st_elf_file {
   uint8_t build_id_size;
   char build_id_hex[2 * ST_BUILD_ID_MAX + 1];
   enum st_found_by found_by;
+  pid_t ns_pid;             /* ST_FOUND_NS_HELPER: whose namespace has it */
   struct st_symtab *symtab; /* built on first use from a Dwfl_Module */
 };
 

@@ -15,10 +15,13 @@
 
 #include "core/input.h"
 #include "core/log.h"
+#include "core/ns-client.h"
 #include "core/session.h"
 #include "core/sink.h"
 #include "core/source-live.h"
 #include "core/source.h"
+#include "debuginfod/debuginfod.h"
+#include "ns-helper/protocol.h"
 
 /* Exit statuses, as elfutils' eu-stacktrace defined them.  */
 enum {
@@ -35,6 +38,10 @@ struct options {
   size_t max_frames;
   bool inline_frames;
   unsigned jobs;
+  enum st_unwind_mode mode;     /* -m */
+  const char *container;       /* --container: accepted, not used yet */
+  const char *ns_helper;       /* --ns-helper */
+  struct st_ns_client *ns_client;  /* its client, unless none */
   bool stats;
   int verbose;
   struct st_sink_options sink;  /* --title, --width, --minwidth, --reverse */
@@ -48,6 +55,12 @@ struct options {
   uint32_t stack_size;
   bool kernel;
   const char *record;
+  /* debuginfod */
+  const char *debuginfod_urls;  /* --debuginfod, else $DEBUGINFOD_URLS */
+  bool no_debuginfod;
+  unsigned debuginfod_timeout, debuginfod_budget;
+  bool debuginfod_symbols;
+  struct st_debuginfod *debuginfod;  /* the client, when on */
 };
 
 enum {
@@ -61,20 +74,29 @@ enum {
   OPT_STACK_SIZE,
   OPT_KERNEL,
   OPT_RECORD,
+  OPT_DEBUGINFOD,
+  OPT_NO_DEBUGINFOD,
+  OPT_DEBUGINFOD_TIMEOUT,
+  OPT_DEBUGINFOD_BUDGET,
+  OPT_DEBUGINFOD_SYMBOLS,
+  OPT_CONTAINER,
+  OPT_NS_HELPER,
 };
 
 static const struct argp_option option_table[] = {
   { NULL, 0, NULL, 0, "Input and output:", 1 },
   { "input", 'i', "FILE", 0,
-    "Read samples from FILE: a perf.data file, or `-' for a pipe (perf record -o -). "
+    "Read samples from FILE: a perf.data file, a Sysprof capture, or `-' for a pipe "
+    "(perf record -o -) or FIFO. "
     "The format is recognized by its magic. Default: standard input when it is not a "
     "terminal, else ./perf.data", 0 },
   { "output", 'o', "FILE", 0, "Write to FILE (truncated) instead of standard output", 0 },
   { "format", 'f', "FORMAT", 0,
-    "Output format: text (default; one block per sample, like perf script), folded "
+    "Output format: text (the default, but sysprof for a Sysprof input; one block per "
+    "sample, like perf script), folded "
     "(collapsed stacks for flame graphs), json (JSON Lines, one object per sample), "
     "svg (an interactive flame graph), pprof (a gzip-compressed profile.proto for "
-    "go tool pprof and other pprof readers)", 0 },
+    "go tool pprof and other pprof readers), sysprof (a Sysprof capture)", 0 },
   { NULL, 0, NULL, 0, "Live sampling (instead of -i):", 2 },
   { "pid", 'p', "PID[,PID...]", 0, "Sample these running processes, all their threads", 0 },
   { "all-cpus", 'a', NULL, 0,
@@ -97,6 +119,18 @@ static const struct argp_option option_table[] = {
   { "inline", OPT_INLINE, NULL, 0,
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
+  { "mode", 'm', "MODE", 0,
+    "naive (default): unwind every sample; passthru: write the samples without unwinding "
+    "them (with -f sysprof, as the stack-user frames that `eu-stacktrace -m naive' "
+    "reads); none: read the input, write only the output's header", 0 },
+  { "container", OPT_CONTAINER, "KIND", 0,
+    "Where the sampled processes' files are: auto (default), none, podman, flatpak", 0 },
+  { "ns-helper", OPT_NS_HELPER, "MODE", 0,
+    "How to open the files of processes in other mount namespaces (containers, flatpak) "
+    "when the host's path is wrong or missing: auto (default: the system service's "
+    "socket " ST_NSH_SYSTEM_SOCKET " when it exists, else spawn), spawn "
+    "(start eu-stacktrace-ns-helper with this program's privileges), the path of a "
+    "helper's socket, or none", 0 },
   { "jobs", 'j', "N", 0,
     "Unwind with N threads (default: for a recording, the CPUs available, at most 4; "
     "live, 1). The output is the "
@@ -112,11 +146,28 @@ static const struct argp_option option_table[] = {
   { "title", OPT_TITLE, "TEXT", 0, "The title (default: Flame Graph)", 0 },
   { "width", OPT_WIDTH, "PIXELS", 0, "The width of the picture (default 1200)", 0 },
   { "minwidth", OPT_MINWIDTH, "PIXELS", 0,
-    "Merge the frames narrower than this under each parent into one (default 0.1; "
-    "0 keeps every frame)", 0 },
+    "Merge the frames narrower than this under each parent into one frame "
+    "(default 0.1; 0: keep all)", 0 },
   { "reverse", OPT_REVERSE, NULL, 0,
     "Reverse each stack (the innermost frames under each process) and draw it as an "
     "icicle, from the top down: the callees on top, their callers below", 0 },
+  { NULL, 0, NULL, 0, "Files by build-id from debuginfod servers:", 6 },
+  { "debuginfod", OPT_DEBUGINFOD, "URLS", 0,
+    "Ask these servers (separated by spaces; default: $DEBUGINFOD_URLS, and none when it "
+    "is unset) for what is missing, by build-id: the executable of a mapping whose file "
+    "is gone, and the separate debuginfo of a module without CFI (its .debug_frame and "
+    "its symbols)", 0 },
+  { "no-debuginfod", OPT_NO_DEBUGINFOD, NULL, 0,
+    "Never ask a debuginfod server, even with DEBUGINFOD_URLS set", 0 },
+  { "debuginfod-timeout", OPT_DEBUGINFOD_TIMEOUT, "SECONDS", 0,
+    "Give up a request that gets no answer for SECONDS (default 5); servers that did not "
+    "answer are not asked again in the run", 0 },
+  { "debuginfod-budget", OPT_DEBUGINFOD_BUDGET, "SECONDS", 0,
+    "Spend at most SECONDS on debuginfod requests in the whole run (default 30); later "
+    "requests are skipped, and --stats says so", 0 },
+  { "debuginfod-symbols", OPT_DEBUGINFOD_SYMBOLS, NULL, 0,
+    "Also fetch the debuginfo of stripped modules that have CFI, for their symbol tables "
+    "(most distributions' libraries: more names, more downloads)", 0 },
   { NULL, 0, NULL, 0, NULL, 0 },
 };
 
@@ -136,6 +187,8 @@ static const char doc[] =
   "  eu-stacktrace -i perf.data -f folded | flamegraph.pl > flame.svg\n"
   "  eu-stacktrace -i perf.data -f svg -o flame.svg    # open it in a browser\n"
   "  eu-stacktrace -i perf.data -f pprof -o cpu.pb.gz  # go tool pprof -top cpu.pb.gz\n"
+  "  eu-stacktrace -i perf.data -f sysprof -o prog.syscap   # sysprof prog.syscap\n"
+  "  eu-stacktrace -i stream.fifo -o out.syscap  # in Sysprof's pipeline\n"
   "  perf record -o - --call-graph dwarf -- ./prog | eu-stacktrace -i - -f json\n"
   "\n"
   "Frames show the raw pc (a return address for callers), the function and offset "
@@ -201,6 +254,29 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (errno != 0 || *end != '\0' || jobs == 0 || jobs > 64)
         argp_error (state, "--jobs wants a number from 1 to 64, not `%s'", arg);
       o->jobs = jobs;
+      break;
+    case 'm':
+      if (strcmp (arg, "naive") == 0)
+        o->mode = ST_MODE_NAIVE;
+      else if (strcmp (arg, "passthru") == 0)
+        o->mode = ST_MODE_PASSTHRU;
+      else if (strcmp (arg, "none") == 0)
+        o->mode = ST_MODE_NONE;
+      else
+        argp_error (state, "unknown mode `%s' (known: none, passthru, naive)", arg);
+      break;
+    case OPT_NS_HELPER:
+      if (!st_ns_client_mode_valid (arg))
+        argp_error (state, "--ns-helper wants auto, spawn, none or the path of a socket, "
+                    "not `%s'", arg);
+      o->ns_helper = arg;
+      break;
+    case OPT_CONTAINER:
+      if (strcmp (arg, "auto") != 0 && strcmp (arg, "none") != 0
+          && strcmp (arg, "podman") != 0 && strcmp (arg, "flatpak") != 0)
+        argp_error (state, "unknown container kind `%s' (known: auto, none, podman, "
+                    "flatpak)", arg);
+      o->container = arg;
       break;
     case 's':
       o->stats = true;
@@ -276,6 +352,33 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_RECORD:
       o->record = arg;
       break;
+    case OPT_DEBUGINFOD:
+      o->debuginfod_urls = arg;
+      break;
+    case OPT_NO_DEBUGINFOD:
+      o->no_debuginfod = true;
+      break;
+    case OPT_DEBUGINFOD_TIMEOUT:
+      {
+        errno = 0;
+        unsigned long seconds = strtoul (arg, &end, 10);
+        if (errno != 0 || end == arg || *end != '\0' || seconds == 0 || seconds > 3600)
+          argp_error (state, "--debuginfod-timeout wants 1 to 3600 seconds, not `%s'", arg);
+        o->debuginfod_timeout = seconds;
+      }
+      break;
+    case OPT_DEBUGINFOD_BUDGET:
+      {
+        errno = 0;
+        unsigned long seconds = strtoul (arg, &end, 10);
+        if (errno != 0 || end == arg || *end != '\0' || seconds > 86400)
+          argp_error (state, "--debuginfod-budget wants 0 to 86400 seconds, not `%s'", arg);
+        o->debuginfod_budget = seconds;
+      }
+      break;
+    case OPT_DEBUGINFOD_SYMBOLS:
+      o->debuginfod_symbols = true;
+      break;
     case ARGP_KEY_ARG:
       /* The command to profile: it and everything after it are its own.  */
       o->command = &state->argv[state->next - 1];
@@ -337,7 +440,7 @@ struct output {
 
 static int
 output_open (const struct options *o, const struct st_regs_arch *arch, unsigned jobs,
-             struct output *out)
+             const char *default_format, struct output *out)
 {
   memset (out, 0, sizeof *out);
   out->file = stdout;
@@ -354,7 +457,7 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
      are unwound.  */
   static char buffer[1 << 16];
   setvbuf (out->file, buffer, isatty (fileno (out->file)) ? _IOLBF : _IOFBF, sizeof buffer);
-  out->sink_ops = st_sink_lookup (o->format);
+  out->sink_ops = st_sink_lookup (o->format ? o->format : default_format);
   struct st_sink_options sink_opts = o->sink;
   sink_opts.output_name = o->output;
   out->sink = out->sink_ops->new (out->file, &sink_opts);
@@ -363,6 +466,9 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
     .inline_frames = o->inline_frames,
     .arch = arch,
     .jobs = jobs,
+    .debuginfod = o->debuginfod,
+    .ns_client = o->ns_client,
+    .mode = o->mode,
   };
   out->session = out->sink ? st_session_new (&sopts, out->sink, out->sink_ops) : NULL;
   if (out->session == NULL)
@@ -462,7 +568,9 @@ run_input (const struct options *o)
       status = EXIT_BAD_INPUT;
     }
   else
-    status = output_open (o, arch, o->jobs ? o->jobs : st_session_default_jobs (), &out);
+    /* As elfutils' eu-stacktrace: a Sysprof stream gives a Sysprof capture. */
+    status = output_open (o, arch, o->jobs ? o->jobs : st_session_default_jobs (),
+                          source == &st_source_sysprof ? "sysprof" : "text", &out);
   if (status == EXIT_OK)
     {
       install_signal_handlers ();
@@ -506,7 +614,7 @@ run_live (const struct options *o)
   /* One unwinding thread keeps up with sampling at any sane rate and costs
      the least CPU: the point of live profiling is to disturb little.  */
   struct output out;
-  int status = output_open (o, arch, o->jobs ? o->jobs : 1, &out);
+  int status = output_open (o, arch, o->jobs ? o->jobs : 1, "text", &out);
   struct st_live_stats lstats = { 0 };
   struct st_source_error err = { 0 };
   if (status == EXIT_OK)
@@ -556,20 +664,54 @@ run (const struct options *o)
   return run_input (o);
 }
 
+/* debuginfod is on when --debuginfod or DEBUGINFOD_URLS names servers,
+   and --no-debuginfod is not given.  Before any thread starts: the client
+   prepares the environment that libdebuginfod reads.  */
+static int
+debuginfod_start (struct options *o)
+{
+  const char *urls = o->debuginfod_urls ? o->debuginfod_urls : getenv ("DEBUGINFOD_URLS");
+  if (o->no_debuginfod || urls == NULL || urls[strspn (urls, " \t")] == '\0')
+    return EXIT_OK;
+  struct st_debuginfod_options dopts = {
+    .urls = urls,
+    .timeout = o->debuginfod_timeout,
+    .budget = o->debuginfod_budget,
+    .symbols = o->debuginfod_symbols,
+    .progress = isatty (STDERR_FILENO),
+  };
+  o->debuginfod = st_debuginfod_new (&dopts);
+  if (o->debuginfod == NULL)
+    {
+      st_error ("cannot start the debuginfod client: out of memory");
+      return EXIT_RUNTIME;
+    }
+  st_info ("debuginfod: %s (timeout %u s, budget %u s)", urls, o->debuginfod_timeout,
+           o->debuginfod_budget);
+  return EXIT_OK;
+}
+
 const char *argp_program_version = PACKAGE_NAME " " PACKAGE_VERSION;
 
 int
 main (int argc, char **argv)
 {
   struct options o = {
-    .format = "text",
     .max_frames = 256,
+    .mode = ST_MODE_NAIVE,
+    .container = "auto",
+    .ns_helper = "auto",
     .sink = { .width = 1200, .min_width = 0.1 },
     .freq = 999,
     .stack_size = 8192,
+    .debuginfod_timeout = 5,
+    .debuginfod_budget = 30,
   };
+  /* As elfutils' eu-stacktrace read it: Sysprof cannot pass options.  */
   const char *env = getenv ("ELFUTILS_STACKTRACE_VERBOSE");
-  if (env != NULL && *env != '\0' && strcmp (env, "0") != 0)
+  if (env != NULL && (strcmp (env, "debug") == 0 || strcmp (env, "2") == 0))
+    o.verbose = 2;
+  else if (env != NULL && *env != '\0' && strcmp (env, "0") != 0 && strcmp (env, "false") != 0)
     o.verbose = 1;
 
   argp_err_exit_status = EXIT_USAGE;
@@ -582,5 +724,12 @@ main (int argc, char **argv)
 
   st_log_set_level (o.verbose >= 2 ? ST_LOG_DEBUG : o.verbose == 1 ? ST_LOG_INFO : ST_LOG_WARNING);
   elf_version (EV_CURRENT);
-  return run (&o);
+  int status = debuginfod_start (&o);
+  /* Connected (or spawned) at the first file that needs it.  */
+  o.ns_client = st_ns_client_new (o.ns_helper);
+  if (status == EXIT_OK)
+    status = run (&o);
+  st_ns_client_free (o.ns_client);
+  st_debuginfod_free (o.debuginfod);
+  return status;
 }

@@ -26,6 +26,7 @@ struct st_process_table {
   struct st_hashmap *threads;     /* tid -> thread */
   struct st_hashmap *build_ids;   /* file name -> known_build_id */
   struct st_resolver *resolver;
+  const struct st_debuginfo_finder *finder;
   /* Paths and names, one copy each, kept until the table goes: results
      that point at them may be written after their process has exited.  */
   struct st_hashmap *strings;
@@ -115,6 +116,13 @@ st_process_table_new (struct st_resolver *resolver)
       return NULL;
     }
   return t;
+}
+
+void
+st_process_table_set_debuginfo_finder (struct st_process_table *t,
+                                       const struct st_debuginfo_finder *f)
+{
+  t->finder = f;
 }
 
 void
@@ -449,7 +457,7 @@ static char *debuginfo_path;
 
 static const Dwfl_Callbacks dwfl_callbacks = {
   .find_elf = find_elf,
-  .find_debuginfo = dwfl_standard_find_debuginfo,
+  .find_debuginfo = st_find_debuginfo,
   .section_address = dwfl_offline_section_address,
   .debuginfo_path = &debuginfo_path,
 };
@@ -500,6 +508,7 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
     }
   void **userdata;
   dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  m->finder = t->finder;
   if (*userdata == NULL)
     {
       *userdata = m;

@@ -15,6 +15,7 @@
 
 #include "core/elf-file.h"
 #include "core/event.h"
+#include "core/find-debuginfo.h"
 #include "core/resolver.h"
 
 struct st_mapping {
@@ -31,6 +32,7 @@ struct st_mapping {
   const char *why_not;
   uint64_t bias;              /* file address + bias = process address */
   bool reported;              /* a module of the current Dwfl points here */
+  const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
 };
 
 struct st_unwind_slot;
@@ -49,6 +51,10 @@ struct st_process {
 struct st_process_table;
 
 struct st_process_table *st_process_table_new (struct st_resolver *resolver);
+/* Where modules' find_debuginfo looks (NULL: the host only).  F must
+   outlive the table.  */
+void st_process_table_set_debuginfo_finder (struct st_process_table *t,
+                                            const struct st_debuginfo_finder *f);
 void st_process_table_free (struct st_process_table *t);
 
 /* One lasting copy of STR (or NULL on allocation failure).  */

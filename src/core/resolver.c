@@ -11,7 +11,9 @@
 
 #include "core/hashmap.h"
 #include "core/log.h"
+#include "core/ns-client.h"
 #include "core/resolver.h"
+#include "debuginfod/debuginfod.h"
 
 /* One cached answer: a file, or why there is none.  */
 struct answer {
@@ -23,11 +25,14 @@ struct answer {
 struct st_resolver {
   struct st_hashmap *answers;     /* path + identity -> struct answer */
   struct st_hashmap *by_build_id; /* build-id -> st_elf_file (one ref) */
+  struct st_debuginfod *debuginfod; /* NULL: off */
+  struct st_ns_client *ns_client;   /* NULL: off */
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
    the step does not apply, or -1 with *WHY set.  */
 struct candidate {
+  const struct st_resolver *resolver;   /* for the steps that need more than REQ */
   int fd;
   void *image;
   Elf *elf;
@@ -127,12 +132,61 @@ step_vdso (const struct st_mapping_request *req, struct candidate *c)
   return 0;
 }
 
+/* The executable by build-id from a debuginfod server: the last resort
+   for a file that is gone (deleted, updated, a removed container's
+   layer).  The build-id is what is asked for, and is checked again.  */
+static int
+step_debuginfod (const struct st_mapping_request *req, struct candidate *c)
+{
+  struct st_debuginfod *d = c->resolver->debuginfod;
+  if (d == NULL || req->build_id_size == 0 || is_special_name (req->path))
+    return 1;
+  const char *why = NULL;
+  c->fd = st_debuginfod_find_executable (d, req->build_id, req->build_id_size, req->path, &why);
+  if (c->fd < 0)
+    {
+      snprintf (c->why, sizeof c->why, "%s", why);
+      return -1;
+    }
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
+/* The file as the process's own mount namespace has it, opened by the
+   namespace helper.  Asked only when the host path failed (missing, or
+   another file than the one mapped): each step before this one returned
+   -1 or did not apply.  */
+static int
+step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
+{
+  struct st_ns_client *ns = c->resolver->ns_client;
+  if (ns == NULL || is_special_name (req->path) || req->pid <= 0)
+    return 1;
+  const char *way = NULL;
+  c->fd = st_ns_client_open (ns, req, &way, c->why, sizeof c->why);
+  if (c->fd < 0)
+    return -1;
+  struct stat st;
+  if (req->build_id_size == 0 && req->has_dev_ino
+      && (fstat (c->fd, &st) != 0 || st.st_ino != req->ino))
+    {
+      snprintf (c->why, sizeof c->why, "%s finds inode %llu, but inode %llu was mapped", way,
+                (unsigned long long) st.st_ino, (unsigned long long) req->ino);
+      return -1;
+    }
+  st_info ("pid %d: %s: opened by the namespace helper (%s)", (int) req->pid, req->path, way);
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
 static const struct {
   enum st_found_by how;
   step_fn open;
 } steps[] = {
   { ST_FOUND_HOST_PATH, step_host_path },
   { ST_FOUND_VDSO, step_vdso },
+  { ST_FOUND_NS_HELPER, step_ns_helper },
+  { ST_FOUND_DEBUGINFOD, step_debuginfod },
 };
 
 static void
@@ -200,6 +254,18 @@ st_resolver_new (void)
 }
 
 void
+st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d)
+{
+  r->debuginfod = d;
+}
+
+void
+st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c)
+{
+  r->ns_client = c;
+}
+
+void
 st_resolver_free (struct st_resolver *r)
 {
   if (r == NULL)
@@ -244,7 +310,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
   why[0] = '\0';
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
-      struct candidate c = { .fd = -1 };
+      struct candidate c = { .resolver = r, .fd = -1 };
       int s = steps[i].open (req, &c);
       if (s == 1)
         continue;
@@ -257,6 +323,8 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
               snprintf (why, why_size, "out of memory");
               return NULL;
             }
+          if (steps[i].how == ST_FOUND_NS_HELPER)
+            f->ns_pid = req->pid;   /* its debuginfo is looked for there too */
           if (f->build_id_size > 0)
             {
               struct st_elf_file *known = st_hashmap_get (r->by_build_id, f->build_id,
@@ -273,9 +341,12 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
           st_debug ("%s: found by %s", req->path, st_found_by_name (steps[i].how));
           return f;
         }
-      /* Keep the first step's reason: later steps' are less telling.  */
-      if (why[0] == '\0')
-        snprintf (why, why_size, "%s: %s", st_found_by_name (steps[i].how), c.why);
+      /* The first step's reason first: later steps' are less telling,
+         but a last resort that failed too says why.  */
+      size_t used = strlen (why);
+      if (used + 3 < why_size)
+        snprintf (why + used, why_size - used, "%s%s: %s", used > 0 ? "; " : "",
+                  st_found_by_name (steps[i].how), c.why);
       candidate_discard (&c);
     }
   if (why[0] == '\0')

@@ -1,7 +1,9 @@
 /* Where is this mapping's ELF file?  One interface for every way of finding
  * it: a mapping goes in, an opened and verified st_elf_file comes out, or the
- * reason why not.  The steps are tried in order (today the host path and the
- * vdso; the namespace helper, container storage and debuginfod plug in here),
+ * reason why not.  The steps are tried in order (today the host path, the
+ * vdso, the namespace helper (the file in the process's own mount
+ * namespace), and last debuginfod by build-id; container storage plugs in
+ * before debuginfod),
  * and a file is accepted only when it is the one that was mapped: its
  * build-id, when the recording knew one, or else its inode, must match.  */
 #pragma once
@@ -27,6 +29,12 @@ struct st_resolver;
 
 struct st_resolver *st_resolver_new (void);
 void st_resolver_free (struct st_resolver *r);
+/* The last step asks D (NULL: off) for the executable by build-id.  */
+struct st_debuginfod;
+void st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d);
+/* After the host path fails, ask the namespace helper through C (NULL: off).  */
+struct st_ns_client;
+void st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c);
 
 /* Returns a new reference to the mapping's file, or NULL with *WHY_NOT set
    to a static or resolver-owned explanation.  Answers are cached: a file is

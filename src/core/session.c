@@ -11,7 +11,9 @@
 #include "core/log.h"
 #include "core/session.h"
 #include "core/strbuf.h"
+#include "core/ns-client.h"
 #include "core/unwinder.h"
+#include "debuginfod/debuginfod.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each
  * slot holds a deep copy of one event (the source's buffers move on) and,
@@ -407,6 +409,8 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
     .max_frames = opts->max_frames,
     .inline_frames = opts->inline_frames,
     .arch = opts->arch,
+    .debuginfod = opts->debuginfod,
+    .ns_client = opts->ns_client,
   };
   int r;
   if (s->opts.jobs == 1 || s->opts.mode != ST_MODE_NAIVE)
@@ -593,4 +597,8 @@ st_session_print_summary (const struct st_session *s, FILE *out)
       st_hashmap_foreach (files, print_missing, &c);
     }
   st_hashmap_free (files);
+  if (s->opts.debuginfod != NULL)
+    st_debuginfod_print_summary (s->opts.debuginfod, out);
+  if (s->opts.ns_client != NULL)
+    st_ns_client_print_summary (s->opts.ns_client, out);
 }

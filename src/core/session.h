@@ -26,6 +26,8 @@ struct st_session_options {
   bool inline_frames;         /* --inline */
   const struct st_regs_arch *arch;
   unsigned jobs;              /* unwinding threads; 1: unwind inline */
+  struct st_debuginfod *debuginfod; /* NULL: off; outlives the session */
+  struct st_ns_client *ns_client;   /* NULL: off; outlives the session */
 };
 
 struct st_stats {

@@ -31,13 +31,15 @@ struct mapping {
   uint32_t filename, build_id;  /* string indices */
   uint64_t bias;                /* load bias: address - file address */
   uint64_t lo, hi;              /* the lowest and highest address seen */
-  uint64_t program_samples;     /* samples whose program it is */
+  bool may_be_program;          /* st_module_may_be_program */
+  uint64_t program_samples;     /* whole stacks whose program it is */
 };
 
 struct location {
   uint32_t mapping;             /* id, or 0 */
   uint64_t address;
   uint32_t first_line, n_lines; /* in lines[]: function ids, innermost first */
+  bool activation;
 };
 
 struct values {
@@ -56,10 +58,19 @@ struct st_sink {
   struct array strings;            /* char *; [0] is "" */
   struct st_hashmap *mapping_ids;  /* (filename, build_id, bias) -> id */
   struct array mappings;           /* struct mapping; id = index + 1 */
+  /* The frames' module and build-id pointers are stable while a file is
+     mapped: most frames find their mapping here, checked with strcmp,
+     without hashing two strings.  */
+  struct {
+    const char *module, *build_id;
+    uint64_t bias;
+    uint32_t id;
+  } mapping_cache[64];
   struct st_hashmap *function_ids; /* name index -> id */
   struct array functions;          /* uint32_t name index; id = index + 1 */
   struct st_hashmap *location_ids; /* (mapping, activation, address) -> id */
   struct array locations;          /* struct location; id = index + 1 */
+  uint32_t location_cache[1024];   /* by address: ids, checked against the key */
   struct array lines;              /* uint32_t function ids */
   struct st_hashmap *samples;      /* (pid, tid, comm, location ids) -> struct values */
   uint32_t *key;
@@ -165,34 +176,62 @@ fail:
   return NULL;
 }
 
+/* The id of the mapping of F's file at BIAS, added when new.  */
+static uint32_t
+mapping_id_slow (struct st_sink *s, const struct st_frame *f, uint64_t bias)
+{
+  struct {
+    uint32_t filename, build_id;
+    uint64_t bias;
+  } key = { string_id (s, f->module), string_id (s, f->build_id), bias };
+  if (key.filename == UINT32_MAX || key.build_id == UINT32_MAX)
+    return UINT32_MAX;
+  uintptr_t id = (uintptr_t) st_hashmap_get (s->mapping_ids, &key, sizeof key);
+  if (id == 0)
+    {
+      struct mapping *m = array_push (&s->mappings, sizeof *m);
+      if (m == NULL)
+        return UINT32_MAX;
+      *m = (struct mapping) { key.filename, key.build_id, key.bias, f->pc, f->pc,
+                              st_module_may_be_program (f->module), 0 };
+      id = s->mappings.n;
+      if (st_hashmap_put (s->mapping_ids, &key, sizeof key, (void *) id) < 0)
+        return UINT32_MAX;
+    }
+  return id;
+}
+
+static bool
+same_string (const struct st_sink *s, uint32_t id, const char *str)
+{
+  return strcmp (((char *const *) s->strings.v)[id], str != NULL ? str : "") == 0;
+}
+
+/* The id of the mapping of F's file (0 when it has none), or UINT32_MAX
+   without memory; the mapping grows to cover F's address.  */
 static uint32_t
 mapping_id (struct st_sink *s, const struct st_frame *f)
 {
   if (f->module == NULL)
     return 0;
-  struct {
-    uint32_t filename, build_id;
-    uint64_t bias;
-  } key = {
-    string_id (s, f->module),
-    string_id (s, f->build_id),
-    f->has_elf_address ? f->pc - f->elf_address : 0,
-  };
-  if (key.filename == UINT32_MAX || key.build_id == UINT32_MAX)
-    return UINT32_MAX;
-  uintptr_t id = (uintptr_t) st_hashmap_get (s->mapping_ids, &key, sizeof key);
-  struct mapping *m;
-  if (id == 0)
+  uint64_t bias = f->has_elf_address ? f->pc - f->elf_address : 0;
+  size_t slot = ((uintptr_t) f->module >> 4)
+                % (sizeof s->mapping_cache / sizeof s->mapping_cache[0]);
+  uint32_t id = s->mapping_cache[slot].id;
+  if (id == 0 || s->mapping_cache[slot].module != f->module
+      || s->mapping_cache[slot].build_id != f->build_id || s->mapping_cache[slot].bias != bias
+      || !same_string (s, ((struct mapping *) s->mappings.v)[id - 1].filename, f->module)
+      || !same_string (s, ((struct mapping *) s->mappings.v)[id - 1].build_id, f->build_id))
     {
-      m = array_push (&s->mappings, sizeof *m);
-      if (m == NULL)
-        return UINT32_MAX;
-      *m = (struct mapping) { key.filename, key.build_id, key.bias, f->pc, f->pc, 0 };
-      id = s->mappings.n;
-      if (st_hashmap_put (s->mapping_ids, &key, sizeof key, (void *) id) < 0)
-        return UINT32_MAX;
+      id = mapping_id_slow (s, f, bias);
+      if (id == UINT32_MAX)
+        return id;
+      s->mapping_cache[slot].module = f->module;
+      s->mapping_cache[slot].build_id = f->build_id;
+      s->mapping_cache[slot].bias = bias;
+      s->mapping_cache[slot].id = id;
     }
-  m = (struct mapping *) s->mappings.v + (id - 1);
+  struct mapping *m = (struct mapping *) s->mappings.v + (id - 1);
   if (f->pc < m->lo)
     m->lo = f->pc;
   if (f->pc > m->hi)
@@ -231,9 +270,20 @@ location_id (struct st_sink *s, const struct st_frame *frames, size_t n)
     uint32_t mapping, activation;
     uint64_t address;
   } key = { mapping, f->activation, f->pc };
-  uintptr_t id = (uintptr_t) st_hashmap_get (s->location_ids, &key, sizeof key);
+  size_t slot = (f->pc * 0x9e3779b97f4a7c15ULL) >> 54;
+  uintptr_t id = s->location_cache[slot];
   if (id != 0)
-    return id;
+    {
+      const struct location *l = (const struct location *) s->locations.v + (id - 1);
+      if (l->address == f->pc && l->mapping == mapping && l->activation == f->activation)
+        return id;
+    }
+  id = (uintptr_t) st_hashmap_get (s->location_ids, &key, sizeof key);
+  if (id != 0)
+    {
+      s->location_cache[slot] = id;
+      return id;
+    }
   uint32_t first_line = s->lines.n;
   for (size_t i = 0; i < n; i++)
     {
@@ -246,9 +296,12 @@ location_id (struct st_sink *s, const struct st_frame *frames, size_t n)
   struct location *loc = array_push (&s->locations, sizeof *loc);
   if (loc == NULL)
     return UINT32_MAX;
-  *loc = (struct location) { mapping, f->pc, first_line, n };
+  *loc = (struct location) { mapping, f->pc, first_line, n, f->activation };
   id = s->locations.n;
-  return st_hashmap_put (s->location_ids, &key, sizeof key, (void *) id) < 0 ? UINT32_MAX : id;
+  if (st_hashmap_put (s->location_ids, &key, sizeof key, (void *) id) < 0)
+    return UINT32_MAX;
+  s->location_cache[slot] = id;
+  return id;
 }
 
 static int
@@ -283,17 +336,15 @@ pprof_sample (struct st_sink *s, const struct st_callchain *c)
       s->key[len++] = id;
       i = j + 1;
     }
-  /* The file that is the program of most samples becomes mapping[0].  */
-  const char *program = st_stack_program (c);
-  for (size_t i = c->n_frames, k = len; program != NULL && i-- > 0;)
+  /* The program of most whole stacks becomes mapping[0]: the outermost
+     file of each that may be a program.  */
+  for (size_t k = len; c->stop == ST_STOP_END && k-- > 3;)
     {
-      if (c->frames[i].inlined)
-        continue;
-      k--;
-      if (c->frames[i].module == program)
+      uint32_t m = ((const struct location *) s->locations.v)[s->key[k] - 1].mapping;
+      struct mapping *map = m != 0 ? (struct mapping *) s->mappings.v + (m - 1) : NULL;
+      if (map != NULL && map->may_be_program)
         {
-          uint32_t m = ((struct location *) s->locations.v)[s->key[k] - 1].mapping;
-          ((struct mapping *) s->mappings.v)[m - 1].program_samples++;
+          map->program_samples++;
           break;
         }
     }

@@ -32,6 +32,13 @@
 /* Average glyph width of the label font, in ems: labels are cut to what
    fits without measuring text (thousands of frames).  */
 #define FONT_WIDTH 0.59
+/* A picture whose frames would take more than this many bytes merges more
+   (doubling --minwidth, unless it is 0): however many samples and distinct
+   stacks, the file stays small enough to open and to mail.  */
+#define SIZE_BUDGET 1900000
+/* The bytes of a frame's group, besides its name (twice: the title and the
+   label) and its file.  */
+#define FRAME_BYTES 150
 #define TOP_PAD 60      /* title, buttons and legend */
 #define BOTTOM_PAD 34   /* details line and search result */
 
@@ -40,12 +47,15 @@ struct st_sink {
   struct st_stack_tree *stacks;
   const char *title;
   unsigned width;
-  double min_width;
+  double min_width;      /* in force: --minwidth, or more (SIZE_BUDGET) */
+  double asked_min_width; /* --minwidth */
   bool reverse;
   /* Set for the walk that writes.  */
   double scale;         /* pixels per sample */
   unsigned height;
   uint32_t max_depth;   /* of the frames drawn */
+  size_t bytes;         /* the frames' estimated size */
+  char hint[160];       /* the details line when no frame is pointed at */
 };
 
 static struct st_sink *
@@ -262,8 +272,10 @@ walk (struct st_sink *s, bool write)
         s->max_depth = node->depth;
       if (write)
         put_frame (s, "f", p.node == 0 ? "all" : node->name, node->module, node->inlined, p.x,
-                   node->total,
-                   node->depth, color (node->kind, node->name));
+                   node->total, node->depth, color (node->kind, node->name));
+      else
+        s->bytes += FRAME_BYTES + 2 * strlen (node->name)
+                    + (node->module != NULL ? strlen (node->module) : 0);
 
       size_t n_kids = 0, n_narrow = 0;
       uint64_t cursor = p.x, narrow = 0;
@@ -286,6 +298,7 @@ walk (struct st_sink *s, bool write)
         {
           if (node->depth + 1 > s->max_depth)
             s->max_depth = node->depth + 1;
+          s->bytes += FRAME_BYTES + 40;
           if (write)
             {
               char name[64];
@@ -461,7 +474,7 @@ static const char script[] =
   "      else if (e.key === \"Escape\") { search(null); reset(); }\n"
   "    });\n"
   "    var q = /[?&]s=([^&]*)/.exec(window.location.search);\n"
-  "    if (q) search(decodeURIComponent(q[1]));\n"
+  "    if (q) { try { search(decodeURIComponent(q[1])); } catch (e) { search(q[1]); } }\n"
   "    window.flamegraph = { zoom: zoom, reset: reset, search: search, frames: frames };\n"
   "  }\n"
   "  init();\n"
@@ -523,18 +536,18 @@ put_header (struct st_sink *s, uint64_t total)
   fprintf (out, "<script type=\"text/ecmascript\"><![CDATA[\n"
            "var FG = { total: %" PRIu64 ", width: %u, height: %u, xpad: %d, frameheight: %d, "
            "fontsize: %d, fontwidth: %g, searchcolor: \"#e600e6\", reverse: %s,\n"
-           "  hint: \"%" PRIu64 " samples. Click a frame to zoom, Ctrl-F to search, Esc to reset.\" };\n"
+           "  hint: \"%s\" };\n"
            "]]></script>\n",
            total, s->width, s->height, XPAD, FRAME_HEIGHT, FONT_SIZE, FONT_WIDTH,
-           s->reverse ? "true" : "false", total);
+           s->reverse ? "true" : "false", s->hint);
 }
 
 static void
 put_footer (struct st_sink *s, uint64_t total)
 {
   FILE *out = s->out;
-  fprintf (out, "<text id=\"details\" x=\"%d\" y=\"%u\">%" PRIu64 " samples. Click a frame to "
-           "zoom, Ctrl-F to search, Esc to reset.</text>\n", XPAD, s->height - 12, total);
+  fprintf (out, "<text id=\"details\" x=\"%d\" y=\"%u\">%s</text>\n", XPAD, s->height - 12,
+           s->hint);
   fprintf (out, "<text id=\"matched\" x=\"%u\" y=\"%u\"></text>\n", s->width - XPAD,
            s->height - 12);
   fputs ("<g id=\"tip\" class=\"hide\"><rect x=\"0\" y=\"0\" width=\"10\" height=\"10\"/>"
@@ -547,14 +560,29 @@ put_footer (struct st_sink *s, uint64_t total)
 static int
 svg_finish (struct st_sink *s)
 {
-  int r = st_stack_tree_sort (s->stacks);
+  int r = st_stack_tree_finish (s->stacks);
   if (r < 0)
     return r;
   uint64_t total = st_stack_tree_node (s->stacks, 0)->total;
   s->scale = total > 0 ? (double) (s->width - 2 * XPAD) / total : 0;
-  /* First the depth of what is drawn, for the height; then the frames.  */
-  if ((r = walk (s, false)) < 0)
-    return r;
+  /* First what is drawn: its size (merging more when it is too big) and
+     its depth, for the height; then the frames.  */
+  s->asked_min_width = s->min_width;
+  for (;;)
+    {
+      s->bytes = 0;
+      if ((r = walk (s, false)) < 0)
+        return r;
+      if (s->bytes <= SIZE_BUDGET || s->min_width <= 0 || s->min_width >= s->width)
+        break;
+      s->min_width *= 2;
+    }
+  int n = snprintf (s->hint, sizeof s->hint, "%" PRIu64 " samples. ", total);
+  if (s->min_width > s->asked_min_width)
+    n += snprintf (s->hint + n, sizeof s->hint - n, "Frames under %g px merged, to stay "
+                   "small (--minwidth). ", s->min_width);
+  snprintf (s->hint + n, sizeof s->hint - n, "Click a frame to zoom, Ctrl-F to search, "
+            "Esc to reset.");
   s->height = TOP_PAD + (s->max_depth + 1) * FRAME_HEIGHT + BOTTOM_PAD;
   put_header (s, total);
   if (total > 0)

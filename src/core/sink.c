@@ -11,6 +11,7 @@ static const struct st_sink_ops *const sinks[] = {
   &st_sink_json,
   &st_sink_svg,
   &st_sink_pprof,
+  &st_sink_sysprof,
 };
 
 const struct st_sink_ops *
@@ -25,7 +26,7 @@ st_sink_lookup (const char *name)
 const char *
 st_sink_names (void)
 {
-  return "text, folded, json, svg, pprof";
+  return "text, folded, json, svg, pprof, sysprof";
 }
 
 const char *

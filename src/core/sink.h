@@ -45,6 +45,7 @@ extern const struct st_sink_ops st_sink_folded;
 extern const struct st_sink_ops st_sink_json;
 extern const struct st_sink_ops st_sink_svg;
 extern const struct st_sink_ops st_sink_pprof;
+extern const struct st_sink_ops st_sink_sysprof;
 
 /* The sink for a -f name, or NULL.  */
 const struct st_sink_ops *st_sink_lookup (const char *name);

@@ -35,6 +35,7 @@ st_source_unsupported (struct st_source_error *err, uint64_t offset, const char 
 
 static const struct st_source_ops *const sources[] = {
   &st_source_perf,
+  &st_source_sysprof,
 };
 
 const struct st_source_ops *
@@ -49,5 +50,5 @@ st_source_detect (const uint8_t *magic, size_t len)
 const char *
 st_source_names (void)
 {
-  return "a perf.data file or pipe";
+  return "a perf.data file or pipe, or a Sysprof capture";
 }

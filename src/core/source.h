@@ -43,6 +43,7 @@ struct st_source_ops {
 };
 
 extern const struct st_source_ops st_source_perf;
+extern const struct st_source_ops st_source_sysprof;
 
 /* The format of an input whose first bytes are MAGIC, or NULL.  */
 const struct st_source_ops *st_source_detect (const uint8_t *magic, size_t len);

@@ -12,6 +12,9 @@
 struct st_stack_tree {
   bool reverse;
   struct st_stack_node *nodes;
+  /* For each node, the child last taken from it: consecutive samples share
+     most of their path, so most frames find their node with one strcmp.  */
+  uint32_t *hint;
   size_t n, cap;
   uint32_t max_depth;
   /* (parent index, module id, inlined flag, name) -> node index + 1.  One
@@ -25,11 +28,14 @@ struct st_stack_tree {
      so most frames find their module without hashing its path.  */
   struct st_hashmap *module_ids;  /* path -> id */
   const char **modules;
+  bool *may_be_program;           /* st_module_may_be_program, by id */
   size_t n_modules, modules_cap;
   struct {
     const char *ptr;
     uint32_t id;
   } module_cache[64];
+  /* Process node -> struct vote: the program of its whole stacks.  */
+  struct st_hashmap *votes;
   unsigned char *key;
   size_t key_cap;
 };
@@ -43,16 +49,20 @@ st_stack_tree_new (bool reverse)
   t->reverse = reverse;
   t->cap = 256;
   t->nodes = calloc (t->cap, sizeof *t->nodes);
+  t->hint = malloc (t->cap * sizeof *t->hint);
   t->children = st_hashmap_new (NULL);
   t->strings = st_hashmap_new (free);
   t->module_ids = st_hashmap_new (NULL);
+  t->votes = st_hashmap_new (free);
   t->modules_cap = 16;
   t->modules = calloc (t->modules_cap, sizeof *t->modules);
+  t->may_be_program = calloc (t->modules_cap, sizeof *t->may_be_program);
   t->n_modules = 1;
   t->key_cap = 256;
   t->key = malloc (t->key_cap);
-  if (t->nodes == NULL || t->children == NULL || t->strings == NULL || t->module_ids == NULL
-      || t->modules == NULL || t->key == NULL)
+  if (t->nodes == NULL || t->hint == NULL || t->children == NULL || t->strings == NULL || t->module_ids == NULL
+      || t->votes == NULL || t->modules == NULL || t->may_be_program == NULL
+      || t->key == NULL)
     {
       st_stack_tree_free (t);
       return NULL;
@@ -64,6 +74,7 @@ st_stack_tree_new (bool reverse)
     .next_sibling = ST_STACK_NONE,
     .kind = ST_KIND_LABEL,
   };
+  t->hint[0] = ST_STACK_NONE;
   t->n = 1;
   return t;
 }
@@ -76,8 +87,11 @@ st_stack_tree_free (struct st_stack_tree *t)
   st_hashmap_free (t->children);
   st_hashmap_free (t->strings);
   st_hashmap_free (t->module_ids);
+  st_hashmap_free (t->votes);
   free (t->modules);
+  free (t->may_be_program);
   free (t->nodes);
+  free (t->hint);
   free (t->key);
   free (t);
 }
@@ -120,6 +134,10 @@ module_id (struct st_stack_tree *t, const char *module)
           if (m == NULL)
             return UINT32_MAX;
           t->modules = m;
+          bool *p = realloc (t->may_be_program, 2 * t->modules_cap * sizeof *p);
+          if (p == NULL)
+            return UINT32_MAX;
+          t->may_be_program = p;
           t->modules_cap *= 2;
         }
       const char *copy = intern (t, module);
@@ -127,6 +145,7 @@ module_id (struct st_stack_tree *t, const char *module)
         return UINT32_MAX;
       id = t->n_modules++;
       t->modules[id] = copy;
+      t->may_be_program[id] = st_module_may_be_program (copy);
       if (st_hashmap_put (t->module_ids, module, len, (void *) id) < 0)
         return UINT32_MAX;
     }
@@ -173,6 +192,22 @@ is_kernel (const char *module)
          || starts_with (base_name (module), "vmlinux");
 }
 
+/* "libfoo.so", "libfoo.so.1.2", "_json.cpython-311-x86_64-linux-gnu.so".  */
+static bool
+is_shared_object (const char *module)
+{
+  for (const char *p = strstr (base_name (module), ".so"); p != NULL; p = strstr (p + 1, ".so"))
+    if (p[3] == '\0' || p[3] == '.')
+      return true;
+  return false;
+}
+
+bool
+st_module_may_be_program (const char *module)
+{
+  return !is_libc (module) && !is_kernel (module) && !is_shared_object (module);
+}
+
 enum st_frame_kind
 st_frame_kind_of (const struct st_frame *f, const char *program)
 {
@@ -195,32 +230,91 @@ st_frame_kind_of (const struct st_frame *f, const char *program)
   return ST_KIND_LIBRARY;
 }
 
-const char *
-st_stack_program (const struct st_callchain *c)
+/* The program of the call chain C (interned), or NULL: the outermost file
+   that may be a program, when the unwind reached the outermost frame (it
+   starts in the program: _start, or the thread function above the C
+   library's start_thread); else the file named like the comm ("python3"
+   for python3.11; any file that begins with a comm of the kernel's 15-byte
+   limit); else that outermost file, as a guess (*SURE false).  NULL and
+   *SURE false without memory, too.  */
+static const char *
+program_of (struct st_stack_tree *t, const struct st_callchain *c, bool *sure)
 {
   const char *outermost = NULL;
   size_t comm_len = c->comm != NULL ? strlen (c->comm) : 0;
+  *sure = true;
   for (size_t i = c->n_frames; i-- > 0;)
     {
-      const char *m = c->frames[i].module;
-      if (m == NULL || is_libc (m) || is_kernel (m))
+      uint32_t id = module_id (t, c->frames[i].module);
+      if (id == 0 || id == UINT32_MAX || !t->may_be_program[id])
         continue;
+      const char *m = t->modules[id];
+      if (c->stop == ST_STOP_END)
+        return m;
       const char *base = base_name (m);
       if (comm_len > 0 && strncmp (base, c->comm, comm_len) == 0
-          && (base[comm_len] == '\0' || comm_len >= 15))
+          && (base[comm_len] == '\0' || base[comm_len] == '.' || base[comm_len] == '-'
+              || comm_len >= 15))
         return m;
       if (outermost == NULL)
         outermost = m;
     }
+  *sure = false;
   return outermost;
+}
+
+/* The program a process's whole stacks show most often, by the
+   Boyer-Moore majority vote: one comparison per sample, and right whenever
+   one program has more than half of the votes (a shell script that execs
+   the program it wraps, under the same comm).  */
+struct vote {
+  const char *program;  /* interned */
+  uint64_t count;
+};
+
+static const char *
+voted_program (const struct st_stack_tree *t, uint32_t comm)
+{
+  const struct vote *v = st_hashmap_get (t->votes, &comm, sizeof comm);
+  return v != NULL ? v->program : NULL;
+}
+
+static int
+vote (struct st_stack_tree *t, uint32_t comm, const struct st_callchain *c, uint64_t count)
+{
+  bool sure;
+  const char *program = program_of (t, c, &sure);
+  if (program == NULL || !sure)
+    return 0;
+  struct vote *v = st_hashmap_get (t->votes, &comm, sizeof comm);
+  if (v == NULL)
+    {
+      v = calloc (1, sizeof *v);
+      if (v == NULL || st_hashmap_put (t->votes, &comm, sizeof comm, v) < 0)
+        {
+          free (v);
+          return -ENOMEM;
+        }
+    }
+  if (v->program == program)
+    v->count += count;
+  else if (v->count <= count)
+    {
+      v->program = program;
+      v->count = count - v->count;
+    }
+  else
+    v->count -= count;
+  return 0;
 }
 
 /* What a new node needs to know about the stack it is on, found only when
    a node is created: most samples create none.  */
 struct context {
   const struct st_callchain *chain;
+  uint32_t comm;                /* the process's node */
   const char *program;
-  bool program_known;
+  bool program_known, guessed;
 };
 
 static int
@@ -231,6 +325,14 @@ child (struct st_stack_tree *t, uint32_t parent, const char *name, const struct 
   uint32_t module = module_id (t, f != NULL ? f->module : NULL);
   if (module == UINT32_MAX)
     return -ENOMEM;
+  uint32_t hint = t->hint[parent];
+  if (hint != ST_STACK_NONE && t->nodes[hint].inlined == inlined
+      && t->nodes[hint].module == t->modules[module] && strcmp (t->nodes[hint].name, name) == 0)
+    {
+      *out = hint;
+      t->nodes[hint].total += count;
+      return 0;
+    }
   size_t len = strlen (name);
   size_t key_len = sizeof parent + sizeof module + 1 + len;
   if (key_len > t->key_cap)
@@ -254,6 +356,7 @@ child (struct st_stack_tree *t, uint32_t parent, const char *name, const struct 
     {
       *out = found - 1;
       t->nodes[*out].total += count;
+      t->hint[parent] = *out;
       return 0;
     }
 
@@ -265,6 +368,10 @@ child (struct st_stack_tree *t, uint32_t parent, const char *name, const struct 
       if (nodes == NULL)
         return -ENOMEM;
       t->nodes = nodes;
+      uint32_t *hints = realloc (t->hint, 2 * t->cap * sizeof *hints);
+      if (hints == NULL)
+        return -ENOMEM;
+      t->hint = hints;
       t->cap *= 2;
     }
   enum st_frame_kind kind = ST_KIND_LABEL;
@@ -272,7 +379,15 @@ child (struct st_stack_tree *t, uint32_t parent, const char *name, const struct 
     {
       if (!ctx->program_known)
         {
-          ctx->program = st_stack_program (ctx->chain);
+          /* A stack cut short (a deep recursion that outgrew the stack
+             copy) may hold no frame of the program: then the program of
+             its process's whole stacks is the better answer, settled when
+             all are in (st_stack_tree_finish).  */
+          bool sure;
+          ctx->program = program_of (t, ctx->chain, &sure);
+          ctx->guessed = !sure;
+          if (!sure && voted_program (t, ctx->comm) != NULL)
+            ctx->program = voted_program (t, ctx->comm);
           ctx->program_known = true;
         }
       kind = st_frame_kind_of (f, ctx->program);
@@ -288,11 +403,14 @@ child (struct st_stack_tree *t, uint32_t parent, const char *name, const struct 
     .next_sibling = t->nodes[parent].first_child,
     .depth = t->nodes[parent].depth + 1,
     .kind = kind,
+    .guessed = f != NULL && ctx->guessed,
     .inlined = inlined,
   };
   if (node->name == NULL || st_hashmap_put (t->children, t->key, key_len, (void *) (uintptr_t) (i + 1)) < 0)
     return -ENOMEM;
   t->nodes[parent].first_child = i;
+  t->hint[parent] = i;
+  t->hint[i] = ST_STACK_NONE;
   t->n++;
   if (node->depth > t->max_depth)
     t->max_depth = node->depth;
@@ -308,6 +426,10 @@ st_stack_tree_add (struct st_stack_tree *t, const struct st_callchain *c, uint64
   uint32_t node = 0;
   t->nodes[0].total += count;
   int r = child (t, node, c->comm != NULL ? c->comm : "[unknown]", NULL, &ctx, count, &node);
+  ctx.comm = node;
+  /* Cheap: a whole stack's program is among its outermost frames.  */
+  if (r == 0 && c->stop == ST_STOP_END)
+    r = vote (t, node, c, count);
   for (size_t k = 0; r == 0 && k < c->n_frames; k++)
     {
       const struct st_frame *f = &c->frames[t->reverse ? k : c->n_frames - 1 - k];
@@ -337,9 +459,36 @@ compare_entries (const void *pa, const void *pb)
   return r;
 }
 
-int
-st_stack_tree_sort (struct st_stack_tree *t)
+/* Each process's node gets its program, and the kinds guessed from stacks
+   cut short are settled against it.  */
+static int
+settle_kinds (struct st_stack_tree *t)
 {
+  uint32_t *comm = malloc (t->n * sizeof *comm);
+  if (comm == NULL)
+    return -ENOMEM;
+  comm[0] = 0;
+  for (size_t i = 1; i < t->n; i++)
+    {
+      struct st_stack_node *n = &t->nodes[i];
+      comm[i] = n->depth == 1 ? i : comm[n->parent];
+      const char *program = voted_program (t, comm[i]);
+      if (n->depth == 1)
+        n->module = program;
+      else if (n->guessed && program != NULL
+               && (n->kind == ST_KIND_PROGRAM || n->kind == ST_KIND_LIBRARY))
+        n->kind = n->module == program ? ST_KIND_PROGRAM : ST_KIND_LIBRARY;
+    }
+  free (comm);
+  return 0;
+}
+
+int
+st_stack_tree_finish (struct st_stack_tree *t)
+{
+  int r = settle_kinds (t);
+  if (r < 0)
+    return r;
   struct sort_entry *entries = NULL;
   size_t cap = 0;
   for (size_t p = 0; p < t->n; p++)

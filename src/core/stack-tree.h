@@ -29,7 +29,9 @@ enum st_frame_kind {
 
 struct st_stack_node {
   const char *name;      /* display name; "" for the root */
-  const char *module;    /* the file of the first frame seen here, or NULL */
+  const char *module;    /* its file, or NULL; for a process (depth 1), the
+                            program of most of its whole stacks, once
+                            st_stack_tree_finish ran */
   uint64_t total;        /* samples whose path goes through this node */
   uint64_t self;         /* samples whose path ends here */
   uint32_t parent;       /* ST_STACK_NONE for the root */
@@ -37,6 +39,7 @@ struct st_stack_node {
   uint32_t next_sibling; /* ST_STACK_NONE when the last child */
   uint32_t depth;        /* 0 for the root, 1 for the comms */
   uint8_t kind;          /* enum st_frame_kind */
+  bool guessed;          /* kind from a stack that did not show its program */
   bool inlined;
 };
 
@@ -48,10 +51,11 @@ void st_stack_tree_free (struct st_stack_tree *t);
 /* Adds COUNT samples with the call chain C; 0 or -ENOMEM.  */
 int st_stack_tree_add (struct st_stack_tree *t, const struct st_callchain *c, uint64_t count);
 
-/* Sorts every node's children by name (bytes; inlined frames after the
-   others, then by file), so that a walk visits them in the same order for
-   the same input.  */
-int st_stack_tree_sort (struct st_stack_tree *t);
+/* Call once all samples are in: settles the kinds guessed from stacks cut
+   short, and sorts every node's children by name (bytes; inlined frames
+   after the others, then by file), so that a walk visits them in the same
+   order for the same input.  0 or -ENOMEM.  */
+int st_stack_tree_finish (struct st_stack_tree *t);
 
 /* The root is node 0; nodes are numbered from 0 to size - 1, and a node's
    parent always comes before it.  */
@@ -63,11 +67,10 @@ uint32_t st_stack_tree_max_depth (const struct st_stack_tree *t);
    children, or ST_STACK_NONE at the end.  */
 uint32_t st_stack_tree_next (const struct st_stack_tree *t, uint32_t i);
 
-/* The kind of frame F in a stack whose program is the file PROGRAM (see
-   st_stack_program), or NULL when it is not known.  */
+/* The kind of frame F in a stack whose program is the file PROGRAM, or
+   NULL when it is not known.  */
 enum st_frame_kind st_frame_kind_of (const struct st_frame *f, const char *program);
-/* The program of a call chain: the file whose base name is the comm (or
-   begins with it, when the comm has the kernel's 15-byte limit), else the
-   outermost file that is not the C library, the dynamic linker or the
-   kernel.  NULL when no frame has such a file.  */
-const char *st_stack_program (const struct st_callchain *c);
+/* Whether the file MODULE may be a program: not the C library, the dynamic
+   linker, the kernel or the vdso, nor a shared object (NAME.so[.N]).  A
+   process's program is the outermost such file of its whole stacks.  */
+bool st_module_may_be_program (const char *module);

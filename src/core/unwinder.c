@@ -18,6 +18,7 @@ struct st_unwinder {
   struct st_unwinder_options opts;
   struct st_resolver *resolver;
   struct st_process_table *processes;
+  struct st_debuginfo_finder finder;
   struct st_raw_frame *raw;
   size_t max_out_frames;
   /* Strings whose owners may go before the result is written (a mapping's
@@ -35,8 +36,16 @@ st_unwinder_new (const struct st_unwinder_options *opts)
     return NULL;
   u->opts = *opts;
   u->max_out_frames = opts->max_frames * (opts->inline_frames ? INLINE_FRAMES_PER_FRAME : 1);
+  u->finder.debuginfod = opts->debuginfod;
+  u->finder.ns_client = opts->ns_client;
   u->resolver = st_resolver_new ();
+  if (u->resolver != NULL)
+    st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
+  if (u->resolver != NULL)
+    st_resolver_set_ns_client (u->resolver, opts->ns_client);
   u->processes = u->resolver ? st_process_table_new (u->resolver) : NULL;
+  if (u->processes != NULL)
+    st_process_table_set_debuginfo_finder (u->processes, &u->finder);
   u->raw = calloc (opts->max_frames, sizeof *u->raw);
   u->strings = st_hashmap_new (free);
   if (u->processes == NULL || u->raw == NULL || u->strings == NULL)

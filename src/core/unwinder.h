@@ -17,6 +17,8 @@ struct st_unwinder_options {
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
   const struct st_regs_arch *arch;
+  struct st_debuginfod *debuginfod; /* NULL: off; shared, it locks */
+  struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
 };
 
 struct st_unwound {

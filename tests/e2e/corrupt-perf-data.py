@@ -380,6 +380,16 @@ def file_variants(d, out):
                        what="data [%d, %d) in a file of %d bytes"
                        % (d.data_offset, d.data_offset + len(hb), len(hb))))
 
+    # offset + size wraps around 2^64: the data section would end before it
+    # starts.  Without feature sections nothing else catches it.
+    b = bytearray(hb)
+    put_u64(b, H_DATA + 8, (1 << 64) - 8)
+    b[H_FEATURES:FILE_HEADER_SIZE] = bytes(FILE_HEADER_SIZE - H_FEATURES)
+    out.append(Variant("file: data section size 2^64-8 (offset + size wraps around)",
+                       bytes(b), 2, nothing, H_DATA, H_EVENT_TYPES, H_DATA + 8,
+                       what="data offset %d, size 2^64-8, no feature sections"
+                       % d.data_offset))
+
     # A record running past the end of the data section: the last sample.
     victim = d.samples()[-1]
     b = bytearray(hb)

@@ -20,12 +20,14 @@ import base64
 import fcntl
 import json
 import os
+import re
 import select
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 from folded import Tap, escape, inclusive, matching_samples, read_folded, total
 
@@ -155,6 +157,7 @@ FRAMES_JS = """
     return { name: g.fg ? g.fg.name : null, x: +g.getAttribute("data-x"),
              s: +g.getAttribute("data-s"), d: +g.getAttribute("data-d"),
              hidden: g.classList.contains("hide"), parent: g.classList.contains("parent"),
+             merged: g.classList.contains("m"),
              fill: r.getAttribute("fill"), width: +r.getAttribute("width"),
              rx: +r.getAttribute("x"), cx: b.left + b.width / 2, cy: b.top + b.height / 2,
              label: g.querySelector("text") ? g.querySelector("text").textContent : "" };
@@ -210,7 +213,6 @@ def run(b, args, tap, stacks, n):
                                                  "flatten": True}, session=False)["sessionId"]
     b.call("Page.enable")
     b.call("Runtime.enable")
-    import xml.etree.ElementTree as ET
     svg = ET.parse(args.svg).getroot()
     width, height = int(svg.get("width")), int(svg.get("height"))
     b.call("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
@@ -310,16 +312,15 @@ def run(b, args, tap, stacks, n):
     b.event("Page.javascriptDialogOpening")
     b.call("Page.handleJavaScriptDialog", {"accept": True, "promptText": args.search})
     b.result(pending)
-    import re
     rx = re.compile(args.search)
     found = b.js(FRAMES_JS)
     problems = []
     for f in found:
-        hit = f["d"] > 0 and not f["name"].startswith("[") and bool(rx.search(f["name"]))
+        hit = f["d"] > 0 and not f["merged"] and bool(rx.search(f["name"]))
         if hit != (f["fill"] == SEARCH_FILL):
             problems.append("%s: fill %s" % (f["name"], f["fill"]))
     hits = sum(1 for f in found if f["fill"] == SEARCH_FILL)
-    m = matching_samples({k[1:]: c for k, c in stacks.items()}, args.search)
+    m = matching_samples(stacks, args.search)
     expect = "Matched: %.2f%% (%d of %d samples)" % (100.0 * m / n, m, n)
     text = b.js("document.getElementById('matched').textContent")
     if text != expect:

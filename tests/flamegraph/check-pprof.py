@@ -26,11 +26,14 @@ import sys
 from folded import Tap, diff_counts, escape, inclusive, leaf, read_folded, total
 
 
-def pprof(go, args, path):
+def pprof(go, args, path, home):
     env = dict(os.environ)
-    # No network, no symbolization: the profile carries its function names.
+    # No network, no symbolization (the profile carries its function names),
+    # nothing written under the user's HOME.
     env.update({"PPROF_BINARY_PATH": "/nonexistent", "GOTOOLCHAIN": "local",
                 "GOFLAGS": "", "GO111MODULE": "off"})
+    if home:
+        env.update({"HOME": home, "PPROF_TMPDIR": home, "GOCACHE": os.path.join(home, "go")})
     r = subprocess.run([go, "tool", "pprof"] + args + [path], env=env, timeout=120,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
@@ -101,6 +104,7 @@ def main():
     ap.add_argument("--folded", required=True)
     ap.add_argument("--pprof", required=True)
     ap.add_argument("--go", default="go")
+    ap.add_argument("--home", help="HOME for go (default: the caller's)")
     ap.add_argument("--tap-start", type=int, default=1)
     ap.add_argument("--program", help="the path of the sampled program")
     args = ap.parse_args()
@@ -109,7 +113,7 @@ def main():
     n = total(stacks)
 
     # reads
-    rc, raw, err = pprof(args.go, ["-raw"], args.pprof)
+    rc, raw, err = pprof(args.go, ["-raw"], args.pprof, args.home)
     problems = [] if rc == 0 else ["exit status %d" % rc] + err.splitlines()[-10:]
     if rc == 0:
         for want in ("samples/count", "cpu/nanoseconds"):
@@ -123,7 +127,7 @@ def main():
 
     # top
     rc, out, err = pprof(args.go, ["-top", "-sample_index=samples", "-nodecount=1000000",
-                                   "-nodefraction=0", "-edgefraction=0"], args.pprof)
+                                   "-nodefraction=0", "-edgefraction=0"], args.pprof, args.home)
     problems = [] if rc == 0 else ["exit status %d" % rc] + err.splitlines()[-10:]
     rows, header = parse_top(out)
     flat = {k: v[0] for k, v in rows.items() if v[0] > 0}
@@ -142,7 +146,7 @@ def main():
               "(top: %s)" % (len(rows), ", ".join("%s %d" % kv for kv in top5)), problems)
 
     # traces
-    rc, out, err = pprof(args.go, ["-traces", "-sample_index=samples"], args.pprof)
+    rc, out, err = pprof(args.go, ["-traces", "-sample_index=samples"], args.pprof, args.home)
     problems = [] if rc == 0 else ["exit status %d" % rc] + err.splitlines()[-10:]
     got, labels = parse_traces(out)
     for name in ("comm", "pid", "tid"):

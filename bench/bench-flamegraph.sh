@@ -1,0 +1,128 @@
+#!/bin/sh
+# bench-flamegraph.sh: what -f svg and -f pprof cost, and how big they are.
+#
+# Records bench/workload.c for about 100,000 samples, then times
+# eu-stacktrace -f folded, -f svg and -f pprof on the same file, alternating
+# runs, and prints the medians, the ratios svg/folded and pprof/folded (the
+# target: under 1.10, i.e. writing either costs less than 10% of the run)
+# and the sizes of the two files (targets: SVG under 2 MB, pprof under
+# 1 MB).  -f folded is the anchor: it unwinds and aggregates the same
+# stacks, so the difference is what building and writing the format costs.
+#
+# Nothing here asserts: the figures are printed for a person to read.  The
+# script fails only when a step fails.
+#
+# Environment (defaults in brackets):
+#   EU_STACKTRACE   the program under test [../eu-stacktrace next to this script]
+#   PERF, PYTHON3   [perf, python3]
+#   CC, CFLAGS      compiler for bench/workload.c [cc, -O2 -g]
+#   BENCH_SECONDS   CPU seconds of the recording [25: 100,000 samples at 4000 Hz]
+#   BENCH_FREQ      sampling frequency in Hz [4000]
+#   BENCH_EVENT     perf event [cpu-clock]
+#   BENCH_RUNS      timed runs of each format [5]
+#   BENCH_DIR       keep the recording here, and reuse the one an earlier
+#                   run left there [a temporary directory, removed at exit]
+
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+EU_STACKTRACE=${EU_STACKTRACE:-$here/../eu-stacktrace}
+PERF=${PERF:-perf}
+PYTHON3=${PYTHON3:-python3}
+CC=${CC:-cc}
+CFLAGS=${CFLAGS:--O2 -g}
+BENCH_SECONDS=${BENCH_SECONDS:-25}
+BENCH_FREQ=${BENCH_FREQ:-4000}
+BENCH_EVENT=${BENCH_EVENT:-cpu-clock}
+BENCH_RUNS=${BENCH_RUNS:-5}
+
+die () { echo "bench: $*" >&2; exit 1; }
+say () { echo "bench: $*" >&2; }
+
+command -v "$EU_STACKTRACE" >/dev/null 2>&1 ||
+  die "no eu-stacktrace at '$EU_STACKTRACE': build it (make) or set EU_STACKTRACE"
+command -v "$PERF" >/dev/null 2>&1 || die "no perf ('$PERF'): set PERF"
+command -v "$PYTHON3" >/dev/null 2>&1 || die "no python3 ('$PYTHON3'): set PYTHON3"
+
+if [ -n "${BENCH_DIR:-}" ]; then
+  mkdir -p "$BENCH_DIR"
+  work=$(cd "$BENCH_DIR" && pwd)
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-bench.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  trap 'exit 130' INT TERM
+fi
+
+# --- the recording --------------------------------------------------------
+workload=$work/workload
+if [ ! -x "$workload" ] || [ -n "$(find "$here/workload.c" -newer "$workload")" ]; then
+  # shellcheck disable=SC2086 # CFLAGS is a list of flags
+  $CC $CFLAGS -pthread -o "$workload" "$here/workload.c" || die "cannot build workload.c"
+fi
+data=$work/flamegraph.data
+stamp="$(cksum < "$workload") $BENCH_SECONDS $BENCH_EVENT $BENCH_FREQ"
+if [ -s "$data" ] && [ -f "$data.stamp" ] && [ "$(cat "$data.stamp")" = "$stamp" ]; then
+  say "reusing $data"
+else
+  rm -f "$data" "$data.stamp"
+  say "recording: $workload $BENCH_SECONDS 1 ($BENCH_EVENT at $BENCH_FREQ Hz, --call-graph dwarf)"
+  "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf \
+    -o "$data" -- "$workload" "$BENCH_SECONDS" 1 >/dev/null 2>"$work/record.log" || {
+    sed 's/^/  | /' "$work/record.log" >&2
+    die "perf record failed"
+  }
+  echo "$stamp" > "$data.stamp"
+fi
+
+# --- runs -------------------------------------------------------------------
+# One untimed run of each format warms the page cache, counts the samples
+# and keeps the outputs for their sizes; then BENCH_RUNS alternating timed
+# runs of each, in Python (perf_counter around the process).
+"$PYTHON3" - "$EU_STACKTRACE" "$data" "$work" "$BENCH_RUNS" <<'EOF'
+import os, statistics, subprocess, sys, time
+
+eu, data, work, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+formats = ["folded", "svg", "pprof"]
+
+def run(fmt, out):
+    start = time.perf_counter()
+    r = subprocess.run([eu, "-i", data, "-f", fmt, "-o", out, "-s"],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    wall = time.perf_counter() - start
+    if r.returncode != 0:
+        sys.exit("bench: eu-stacktrace -f %s failed:\n%s" % (fmt, r.stderr))
+    return wall, r.stderr
+
+sizes, samples = {}, None
+for fmt in formats:
+    out = os.path.join(work, "out." + fmt)
+    _, stats = run(fmt, out)
+    sizes[fmt] = os.path.getsize(out)
+    for line in stats.splitlines():
+        if line.startswith("samples read:"):
+            samples = int(line.split()[-1])
+print("bench: %s samples; outputs: %s" % (samples, ", ".join(
+    "%s %d bytes" % (f, sizes[f]) for f in formats)), file=sys.stderr)
+
+times = {f: [] for f in formats}
+for i in range(runs):
+    for fmt in formats:
+        times[fmt].append(run(fmt, os.devnull)[0])
+    print("bench: run %d/%d: %s" % (i + 1, runs, ", ".join(
+        "%s %.3f s" % (f, times[f][-1]) for f in formats)), file=sys.stderr)
+
+med = {f: statistics.median(times[f]) for f in formats}
+svg_mb, pprof_mb = sizes["svg"] / 1e6, sizes["pprof"] / 1e6
+print()
+print("samples: %d (%d CPU, median of %d alternating runs)" % (samples, os.cpu_count(), runs))
+for f in formats:
+    print("eu-stacktrace -f %-6s median %.3f s (%.0fk samples/s)" % (f, med[f],
+                                                                  samples / med[f] / 1000))
+for f in ("svg", "pprof"):
+    r = med[f] / med["folded"]
+    print("ratio %s / folded: %.3f (writing %s costs %+.1f%% of the run; target < 10%%): %s"
+          % (f, r, f, 100 * (r - 1), "ok" if r < 1.10 else "OVER"))
+print("svg size:   %.2f MB (target < 2 MB): %s" % (svg_mb, "ok" if svg_mb < 2 else "OVER"))
+print("pprof size: %.3f MB (target < 1 MB): %s" % (pprof_mb, "ok" if pprof_mb < 1 else "OVER"))
+EOF

@@ -1,0 +1,158 @@
+#include "config.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/find-debuginfo.h"
+#include "core/log.h"
+#include "core/ns-client.h"
+#include "core/process.h"
+#include "debuginfod/debuginfod.h"
+
+/* What libdwfl asked for.  */
+struct request {
+  Dwfl_Module *mod;
+  void **userdata;
+  const char *modname;
+  Dwarf_Addr base;
+  const char *file_name;
+  const char *debuglink_file;
+  GElf_Word debuglink_crc;
+  const struct st_mapping *mapping;   /* the module's userdata */
+};
+
+/* A step returns a file descriptor of the debug file, with *PATH set (a
+   malloc'ed string) when it knows one, or -1 when it has none.  */
+typedef int (*step_fn) (const struct request *q, char **path);
+
+static int
+step_host (const struct request *q, char **path)
+{
+  /* With DEBUGINFOD_URLS hidden, the debuginfod fallback at the end of
+     dwfl_standard_find_debuginfo returns at once: the debuginfod step
+     below asks, within bounds.  */
+  st_debuginfod_env_begin_host ();
+  int fd = dwfl_standard_find_debuginfo (q->mod, q->userdata, q->modname, q->base, q->file_name,
+                                         q->debuglink_file, q->debuglink_crc, path);
+  st_debuginfod_env_end_host ();
+  return fd;
+}
+
+/* libdwfl asks again, with the .gnu_debugaltlink name and no CRC, for the
+   dwz file that a module's DWARF refers to.  The request for the debug file
+   itself carries the module's own .gnu_debuglink, or none.  */
+static bool
+is_altlink_request (const struct request *q, Elf *main_elf)
+{
+  if (q->debuglink_file == NULL)
+    return false;
+  GElf_Word crc = 0;
+  const char *link = dwelf_elf_gnu_debuglink (main_elf, &crc);
+  return link == NULL || strcmp (link, q->debuglink_file) != 0 || crc != q->debuglink_crc;
+}
+
+/* A file that the namespace helper opened has its debug file in the same
+   mount namespace, where the host's paths do not reach: ask the helper,
+   which checks the build-id.  Files found on the host are the host's, and
+   so is their debuginfo.  (A dwz file, asked for by its own build-id, is
+   left to the host and debuginfod.)  */
+static int
+step_ns_helper (const struct request *q, char **path)
+{
+  const struct st_mapping *m = q->mapping;
+  struct st_ns_client *ns = m != NULL && m->finder != NULL ? m->finder->ns_client : NULL;
+  if (ns == NULL || m->file == NULL || m->file->found_by != ST_FOUND_NS_HELPER
+      || m->file->build_id_size == 0 || is_altlink_request (q, m->file->elf))
+    return -1;
+  const char *way = NULL;
+  char why[256];
+  int fd = st_ns_client_open_debuginfo (ns, m->file->ns_pid, m->path, m->file->build_id,
+                                        m->file->build_id_size, q->debuglink_file, path, &way,
+                                        why, sizeof why);
+  if (fd < 0)
+    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why);
+  else
+    st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
+             (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
+  return fd;
+}
+
+static int
+step_debuginfod (const struct request *q, char **path)
+{
+  const struct st_mapping *m = q->mapping;
+  struct st_debuginfod *d = m != NULL && m->finder != NULL ? m->finder->debuginfod : NULL;
+  if (d == NULL || m->file == NULL)
+    return -1;
+  /* Only for what the module's file lacks: never for a file that has
+     what the unwinder and the symbolizer need.  */
+  unsigned want = st_debuginfod_debuginfo_wanted (d, m->file->elf);
+  if (want == 0)
+    return -1;
+  const uint8_t *id = m->file->build_id;
+  size_t n = m->file->build_id_size;
+  if (is_altlink_request (q, m->file->elf))
+    {
+      /* The module's Dwarf is set up by then, so this returns it at once;
+         it names the dwz file's build-id.  */
+      Dwarf_Addr bias;
+      Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
+      const char *alt_name;
+      const void *alt_id;
+      ssize_t len = dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, &alt_id) : -1;
+      if (len <= 0)
+        return -1;
+      id = alt_id;
+      n = (size_t) len;
+    }
+  const char *why = NULL;
+  int fd = st_debuginfod_find_debuginfo (d, id, n, m->path, want, path, &why);
+  if (fd < 0)
+    st_debug ("%s: no debuginfo from debuginfod: %s", m->path, why);
+  return fd;
+}
+
+static const struct {
+  const char *name;
+  step_fn find;
+} steps[] = {
+  { "namespace helper", step_ns_helper },
+  { "host", step_host },
+  { "debuginfod", step_debuginfod },
+};
+
+int
+st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                   char **debuginfo_file_name)
+{
+  struct request q = {
+    .mod = mod,
+    .userdata = userdata,
+    .modname = modname,
+    .base = base,
+    .file_name = file_name,
+    .debuglink_file = debuglink_file,
+    .debuglink_crc = debuglink_crc,
+    .mapping = userdata != NULL ? *userdata : NULL,
+  };
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+    {
+      char *path = NULL;
+      int fd = steps[i].find (&q, &path);
+      if (fd >= 0)
+        {
+          st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
+                    path != NULL ? path : "?");
+          free (*debuginfo_file_name);
+          *debuginfo_file_name = path;
+          return fd;
+        }
+      /* libdwfl would open a name left behind.  */
+      free (path);
+    }
+  errno = 0;   /* not found is not an error */
+  return -1;
+}

@@ -1,0 +1,76 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns-helper/check.h"
+#include "ns-helper/elf-build-id.h"
+
+int
+st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,
+               char *why, size_t why_size)
+{
+  out->fd = -1;
+  out->build_id_size = 0;
+  struct stat st;
+  if (fstat (path_fd, &st) != 0)
+    {
+      int e = errno;
+      snprintf (why, why_size, "fstat: %s", strerror (e));
+      close (path_fd);
+      return -e;
+    }
+  /* Checked on the O_PATH descriptor, before any open: opening a FIFO
+     would block and opening a device can have effects.  */
+  if (!S_ISREG (st.st_mode))
+    {
+      snprintf (why, why_size, "not a regular file");
+      close (path_fd);
+      return -EINVAL;
+    }
+  char self[64];
+  snprintf (self, sizeof self, "/proc/self/fd/%d", path_fd);
+  int fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  int e = errno;
+  close (path_fd);
+  if (fd < 0)
+    {
+      snprintf (why, why_size, "reopening read-only: %s", strerror (e));
+      return -e;
+    }
+  struct stat again;
+  if (fstat (fd, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+    {
+      snprintf (why, why_size, "the file changed while it was reopened");
+      close (fd);
+      return -ESTALE;
+    }
+  uint8_t id[ST_ELF_BUILD_ID_MAX];
+  int n = st_elf_fd_build_id (fd, id);
+  if (n < 0)
+    {
+      if (n == -ENOEXEC)
+        snprintf (why, why_size, "not an ELF file");
+      else
+        snprintf (why, why_size, "reading its ELF headers: %s", strerror (-n));
+      close (fd);
+      return n;
+    }
+  if (want_size > 0 && ((size_t) n != want_size || memcmp (id, want, want_size) != 0))
+    {
+      char have[2 * ST_NSH_BUILD_ID_MAX + 1], asked[2 * ST_NSH_BUILD_ID_MAX + 1];
+      st_nsh_hex (id, (size_t) n, have);
+      st_nsh_hex (want, want_size, asked);
+      snprintf (why, why_size, "build-id %s, but %s was asked for", n ? have : "(none)", asked);
+      close (fd);
+      return -ESTALE;
+    }
+  memcpy (out->build_id, id, (size_t) n);
+  out->build_id_size = (size_t) n;
+  out->fd = fd;
+  return 0;
+}

@@ -1,0 +1,301 @@
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/nsfs.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ns-helper/debuginfo.h"
+#include "ns-helper/open-ways.h"
+
+/* What the ways met, for the error reply: "map_files: ...; openat2: ...".
+   A file that was found but failed a check says more than a way that
+   found nothing, so its error is the one returned.  */
+struct attempts {
+  char *why;
+  size_t size, len;
+  int error;
+  bool checked;             /* error comes from a check of a found file */
+};
+
+static void __attribute__ ((format (printf, 3, 4)))
+attempt_failed (struct attempts *a, int error, const char *fmt, ...)
+{
+  if (a->len + 3 < a->size)
+    {
+      if (a->len > 0)
+        {
+          memcpy (a->why + a->len, "; ", 3);
+          a->len += 2;
+        }
+      va_list ap;
+      va_start (ap, fmt);
+      int n = vsnprintf (a->why + a->len, a->size - a->len, fmt, ap);
+      va_end (ap);
+      if (n > 0)
+        a->len += (size_t) n < a->size - a->len ? (size_t) n : a->size - a->len - 1;
+    }
+  bool checked = error == -EINVAL || error == -ENOEXEC || error == -ESTALE;
+  if (!a->checked || checked)
+    {
+      a->error = error;
+      a->checked = checked;
+    }
+}
+
+static int
+openat2_in_root (int root_fd, const char *path)
+{
+  struct open_how how = {
+    .flags = O_PATH | O_CLOEXEC,
+    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+  };
+  int fd = (int) syscall (SYS_openat2, root_fd, path, &how, sizeof how);
+  return fd >= 0 ? fd : -errno;
+}
+
+/* The map_files entry of the mapping at START: its exact name when the
+   mapping is still the one recorded, else the one that contains START (a
+   later mprotect may have split it).  */
+static int
+open_map_files (const struct st_pin *pin, uint64_t start, uint64_t end)
+{
+  char name[64];
+  snprintf (name, sizeof name, "map_files/%" PRIx64 "-%" PRIx64, start, end);
+  int fd = openat (pin->proc_fd, name, O_PATH | O_CLOEXEC);
+  if (fd >= 0 || errno != ENOENT)
+    return fd >= 0 ? fd : -errno;
+  int dir_fd = openat (pin->proc_fd, "map_files", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0)
+    return -errno;
+  DIR *dir = fdopendir (dir_fd);
+  if (dir == NULL)
+    {
+      int e = errno;
+      close (dir_fd);
+      return -e;
+    }
+  fd = -ENOENT;
+  struct dirent *d;
+  while ((d = readdir (dir)) != NULL)
+    {
+      uint64_t a, b;
+      char dash;
+      if (sscanf (d->d_name, "%" SCNx64 "%c%" SCNx64, &a, &dash, &b) == 3 && dash == '-'
+          && a <= start && start < b)
+        {
+          fd = openat (dirfd (dir), d->d_name, O_PATH | O_CLOEXEC);
+          if (fd < 0)
+            fd = -errno;
+          break;
+        }
+    }
+  closedir (dir);
+  return fd;
+}
+
+/* The user namespace the broker must enter before the mount namespace, or
+   -1 when it need not (privileged, or the namespace is owned by ours).  */
+static int
+owning_user_namespace (const struct st_ways *ways, const struct st_pin *pin)
+{
+  if (ways->privileged)
+    return -1;
+  /* Never /proc/PID/ns/user: flatpak nests a second user namespace, whose
+     owner may not enter the mount namespace of the first.  */
+  int fd = ioctl (pin->mnt_fd, NS_GET_USERNS);
+  if (fd < 0)
+    return -1;
+  struct stat a, b;
+  if (fstat (fd, &a) == 0 && stat ("/proc/self/ns/user", &b) == 0 && a.st_dev == b.st_dev
+      && a.st_ino == b.st_ino)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+/* The setns way for N paths: O_PATH descriptors into FDS (-errno where a
+   path failed).  */
+static int
+open_by_setns (const struct st_ways *ways, const struct st_pin *pin, const char *const *paths,
+               size_t n, int *fds)
+{
+  int errs[ST_BROKER_MAX_PATHS];
+  int userns = owning_user_namespace (ways, pin);
+  int r = st_broker_open (ways->broker, pin->mnt_fd, userns, paths, n, fds, errs);
+  if (userns >= 0)
+    close (userns);
+  for (size_t i = 0; i < n; i++)
+    if (fds[i] < 0)
+      fds[i] = r < 0 ? r : -errs[i];
+  return r;
+}
+
+static bool
+allowed (const struct st_nsh_request *req, enum st_nsh_way way)
+{
+  return (req->ways & (1u << way)) != 0;
+}
+
+/* Checks what a way found; on success fills FOUND.  */
+static bool
+accept_file (int path_fd, const uint8_t *want, size_t want_size, enum st_nsh_way way,
+             const char *path, struct st_found *found, struct attempts *a)
+{
+  char why[256];
+  int r = st_check_file (path_fd, want, want_size, &found->file, why, sizeof why);
+  if (r < 0)
+    {
+      attempt_failed (a, r, "%s: %s: %s", st_nsh_way_name (way), path, why);
+      return false;
+    }
+  found->way = way;
+  snprintf (found->path, sizeof found->path, "%s", path);
+  return true;
+}
+
+int
+st_open_mapping (const struct st_ways *ways, const struct st_pin *pin,
+                 const struct st_nsh_request *req, struct st_found *found, char *why,
+                 size_t why_size)
+{
+  struct attempts a = { why, why_size, 0, -ENOENT, false };
+  why[0] = '\0';
+  const uint8_t *want = req->build_id;
+  size_t want_size = req->build_id_size;
+  if (allowed (req, ST_NSH_WAY_MAP_FILES))
+    {
+      int fd = !req->has_range ? -EDESTADDRREQ
+               : !st_pin_alive (pin) ? -ESRCH : open_map_files (pin, req->start, req->end);
+      if (fd < 0)
+        attempt_failed (&a, fd, "map_files: %s",
+                        fd == -EDESTADDRREQ ? "no address range given"
+                        : fd == -ESRCH ? "the process exited" : strerror (-fd));
+      else if (accept_file (fd, want, want_size, ST_NSH_WAY_MAP_FILES, req->path, found, &a))
+        return 0;
+    }
+  if (allowed (req, ST_NSH_WAY_OPENAT2))
+    {
+      int fd = openat2_in_root (pin->root_fd, req->path);
+      if (fd < 0)
+        attempt_failed (&a, fd, "openat2: %s", strerror (-fd));
+      else if (accept_file (fd, want, want_size, ST_NSH_WAY_OPENAT2, req->path, found, &a))
+        return 0;
+    }
+  if (allowed (req, ST_NSH_WAY_SETNS))
+    {
+      const char *paths[] = { req->path };
+      int fd;
+      int r = open_by_setns (ways, pin, paths, 1, &fd);
+      if (fd < 0)
+        attempt_failed (&a, fd, "setns: %s", r < 0 ? "the broker failed" : strerror (-fd));
+      else if (accept_file (fd, want, want_size, ST_NSH_WAY_SETNS, req->path, found, &a))
+        return 0;
+    }
+  if (a.len == 0)
+    attempt_failed (&a, -EINVAL, "no way allowed");
+  return a.error;
+}
+
+/* Is FD the same file as the binary (dev, ino), which a debuglink naming
+   the binary itself would find?  */
+static bool
+same_file (int fd, const struct stat *binary)
+{
+  struct stat st;
+  return binary != NULL && fstat (fd, &st) == 0 && st.st_dev == binary->st_dev
+         && st.st_ino == binary->st_ino;
+}
+
+int
+st_open_debuginfo (const struct st_ways *ways, const struct st_pin *pin,
+                   const struct st_nsh_request *req, struct st_found *found, char *why,
+                   size_t why_size)
+{
+  struct attempts a = { why, why_size, 0, -ENOENT, false };
+  why[0] = '\0';
+  char candidates[ST_DEBUGINFO_MAX_CANDIDATES][ST_NSH_PATH_MAX];
+  size_t n = st_debuginfo_candidates (req->path, req->build_id, req->build_id_size,
+                                      req->debuglink, candidates);
+  if (allowed (req, ST_NSH_WAY_OPENAT2))
+    {
+      struct stat binary_st;
+      const struct stat *binary = NULL;
+      int bfd = openat2_in_root (pin->root_fd, req->path);
+      if (bfd >= 0 && fstat (bfd, &binary_st) == 0)
+        binary = &binary_st;
+      if (bfd >= 0)
+        close (bfd);
+      size_t missing = 0;
+      for (size_t i = 0; i < n; i++)
+        {
+          int fd = openat2_in_root (pin->root_fd, candidates[i]);
+          if (fd == -ENOENT || (fd >= 0 && same_file (fd, binary)))
+            {
+              if (fd >= 0)
+                close (fd);
+              missing++;
+              continue;
+            }
+          if (fd < 0)
+            attempt_failed (&a, fd, "openat2: %s: %s", candidates[i], strerror (-fd));
+          else if (accept_file (fd, req->build_id, req->build_id_size, ST_NSH_WAY_OPENAT2,
+                                candidates[i], found, &a))
+            return 0;
+        }
+      if (missing == n)
+        attempt_failed (&a, -ENOENT, "openat2: none of %zu places has it", n);
+    }
+  if (allowed (req, ST_NSH_WAY_SETNS))
+    {
+      /* The binary first, to tell it from a debuglink that names it.  */
+      const char *paths[ST_BROKER_MAX_PATHS] = { req->path };
+      for (size_t i = 0; i < n; i++)
+        paths[i + 1] = candidates[i];
+      int fds[ST_BROKER_MAX_PATHS];
+      int r = open_by_setns (ways, pin, paths, n + 1, fds);
+      struct stat binary_st;
+      const struct stat *binary = fds[0] >= 0 && fstat (fds[0], &binary_st) == 0 ? &binary_st
+                                                                                  : NULL;
+      bool done = false;
+      size_t missing = 0;
+      for (size_t i = 1; i <= n; i++)
+        {
+          int fd = fds[i];
+          if (done || fd == -ENOENT || (fd >= 0 && same_file (fd, binary)))
+            {
+              if (fd >= 0)
+                close (fd);
+              missing += !done;
+              continue;
+            }
+          if (fd < 0)
+            attempt_failed (&a, fd, "setns: %s: %s", candidates[i - 1],
+                            r < 0 ? "the broker failed" : strerror (-fd));
+          else
+            done = accept_file (fd, req->build_id, req->build_id_size, ST_NSH_WAY_SETNS,
+                                candidates[i - 1], found, &a);
+        }
+      if (fds[0] >= 0)
+        close (fds[0]);
+      if (done)
+        return 0;
+      if (missing == n)
+        attempt_failed (&a, -ENOENT, "setns: none of %zu places has it", n);
+    }
+  if (a.len == 0)
+    attempt_failed (&a, -EINVAL, "no way allowed (map_files has no debuginfo)");
+  return a.error;
+}

@@ -1,0 +1,159 @@
+# What the tests of tests/ns-helper/ share; sourced.  They run as root (CI
+# does); processes run in mount namespaces made by ns-run.sh, and the
+# tests that need an unprivileged user create one and remove it.
+set -u
+: "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
+: "${PYTHON3:=python3}"
+nsh_src=$TOP_SRCDIR/tests/ns-helper
+nsh_build=$TOP_BUILDDIR/tests/ns-helper
+helper=$TOP_BUILDDIR/eu-stacktrace-ns-helper
+nsh_client=$nsh_build/nsh-client
+# eu-stacktrace spawns the helper of this build, not an installed one.
+EU_STACKTRACE_NS_HELPER=$helper
+export EU_STACKTRACE_NS_HELPER
+export PYTHONPATH=$nsh_src
+libc_start="__libc_start_call_main,__libc_start_main,_start"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-nsh.XXXXXX")
+chmod 755 "$tmp"
+started_pids=""
+test_user=""
+
+cleanup () {
+  for p in $started_pids; do
+    kill -9 "$p" 2>/dev/null
+  done
+  wait 2>/dev/null
+  if [ -n "$test_user" ]; then
+    userdel "$test_user" 2>/dev/null
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# TAP, numbered as it goes; the plan comes last.
+t=0
+ok () { t=$((t + 1)); echo "ok $t - $*"; }
+not_ok () { t=$((t + 1)); echo "not ok $t - $*"; }
+diag () { sed 's/^/#   /' "$@"; }
+plan () { echo "1..$t"; }
+
+# The copies that go into the namespaces: $stage/plain (program and library)
+# and $stage/root (a root: those, libc and the dynamic linker).
+make_stage () {
+  stage=$tmp/stage
+  prog=$nsh_build/nsprog
+  interp=$(readelf -l "$prog" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+  libc=$(ldd "$prog" | awk '$1 == "libc.so.6" { print $3 }')
+  mkdir -p "$stage/plain/bin" "$stage/plain/lib" "$stage/root/app/bin" "$stage/root/app/lib" \
+    "$stage/root$(dirname "$interp")" "$stage/root$(dirname "$libc")"
+  cp "$prog" "$stage/plain/bin/nsprog"
+  cp "$prog" "$stage/root/app/bin/nsprog"
+  cp "$nsh_build/libnswork.so" "$stage/plain/lib/"
+  cp "$nsh_build/libnswork.so" "$stage/root/app/lib/"
+  cp -L "$interp" "$stage/root$interp"
+  cp -L "$libc" "$stage/root$libc"
+  cp "$nsh_build/enter-root" "$stage/"
+  chmod -R a+rX "$stage"
+}
+
+# The program's path inside a namespace of KIND made at DIR.
+prog_in () {
+  case $1 in
+    plain) echo "$2/bin/nsprog" ;;
+    *) echo /app/bin/nsprog ;;
+  esac
+}
+lib_in () {
+  case $1 in
+    plain) echo "$2/lib/libnswork.so" ;;
+    *) echo /app/lib/libnswork.so ;;
+  esac
+}
+
+# The command that runs nsprog ARGS in a new namespace of KIND at $tmp/NAME,
+# with SETUP (a script, or "").
+ns_command () {
+  kind=$1 name=$2 setup=$3
+  shift 3
+  mkdir -p "$tmp/$name"
+  echo sh "$nsh_src/ns-run.sh" "$kind" "$tmp/$name" "$stage" "$setup" -- \
+    "$(prog_in "$kind" "$tmp/$name")" "$@"
+}
+
+# Starts `nsprog ARGS' in the background in a namespace of KIND at
+# $tmp/NAME (as USER when RUN_AS is set) and waits until it runs with its
+# library mapped; $pid is its pid.
+start_ns () {
+  kind=$1 name=$2 setup=$3
+  shift 3
+  if [ -n "${RUN_AS:-}" ]; then
+    setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --clear-groups \
+      $(ns_command "$kind" "$name" "$setup" "$@") > "$tmp/$name.log" 2>&1 &
+  else
+    $(ns_command "$kind" "$name" "$setup" "$@") > "$tmp/$name.log" 2>&1 &
+  fi
+  pid=$!
+  started_pids="$started_pids $pid"
+  i=0
+  while [ $i -lt 100 ]; do
+    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = nsprog ] && grep -q libnswork /proc/$pid/maps 2>/dev/null; then
+      return 0
+    fi
+    sleep 0.05
+    i=$((i + 1))
+  done
+  echo "# $name did not start:"; diag "$tmp/$name.log"
+  return 1
+}
+
+# A user without privileges, for the tests that need one; removed at exit.
+make_user () {
+  test_user=eust-nsh-$$
+  i=0
+  # useradd locks /etc/passwd: another test may hold it for a moment.
+  until useradd -M -N -r -s /bin/sh "$test_user" 2>"$tmp/useradd.err"; do
+    i=$((i + 1))
+    if [ $i -ge 20 ]; then
+      echo "# useradd failed:"; diag "$tmp/useradd.err"
+      test_user=""
+      return 1
+    fi
+    sleep 0.2
+  done
+  test_uid=$(id -u "$test_user")
+  test_gid=$(id -g "$test_user")
+}
+
+# Runs eu-stacktrace ARGS..., output as JSON Lines in $tmp/NAME.jsonl,
+# stderr (with -v) in $tmp/NAME.err.
+sample () {
+  name=$1
+  shift
+  "${EU:-$EU_STACKTRACE}" -v --stats -f json -o "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"
+  status=$?
+  if [ $status -ne 0 ]; then
+    echo "# $name: eu-stacktrace exited with $status:"; diag "$tmp/$name.err"
+  fi
+  grep -E "samples read|namespace helper:|round trips|first replies" "$tmp/$name.err" | sed "s/^/# $name: /"
+  return $status
+}
+
+# check_chains NAME LABEL MIN SPEC...: tests/live/check-chains.py on NAME's output.
+check_chains () {
+  name=$1
+  shift
+  "$PYTHON3" "$TOP_SRCDIR/tests/live/check-chains.py" "$tmp/$name.jsonl" "$@" > "$tmp/$name.chains"
+  grep '^#' "$tmp/$name.chains"
+  if grep -q '^ok' "$tmp/$name.chains"; then
+    ok "$(sed -n 's/^ok - //p' "$tmp/$name.chains")"
+  else
+    not_ok "$(sed -n 's/^not ok - //p' "$tmp/$name.chains")"
+  fi
+}
+
+# The way eu-stacktrace's log says the helper opened FILE with, in NAME's run.
+way_of () {
+  sed -n "s|.*: $2: opened by the namespace helper (\(.*\))|\1|p" "$tmp/$1.err" | head -n 1
+}

@@ -1,0 +1,34 @@
+# Sysprof captures in and out (source-sysprof.c, sink-sysprof.c).  Every
+# capture is read back with Debian's libsysprof-capture-4 reader
+# (sysprof-check); recordings come from `perf record --call-graph dwarf` of
+# the workloads, and the oracle is -f json of the same recording.  They need
+# perf, python3 and the right to record (root, or perf_event_paranoid <= 1).
+SYSPROF_TESTS = \
+	tests/sysprof/roundtrip-shlib.sh \
+	tests/sysprof/roundtrip-threads.sh \
+	tests/sysprof/roundtrip-forkexec.sh \
+	tests/sysprof/bad-streams.sh \
+	tests/sysprof/proc-maps.sh \
+	tests/sysprof/interrupt.sh \
+	tests/sysprof/live.sh
+
+check_PROGRAMS += \
+	tests/sysprof/sysprof-check \
+	tests/sysprof/test-source-sysprof \
+	tests/sysprof/test-sink-sysprof
+tests_sysprof_sysprof_check_SOURCES = tests/sysprof/sysprof-check.c
+tests_sysprof_sysprof_check_CFLAGS = $(AM_CFLAGS) $(SYSPROF_CAPTURE_CFLAGS)
+tests_sysprof_sysprof_check_LDADD = $(SYSPROF_CAPTURE_LIBS)
+tests_sysprof_test_source_sysprof_CFLAGS = $(unit_cflags)
+tests_sysprof_test_source_sysprof_LDADD = $(unit_ldadd)
+tests_sysprof_test_sink_sysprof_CFLAGS = $(unit_cflags) $(SYSPROF_CAPTURE_CFLAGS)
+tests_sysprof_test_sink_sysprof_LDADD = $(unit_ldadd)
+
+TESTS += \
+	tests/sysprof/test-source-sysprof \
+	tests/sysprof/test-sink-sysprof \
+	$(SYSPROF_TESTS)
+EXTRA_DIST += \
+	$(SYSPROF_TESTS) \
+	tests/sysprof/sysprof-lib.sh \
+	tests/sysprof/sysprof-tool.py

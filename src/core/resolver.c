@@ -63,17 +63,30 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
                      && strcmp (path + len - (sizeof deleted - 1), deleted) == 0;
   if (was_deleted)
     path[len - (sizeof deleted - 1)] = '\0';
-  c->fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (c->fd < 0)
+  /* The path comes from the recording, which may be hostile: look before
+     opening, for opening a FIFO blocks and opening a device can act (as
+     root, /dev/watchdog arms the watchdog).  */
+  int path_fd = open (path, O_PATH | O_CLOEXEC);
+  if (path_fd < 0)
     {
       snprintf (c->why, sizeof c->why, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
                 strerror (errno));
       return -1;
     }
   struct stat st;
-  if (fstat (c->fd, &st) != 0 || !S_ISREG (st.st_mode))
+  if (fstat (path_fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
+      close (path_fd);
       snprintf (c->why, sizeof c->why, "not a regular file");
+      return -1;
+    }
+  char self[64];
+  snprintf (self, sizeof self, "/proc/self/fd/%d", path_fd);
+  c->fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  close (path_fd);
+  if (c->fd < 0)
+    {
+      snprintf (c->why, sizeof c->why, "%s", strerror (errno));
       return -1;
     }
   if (req->build_id_size == 0 && req->has_dev_ino && st.st_ino != req->ino)
@@ -287,11 +300,19 @@ answer_key (const struct st_mapping_request *req, char *key, size_t size)
       memcpy (key + len, req->build_id, req->build_id_size);
       len += req->build_id_size;
     }
-  else if (req->has_dev_ino && len + 1 + sizeof req->ino <= size)
+  else if (req->has_dev_ino && len + 1 + sizeof req->ino + 2 * sizeof (uint32_t) <= size)
     {
+      /* The device too: each container's file system numbers its inodes
+         from the same start, so one path and inode may name as many
+         files as there are containers.  (As recorded, not as stat says:
+         only compared with itself.)  */
       key[len++] = 'i';
       memcpy (key + len, &req->ino, sizeof req->ino);
       len += sizeof req->ino;
+      memcpy (key + len, &req->maj, sizeof req->maj);
+      len += sizeof req->maj;
+      memcpy (key + len, &req->min, sizeof req->min);
+      len += sizeof req->min;
     }
   return len;
 }

@@ -841,7 +841,10 @@ read_file_attrs (struct st_perf_source *src, const struct perf_file_header *fh)
   if (fh->attr_size < PERF_ATTR_SIZE_VER0 + sizeof (struct perf_file_section))
     return st_source_bad_input (src->err, offsetof (struct perf_file_header, attr_size),
                                 "attr_size %" PRIu64 " is too small", fh->attr_size);
-  if (fh->attr_size > 65536 || fh->attrs.size % fh->attr_size != 0)
+  if (fh->attr_size > 65536)
+    return st_source_bad_input (src->err, offsetof (struct perf_file_header, attr_size),
+                                "attr_size %" PRIu64 " is too large", fh->attr_size);
+  if (fh->attrs.size % fh->attr_size != 0)
     return st_source_bad_input (src->err, offsetof (struct perf_file_header, attrs),
                                 "attrs section of %" PRIu64 " bytes is not a multiple of "
                                 "attr_size %" PRIu64, fh->attrs.size, fh->attr_size);
@@ -1029,6 +1032,13 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
       r = st_source_bad_input (err, offsetof (struct perf_file_header, data),
                                "data section offset %" PRIu64 " lies outside the %" PRIu64
                                "-byte file", fh.data.offset, size);
+      goto fail;
+    }
+  if (fh.data.size > UINT64_MAX - fh.data.offset)
+    {
+      r = st_source_bad_input (err, offsetof (struct perf_file_header, data.size),
+                               "data section size %" PRIu64 " at offset %" PRIu64
+                               " runs past 2^64", fh.data.size, fh.data.offset);
       goto fail;
     }
   if (fh.data.size == 0)

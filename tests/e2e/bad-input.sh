@@ -5,9 +5,11 @@
 # Records the demo once to a perf.data file and once to a pipe-mode stream,
 # then corrupt-perf-data.py makes the malformed variants (truncations, size-0
 # records, sizes past the end, stacks larger than their record, dyn_size
-# larger than the stack, bad headers) and the one that is not malformed
-# (random user registers: exit 0, every sample written, unwinding stops at
-# once) and checks each with the plain and the sanitizer build: the exit
+# larger than the stack, bad headers, a data section whose size wraps around)
+# and two that are not malformed but hostile (random user registers; a mapped
+# file's name swapped for a FIFO's, which must not block the run): for those,
+# exit 0 and every sample written.  Each runs with the plain and the
+# sanitizer build, which are checked for: the exit
 # status, `byte offset N' inside the faulty record or header field, the
 # samples written, no sanitizer report, no signal, at most 60 s a run.
 #

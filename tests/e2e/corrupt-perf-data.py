@@ -11,8 +11,11 @@ Used by tests/e2e/bad-input.sh.  Standard library only.
       Make every malformed variant of the file-mode recording F and the
       pipe-mode stream P, run each TOOL on each, and print a TAP stream (plan
       included).  For every variant and tool it checks:
-        - the exit status (2 for malformed input, 0 for garbage registers),
-        - no death by a signal, no sanitizer report, the end within --timeout,
+        - the exit status (2 for malformed input; 0, with every sample
+          written, for the hostile but well-formed ones: random registers,
+          a mapped file's name swapped for a FIFO's),
+        - no death by a signal, no sanitizer report, the end within --timeout
+          (20 s for the FIFO),
         - stderr names `byte offset N' with N inside the faulty record (or
           inside the faulty header field),
         - every sample whose record lies before the fault in the input is in
@@ -32,8 +35,10 @@ import os
 import random
 import re
 import struct
+import shutil
 import subprocess
 import sys
+import tempfile
 
 # perf_event_attr.sample_type bits
 S_IP, S_TID, S_TIME, S_ADDR, S_READ, S_CALLCHAIN, S_ID, S_CPU = (1 << i for i in range(8))
@@ -244,8 +249,9 @@ class Variant:
     Counter of sample keys that must be written."""
 
     def __init__(self, name, data, status, expected, lo=None, hi=None, field=None,
-                 pipe=False, exact=False, check=None, what=""):
+                 pipe=False, exact=False, check=None, what="", timeout=None):
         self.name, self.data, self.status = name, data, status
+        self.timeout = timeout
         self.expected, self.lo, self.hi, self.field = expected, lo, hi, field
         self.pipe, self.exact, self.check, self.what = pipe, exact, check, what
 
@@ -334,6 +340,36 @@ def check_garbage_regs(samples, corrupted):
     if long_ones:
         return "%d samples with random registers unwound to more than 1 frame" % len(long_ones)
     return None
+
+
+def mmap_filenames(d):
+    """The file names of the MMAP2 records of the recording."""
+    names = set()
+    for r in d.records:
+        if r.type == 10 and r.size > 72:
+            body = d.bytes[r.offset + 72:r.end]
+            names.add(body.split(b"\0", 1)[0])
+    return names
+
+
+def fifo_variant(d, fifo_dir, out):
+    """A mapped file's name swapped for a FIFO's of the same length.
+
+    Not malformed, but hostile: opening a FIFO for reading waits for a
+    writer, forever.  Every sample must still be written, promptly."""
+    fifo_dir_b = fifo_dir.encode() + b"/"
+    names = sorted((n for n in mmap_filenames(d)
+                    if n.startswith(b"/") and len(n) > len(fifo_dir_b) + 1
+                    and b"/lib" in n), key=len)
+    if not names:
+        raise ValueError("no mapped library with a name long enough for the FIFO")
+    name = names[-1]
+    fifo = fifo_dir_b + b"f" * (len(name) - len(fifo_dir_b))
+    os.mkfifo(fifo)
+    out.append(Variant("file: a mapped file's name replaced by a FIFO's", d.bytes.replace(name, fifo),
+                       0, d.all_keys(), exact=True, timeout=20,
+                       what="%s -> %s (%d times)" % (name.decode(), fifo.decode(),
+                                                    d.bytes.count(name))))
 
 
 def file_variants(d, out):
@@ -437,6 +473,8 @@ def run_tool(tool, path, pipe, timeout):
 
 def check(v, tool, path, timeout):
     """Runs one variant: (problems, facts) as lists of strings."""
+    if v.timeout is not None:
+        timeout = min(timeout, v.timeout)
     rc, out, err = run_tool(tool, path, v.pipe, timeout)
     errs = err.decode("utf-8", "replace")
     problems, facts = [], []
@@ -497,9 +535,18 @@ def test(args):
               % (args.file, args.pipe))
         return 0
     variants = []
-    file_variants(f, variants)
-    record_variants(f, "file", variants)
-    record_variants(p, "pipe", variants)
+    fifo_dir = tempfile.mkdtemp(prefix="st", dir="/tmp")  # short: the name must fit
+    try:
+        file_variants(f, variants)
+        record_variants(f, "file", variants)
+        record_variants(p, "pipe", variants)
+        fifo_variant(f, fifo_dir, variants)
+        return run_variants(args, f, p, variants)
+    finally:
+        shutil.rmtree(fifo_dir, ignore_errors=True)
+
+
+def run_variants(args, f, p, variants):
     tools = args.tool
     plan = len(args.recorded) + 2 * len(tools) + len(variants) * len(tools)
     print("1..%d" % plan)

@@ -8,10 +8,12 @@ E2E_TESTS = \
 	tests/e2e/shlib.sh \
 	tests/e2e/threads.sh \
 	tests/e2e/forkexec.sh \
-	tests/e2e/jobs.sh
+	tests/e2e/jobs.sh \
+	tests/e2e/bad-input.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/e2e-lib.sh \
-	tests/e2e/compare-perf-script.py
+	tests/e2e/compare-perf-script.py \
+	tests/e2e/corrupt-perf-data.py

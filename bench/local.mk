@@ -8,7 +8,8 @@ EXTRA_DIST += \
 	bench/bench-live.sh \
 	bench/bench-flamegraph.sh \
 	bench/bench-sysprof.sh \
-	bench/bench-debuginfod.sh
+	bench/bench-debuginfod.sh \
+	bench/bench-ns-helper.sh
 
 .PHONY: bench
 bench: all
@@ -37,3 +38,12 @@ bench-debuginfod: all
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
 	PYTHON3='$(PYTHON3)' CC='$(CC)' \
 	$(SHELL) $(top_srcdir)/bench/bench-debuginfod.sh
+
+# The namespace helper: the round trip of one fd request, each way, and its
+# share of an unwinding run on a namespace workload (root; bench/README).
+.PHONY: bench-ns-helper
+bench-ns-helper: all tests/ns-helper/nsprog tests/ns-helper/libnswork.so \
+		tests/ns-helper/enter-root tests/ns-helper/nsh-client
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PYTHON3='$(PYTHON3)' \
+	TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)' \
+	$(SHELL) $(top_srcdir)/bench/bench-ns-helper.sh

@@ -7,6 +7,7 @@ packages="
   libdw-dev libelf-dev libdebuginfod-dev libcap-dev libseccomp-dev libjson-c-dev
   libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libsysprof-4-dev
   linux-perf elfutils python3 groff-base debuginfod
+  systemd libcap2-bin
   chromium fonts-dejavu-core golang-go
 "
 export DEBIAN_FRONTEND=noninteractive

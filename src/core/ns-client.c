@@ -52,7 +52,7 @@ struct st_ns_client {
   int sock;                    /* -1: none yet, or lost */
   pid_t child;                 /* a spawned helper, or -1 */
   char *connected_to;          /* for messages: the socket, or the helper spawned */
-  unsigned restarts;
+  unsigned restarts;           /* connections lost */
   bool disabled;
   char disabled_why[256];
   uint64_t next_id;
@@ -334,10 +334,11 @@ ensure_connected (struct st_ns_client *c, char *why, size_t why_size)
   return r;
 }
 
-/* The connection broke or desynchronized: drop it.  A spawned helper is
-   started again at the next request, a few times.  */
+/* The connection broke or desynchronized: drop it, and say what happened
+   in WHY.  A spawned helper is started again at the next request, a few
+   times.  */
 static void
-connection_lost (struct st_ns_client *c, const char *what)
+connection_lost (struct st_ns_client *c, const char *what, char *why, size_t why_size)
 {
   pid_t child = c->child;
   int status = 0;
@@ -368,10 +369,12 @@ connection_lost (struct st_ns_client *c, const char *what)
     {
       c->disabled = true;
       snprintf (c->disabled_why, sizeof c->disabled_why,
-                "the namespace helper failed %u times; not started again", c->restarts);
+                "the helper failed %u times; not started again", c->restarts);
     }
   st_warning ("namespace helper %s: %s%s; %s", c->connected_to ? c->connected_to : "", what, how,
               c->disabled ? "giving up on it" : "starting it again for the next file");
+  snprintf (why, why_size, "the helper failed: %s%s%s", what, how,
+            c->disabled ? "; not started again" : "");
 }
 
 static void
@@ -446,11 +449,9 @@ round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
       for (size_t i = 0; i < n_fds; i++)
         close (fds[i]);
       c->failed++;
-      snprintf (why, why_size, "namespace helper: %s",
-                r == -EAGAIN ? "no reply in time" : r == -EPROTO ? "a reply out of protocol"
-                                                                 : strerror (-r));
       connection_lost (c, r == -EAGAIN ? "no reply in time"
-                          : r == -EPROTO ? "a reply out of protocol" : strerror (-r));
+                          : r == -EPROTO ? "a reply out of protocol" : strerror (-r),
+                       why, why_size);
       return r;
     }
   if (c->fresh)
@@ -591,6 +592,11 @@ ask (struct st_ns_client *c, struct st_nsh_request *req, const char *key, size_t
   struct st_nsh_reply reply;
   int fd;
   int r = round_trip (c, req, ns_fd, &reply, &fd, why, why_size);
+  /* A helper that died (killed, crashed on an earlier request) is started
+     again, and asked again, once: a request that itself kills helpers
+     fails after two, and MAX_RESTARTS bounds them all.  */
+  if (r < 0 && !c->disabled)
+    r = round_trip (c, req, ns_fd, &reply, &fd, why, why_size);
   if (ns_fd >= 0)
     close (ns_fd);
   if (r < 0)
@@ -721,7 +727,8 @@ st_ns_client_print_summary (struct st_ns_client *c, FILE *out)
     fprintf (out, "  first replies:    %.3f ms (the helper starting, and its first request)\n",
              c->startup_ns / 1e6);
   if (c->restarts > 0)
-    fprintf (out, "  restarted:        %u times\n", c->restarts);
+    fprintf (out, "  lost:             %u times, started again %u times\n", c->restarts,
+             c->restarts - (c->mode != MODE_SOCKET && c->disabled));
   if (c->disabled)
     fprintf (out, "  not available:    %s\n", c->disabled_why);
   pthread_mutex_unlock (&c->lock);

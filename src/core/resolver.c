@@ -173,7 +173,10 @@ static int
 step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
 {
   struct st_ns_client *ns = c->resolver->ns_client;
-  if (ns == NULL || is_special_name (req->path) || req->pid <= 0)
+  /* Without a build-id or an inode, what the helper finds could not be
+     checked: the pid may be another process's by now.  */
+  if (ns == NULL || is_special_name (req->path) || req->pid <= 0
+      || (req->build_id_size == 0 && !req->has_dev_ino))
     return 1;
   const char *way = NULL;
   c->fd = st_ns_client_open (ns, req, &way, c->why, sizeof c->why);

@@ -55,7 +55,7 @@ struct st_sink {
   unsigned height;
   uint32_t max_depth;   /* of the frames drawn */
   size_t bytes;         /* the frames' estimated size */
-  char hint[160];       /* the details line when no frame is pointed at */
+  char hint[200];       /* the details line when no frame is pointed at */
 };
 
 static struct st_sink *
@@ -577,12 +577,12 @@ svg_finish (struct st_sink *s)
         break;
       s->min_width *= 2;
     }
-  int n = snprintf (s->hint, sizeof s->hint, "%" PRIu64 " samples. ", total);
+  char merged[80] = "";
   if (s->min_width > s->asked_min_width)
-    n += snprintf (s->hint + n, sizeof s->hint - n, "Frames under %g px merged, to stay "
-                   "small (--minwidth). ", s->min_width);
-  snprintf (s->hint + n, sizeof s->hint - n, "Click a frame to zoom, Ctrl-F to search, "
-            "Esc to reset.");
+    snprintf (merged, sizeof merged, "Frames under %g px merged, to stay small (--minwidth). ",
+              s->min_width);
+  snprintf (s->hint, sizeof s->hint, "%" PRIu64 " samples. %sClick a frame to zoom, Ctrl-F to "
+            "search, Esc to reset.", total, merged);
   s->height = TOP_PAD + (s->max_depth + 1) * FRAME_HEIGHT + BOTTOM_PAD;
   put_header (s, total);
   if (total > 0)

@@ -24,8 +24,10 @@ struct st_stack_tree {
   struct st_hashmap *children;
   struct st_hashmap *strings;  /* interned names and modules */
   /* Modules by id (0: none), and a cache from the frames' module pointers
-     to ids, checked with strcmp: pointers are stable while a file is mapped,
-     so most frames find their module without hashing its path.  */
+     to ids: pointers are stable while a file is mapped, so most frames find
+     their module without hashing its path.  A pointer may be reused for
+     another file later, so an entry is checked with strcmp once per sample
+     (during one sample every pointer is alive: same pointer, same path).  */
   struct st_hashmap *module_ids;  /* path -> id */
   const char **modules;
   bool *may_be_program;           /* st_module_may_be_program, by id */
@@ -33,7 +35,9 @@ struct st_stack_tree {
   struct {
     const char *ptr;
     uint32_t id;
+    uint64_t checked;  /* the sample it was last checked in */
   } module_cache[64];
+  uint64_t n_samples;
   /* Process node -> struct vote: the program of its whole stacks.  */
   struct st_hashmap *votes;
   unsigned char *key;
@@ -122,8 +126,12 @@ module_id (struct st_stack_tree *t, const char *module)
     return 0;
   size_t slot = ((uintptr_t) module >> 4) % (sizeof t->module_cache / sizeof t->module_cache[0]);
   if (t->module_cache[slot].ptr == module
-      && strcmp (t->modules[t->module_cache[slot].id], module) == 0)
-    return t->module_cache[slot].id;
+      && (t->module_cache[slot].checked == t->n_samples
+          || strcmp (t->modules[t->module_cache[slot].id], module) == 0))
+    {
+      t->module_cache[slot].checked = t->n_samples;
+      return t->module_cache[slot].id;
+    }
   size_t len = strlen (module);
   uintptr_t id = (uintptr_t) st_hashmap_get (t->module_ids, module, len);
   if (id == 0)
@@ -151,6 +159,7 @@ module_id (struct st_stack_tree *t, const char *module)
     }
   t->module_cache[slot].ptr = module;
   t->module_cache[slot].id = id;
+  t->module_cache[slot].checked = t->n_samples;
   return id;
 }
 
@@ -424,6 +433,7 @@ st_stack_tree_add (struct st_stack_tree *t, const struct st_callchain *c, uint64
   struct context ctx = { .chain = c };
   char buf[256];
   uint32_t node = 0;
+  t->n_samples++;
   t->nodes[0].total += count;
   int r = child (t, node, c->comm != NULL ? c->comm : "[unknown]", NULL, &ctx, count, &node);
   ctx.comm = node;

@@ -20,8 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stdint.h>
 #include <sys/capability.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ns-helper/auth.h"
@@ -151,6 +154,31 @@ privileged (void)
     cap_get_flag (caps, CAP_SYS_ADMIN, CAP_PERMITTED, &v);
   cap_free (caps);
   return v == CAP_SET;
+}
+
+/* The helper works in bursts of microseconds while the unwinder waits for
+   it, often on CPUs that the profiled programs keep busy.  A short slice
+   asks the scheduler (EEVDF, Linux 6.12) to run it soon after it wakes
+   rather than after a full slice of each busy task: the round trip then
+   stays in microseconds under load, not milliseconds.  A hint only: an
+   older kernel ignores or refuses it.  */
+static void
+ask_for_short_slices (void)
+{
+  /* The kernel's struct sched_attr (linux/sched/types.h, which <sched.h>
+     does not get along with), its first version.  */
+  struct {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+  } attr = {
+    .size = sizeof attr,
+    .sched_policy = SCHED_OTHER,
+    .sched_runtime = 100 * 1000,   /* ns: the shortest slice the kernel takes */
+  };
+  (void) syscall (SYS_sched_setattr, 0, &attr, 0);
 }
 
 /* json-c seeds its hash table on first use (getrandom): do it before the
@@ -314,6 +342,7 @@ main (int argc, char **argv)
   h.ways.broker = &h.broker;
   st_pins_init (&h.pins);
   warm_up_json ();
+  ask_for_short_slices ();
   r = st_broker_start (&h.broker, h.sock);
   if (r < 0)
     die ("starting the setns broker: %s", strerror (-r));

@@ -174,6 +174,51 @@ st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t size)
   return finish_encoding (obj, r, buf, size);
 }
 
+/* The length of the valid UTF-8 sequence at S (at most N bytes), or 0.  */
+static size_t
+utf8_sequence (const unsigned char *s, size_t n)
+{
+  size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+  if (len == 0 || len > n || (len == 2 && s[0] < 0xc2) || (len == 4 && s[0] > 0xf4))
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((s[i] & 0xc0) != 0x80)
+      return 0;
+  /* No overlong forms, no surrogates, nothing above U+10FFFF.  */
+  if ((len == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (len == 3 && s[0] == 0xed && s[1] >= 0xa0)
+      || (len == 4 && s[0] == 0xf0 && s[1] < 0x90) || (len == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+    return 0;
+  return len;
+}
+
+/* A copy of S that is valid UTF-8: what a client sent comes back in
+   messages, and a JSON reader may insist on UTF-8.  Bytes that are not
+   become '?'.  */
+static struct json_object *
+new_utf8_string (const char *s)
+{
+  size_t n = strlen (s);
+  char *copy = malloc (n + 1);
+  if (copy == NULL)
+    return NULL;
+  for (size_t i = 0; i < n;)
+    {
+      size_t len = utf8_sequence ((const unsigned char *) s + i, n - i);
+      if (len == 0)
+        {
+          copy[i++] = '?';
+          continue;
+        }
+      memcpy (copy + i, s + i, len);
+      i += len;
+    }
+  copy[n] = '\0';
+  struct json_object *obj = json_object_new_string (copy);
+  free (copy);
+  return obj;
+}
+
 int
 st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
 {
@@ -189,7 +234,7 @@ st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
     {
       r = add (obj, "way", json_object_new_string (st_nsh_way_name (reply->way)));
       if (r == 0 && reply->path[0] != '\0')
-        r = add (obj, "path", json_object_new_string (reply->path));
+        r = add (obj, "path", new_utf8_string (reply->path));
       if (r == 0 && reply->build_id_size > 0)
         r = add (obj, "build_id", new_build_id (reply->build_id, reply->build_id_size));
     }
@@ -197,7 +242,7 @@ st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
     {
       r = add (obj, "errno", json_object_new_int (reply->error));
       if (r == 0)
-        r = add (obj, "message", json_object_new_string (reply->message));
+        r = add (obj, "message", new_utf8_string (reply->message));
     }
   return finish_encoding (obj, r, buf, size);
 }

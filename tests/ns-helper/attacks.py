@@ -1,6 +1,6 @@
 """Requests that must fail (tests/ns-helper/attacks.sh runs this, root).
 
-usage: attacks.py EVIL-PID HELPER STAGE HOST-ELF UID GID NS-RUN TMP
+usage: attacks.py EVIL-PID HELPER STAGE HOST-ELF UID GID NS-RUN TMP HOST-PID
 """
 import errno
 import os
@@ -13,6 +13,7 @@ import nsh
 
 evil, helper, stage, host_elf = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 uid, gid, ns_run, tmp = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7], sys.argv[8]
+host_pid = int(sys.argv[9])   # a process whose root is the host's
 tap = nsh.Tap()
 h = nsh.Helper(helper)
 
@@ -29,7 +30,7 @@ def never_host(reply, fd):
     return s not in (host_shadow, host_elf_sum)
 
 
-def must_fail(path, want_errno, desc, **extra):
+def must_fail(path, want_errno, desc, openat2_errno=None, **extra):
     for ways in (["openat2"], ["setns"], None):
         fields = dict(extra)
         if ways:
@@ -39,6 +40,8 @@ def must_fail(path, want_errno, desc, **extra):
         took = time.monotonic() - t0
         good = (not reply.get("ok") and fd is None and reply.get("errno") in want_errno
                 and took < 5)
+        if ways == ["openat2"] and openat2_errno is not None:
+            good = good and reply.get("errno") == openat2_errno
         tap.ok(good and never_host(reply, fd),
                f"{desc}: {path} by {'+'.join(ways) if ways else 'every way'}: "
                f"{errno.errorcode.get(reply.get('errno'), reply.get('errno'))}"
@@ -57,12 +60,21 @@ must_fail("/app/lib/libdotdot-elf.so", {ENOENT}, "relative symlink climbing out 
 must_fail("/../../../../../../etc/shadow", {ENOENT}, "`..' in the path")
 must_fail("/app/../../../.." + host_elf, {ENOENT}, "`..' in the path to a host ELF")
 must_fail("/../../../etc/hosts", {ENOEXEC}, "`..' in the path: the container's own file, not ELF")
-# /proc of the host's pid namespace, mounted in the container: magic links
-# lead to the host's root.
-must_fail("/app/lib/libmagic.so", {ELOOP, EXDEV}, "symlink through /proc/1/root (a magic link)")
-must_fail("/app/lib/libmagic-elf.so", {ELOOP, EXDEV}, "symlink through /proc/1/root to a host ELF")
-must_fail("/proc/1/root/etc/shadow", {ELOOP, EXDEV}, "a path through /proc/1/root")
-must_fail("/proc/self/root" + host_elf, {ELOOP, EXDEV}, "a path through /proc/self/root")
+# /proc of the host's pid namespace, mounted in the container: its magic
+# links lead to the host's root.  openat2 refuses to follow them
+# (RESOLVE_NO_MAGICLINKS: ELOOP); the setns worker, which has no
+# CAP_SYS_PTRACE, is stopped before, by the kernel's ptrace check on
+# another process's /proc/PID/root (EACCES).  Init's, the kernel refuses
+# even to root (EACCES).
+EACCES = errno.EACCES
+must_fail("/app/lib/libmagic.so", {ELOOP, EACCES},
+          f"symlink through /proc/{host_pid}/root (a magic link)", openat2_errno=ELOOP)
+must_fail("/app/lib/libmagic-elf.so", {ELOOP, EACCES},
+          f"symlink through /proc/{host_pid}/root to a host ELF", openat2_errno=ELOOP)
+must_fail(f"/proc/{host_pid}/root/etc/shadow", {ELOOP, EACCES},
+          f"a path through /proc/{host_pid}/root", openat2_errno=ELOOP)
+must_fail("/proc/self/root" + host_elf, {ELOOP}, "a path through /proc/self/root")
+must_fail("/proc/1/root/etc/shadow", {ELOOP, EACCES}, "a path through /proc/1/root")
 # What is no regular ELF file.
 must_fail("/app/lib/fifo.so", {EINVAL}, "a FIFO (answered, not blocked on)")
 must_fail("/app/lib/null.so", {EINVAL}, "a character device")

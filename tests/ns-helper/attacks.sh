@@ -8,7 +8,8 @@
 make_stage
 make_user || { not_ok "creating a test user"; plan; exit 0; }
 
-# A host ELF file that the container does not have, at an absolute path.
+# A host ELF file that the container does not have, at an absolute path;
+# /proc/$$/root (this shell's root: the host's) is where magic links lead.
 host_elf=$EU_STACKTRACE
 cat > "$tmp/evil.setup" <<EOF
 mkdir -p "\$root/usr/lib" "\$root/proc" "\$root/etc"
@@ -17,8 +18,8 @@ ln -s "$host_elf" "\$root/usr/lib/libhost.so"
 ln -s ../../../../../../../../../etc/shadow "\$root/app/lib/libdotdot.so"
 ln -s "../../../../../../../../..$host_elf" "\$root/app/lib/libdotdot-elf.so"
 mount -t proc proc "\$root/proc"
-ln -s /proc/1/root/etc/shadow "\$root/app/lib/libmagic.so"
-ln -s "/proc/1/root$host_elf" "\$root/app/lib/libmagic-elf.so"
+ln -s /proc/$$/root/etc/shadow "\$root/app/lib/libmagic.so"
+ln -s "/proc/$$/root$host_elf" "\$root/app/lib/libmagic-elf.so"
 mkfifo "\$root/app/lib/fifo.so"
 mknod "\$root/app/lib/null.so" c 1 3
 mkdir "\$root/app/lib/dir.so"
@@ -36,7 +37,7 @@ echo "cp \"$stage/nsprog.stripped\" \"\$root/app/bin/nsprog\"" > "$tmp/other.set
 mkdir -p "$tmp/reuse-a" "$tmp/reuse-b"
 
 "$PYTHON3" "$nsh_src/attacks.py" "$evil" "$helper" "$stage" "$host_elf" "$test_uid" "$test_gid" \
-  "$nsh_src/ns-run.sh" "$tmp" > "$tmp/attacks.tap"
+  "$nsh_src/ns-run.sh" "$tmp" $$ > "$tmp/attacks.tap"
 while IFS= read -r line; do
   case $line in
     "ok "*) ok "${line#ok * - }" ;;

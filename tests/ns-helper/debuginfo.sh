@@ -34,8 +34,12 @@ else
   not_ok "stripped, no debuginfo: ns_outer named in $named samples, nswork_leaf in $lib"
 fi
 
-# With it, under the namespace's /usr/lib/debug/.build-id only.
-sample with-debug -- $(ns_command root with-debug "$tmp/with-debug.setup" 700)
+# With it, under the namespace's /usr/lib/debug/.build-id only (and the
+# sanitized build: the client's debuginfo path runs clean).
+EU=$EU_STACKTRACE_ASAN sample with-debug -- $(ns_command root with-debug "$tmp/with-debug.setup" 700)
+if grep -q Sanitizer "$tmp/with-debug.err"; then
+  not_ok "the sanitized build runs clean"; diag "$tmp/with-debug.err"
+fi
 if grep -q "/app/bin/nsprog: debuginfo /usr/lib/debug/.build-id/$nn/$rest.debug opened by the namespace helper" \
     "$tmp/with-debug.err"; then
   ok "the helper found the debuginfo in the namespace: /usr/lib/debug/.build-id/$nn/$rest.debug"

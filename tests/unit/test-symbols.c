@@ -20,6 +20,8 @@ static const Dwfl_Callbacks callbacks = {
   .debuginfo_path = &debuginfo_path,
 };
 
+int a_function_of_the_test (int x);
+
 __attribute__ ((noinline)) int
 a_function_of_the_test (int x)
 {

@@ -1,0 +1,118 @@
+#!/bin/sh
+# The namespace helper's cost (bench/README): the round trip of one fd
+# request, each way, and the share of the unwinding run spent waiting for
+# the helper on a namespace workload.  Root (it makes mount namespaces);
+# run from a build tree, by `make bench-ns-helper'.
+set -u
+: "${TOP_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${TOP_BUILDDIR:=$TOP_SRCDIR}"
+: "${EU_STACKTRACE:=$TOP_BUILDDIR/eu-stacktrace}"
+: "${PYTHON3:=python3}"
+N=${N:-10000}             # requests per round-trip measurement
+CONTAINERS=${CONTAINERS:-8}   # processes, each in a namespace of its own
+export EU_STACKTRACE TOP_SRCDIR TOP_BUILDDIR PYTHON3
+if [ "$(id -u)" != 0 ]; then
+  echo "bench-ns-helper.sh: run as root (it makes mount namespaces)" >&2
+  exit 1
+fi
+. "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
+# ns-lib.sh prints TAP for tests; here the numbers are what counts.
+make_stage
+
+echo "machine: $(nproc) CPUs, $(uname -sr)" > "$tmp/summary"
+
+# 1. Round trips: N requests for the same file of a process in a root of
+# its own, by each way, from nsh-client (C, the project's protocol code).
+start_ns root rtt "" sleep 600 || exit 1
+for way in all map_files openat2 setns; do
+  "$nsh_client" "$helper" rtt "$pid" /app/bin/nsprog "$N" "$way" > "$tmp/rtt-$way.out" 2>&1
+  line=$(head -n 1 "$tmp/rtt-$way.out")
+  set -- $line
+  # requests N ok N way W median_us M p99_us P mean_us A
+  printf 'round trip, %-22s median %6s us, p99 %7s us, mean %7s us (%s requests, %s ok)\n' \
+    "${way} (${6}):" "$8" "${10}" "${12}" "$2" "$4" >> "$tmp/summary"
+  echo "  $(sed -n 2p "$tmp/rtt-$way.out")" >> "$tmp/summary"
+done
+kill "$pid"
+
+# 2. The share, on a namespace workload: CONTAINERS processes, each in a
+# mount namespace of its own with its own copies of the program, its
+# library, libc and the dynamic linker (files only the helper can reach).
+cat > "$tmp/workload.sh" <<WORKLOAD
+i=0
+while [ \$i -lt $CONTAINERS ]; do
+  mkdir -p "$tmp/w\$i"
+  sh "$nsh_src/ns-run.sh" root "$tmp/w\$i" "$stage" "" -- /app/bin/nsprog "\$@" &
+  i=\$((i + 1))
+done
+wait
+WORKLOAD
+
+# share LABEL STATS-FILE WALL-SECONDS: the time spent waiting for the
+# helper, from eu-stacktrace's --stats, against the run.
+share () {
+  "$PYTHON3" - "$@" >> "$tmp/summary" <<'PY'
+import re, sys
+label, path, wall = sys.argv[1], sys.argv[2], float(sys.argv[3])
+text = open(path).read()
+def num(pattern, default=0.0):
+    m = re.search(pattern, text)
+    return float(m.group(1)) if m else default
+cpu = num(r"profiler CPU time: ([0-9.]+) s", -1)
+samples = num(r"samples read: +([0-9]+)")
+requests = num(r"namespace helper: +([0-9]+) requests")
+found = num(r"requests, ([0-9]+) found")
+rtt_total = num(r"round trips: .* total ([0-9.]+) ms") / 1e3
+median = num(r"round trips: +median ([0-9.]+) us")
+p99 = num(r"round trips: .*p99 ([0-9.]+) us")
+first = num(r"first replies: +([0-9.]+) ms") / 1e3
+helper = rtt_total + first
+print(f"{label}: {samples:.0f} samples, {requests:.0f} helper requests ({found:.0f} found)")
+print(f"  waiting for the helper {helper * 1e3:.1f} ms: round trips {rtt_total * 1e3:.1f} ms "
+      f"(median {median:.0f} us, p99 {p99:.0f} us), first replies (the helper starting) "
+      f"{first * 1e3:.1f} ms")
+if cpu >= 0:
+    print(f"  eu-stacktrace CPU time {cpu * 1e3:.0f} ms in a {wall:.2f} s run: the wait is "
+          f"{100 * helper / (cpu + helper):.2f}% of CPU time plus wait")
+else:
+    print(f"  unwinding run {wall * 1e3:.0f} ms: share spent waiting for the helper "
+          f"{100 * helper / wall:.2f}% (target < 5%)")
+PY
+}
+now () { "$PYTHON3" -c 'import time; print(time.monotonic())'; }
+
+# 2a. The unwinding run alone: record the workload live, stop its
+# processes (alive, for the helper to pin, but off the CPUs), then time
+# eu-stacktrace unwinding the recording.
+sh "$tmp/workload.sh" 60000 > /dev/null 2>&1 &
+started_pids="$started_pids $!"
+i=0
+while [ "$(pgrep -c -x nsprog)" -lt "$CONTAINERS" ] && [ $i -lt 100 ]; do
+  sleep 0.1
+  i=$((i + 1))
+done
+sleep 0.3
+pids=$(pgrep -d, -x nsprog)
+timeout -s INT 2 "$EU_STACKTRACE" -p "$pids" --record "$tmp/ns.data" -f json -o /dev/null \
+  2> "$tmp/record.err"
+for p in $(echo "$pids" | tr , ' '); do kill -STOP "$p"; done
+for jobs in 1 2; do
+  t0=$(now)
+  "$EU_STACKTRACE" --stats -j "$jobs" -i "$tmp/ns.data" -f text -o /dev/null 2> "$tmp/offline-$jobs.err"
+  t1=$(now)
+  share "unwinding a recording, -j $jobs ($CONTAINERS processes in $CONTAINERS mount namespaces)" \
+    "$tmp/offline-$jobs.err" "$("$PYTHON3" -c "print($t1 - $t0)")"
+done
+for p in $(echo "$pids" | tr , ' '); do kill -KILL "$p"; done
+
+# 2b. Live: the workload and eu-stacktrace share the CPUs, and a round
+# trip includes the helper's wait for one.
+for jobs in 1 2; do
+  t0=$(now)
+  "$EU_STACKTRACE" --stats -j "$jobs" -f json -o /dev/null -- sh "$tmp/workload.sh" 600 \
+    > /dev/null 2> "$tmp/live-$jobs.err"
+  t1=$(now)
+  share "live, -j $jobs ($CONTAINERS processes of 0.6 s of CPU each)" \
+    "$tmp/live-$jobs.err" "$("$PYTHON3" -c "print($t1 - $t0)")"
+done
+cat "$tmp/summary"

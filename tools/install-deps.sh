@@ -8,6 +8,7 @@ packages="
   libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libsysprof-4-dev
   linux-perf elfutils python3 groff-base debuginfod
   systemd libcap2-bin
+  podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go
 "
 export DEBIAN_FRONTEND=noninteractive

@@ -20,9 +20,18 @@ struct st_frame {
   uint64_t offset;          /* from the symbol's start to the lookup pc */
 };
 
+/* The container a sample's process ran in (NULL in a chain: the host).  */
+struct st_container_label {
+  const char *kind;         /* "podman", "flatpak" */
+  const char *name;         /* container name or app id */
+  const char *id;           /* container id or flatpak instance */
+  const char *root_frame;   /* "[podman:NAME]": folded stacks' root */
+};
+
 struct st_callchain {
   const struct st_sample *sample;
   const char *comm;
+  const struct st_container_label *container;  /* NULL: the host */
   const struct st_frame *frames;  /* innermost first */
   size_t n_frames;
   enum st_stop_reason stop;

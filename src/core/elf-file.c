@@ -18,6 +18,8 @@ st_found_by_name (enum st_found_by how)
       return "vdso";
     case ST_FOUND_NS_HELPER:
       return "namespace helper";
+    case ST_FOUND_CONTAINER:
+      return "container storage";
     case ST_FOUND_DEBUGINFOD:
       return "debuginfod";
     case ST_FOUND_N:

@@ -16,6 +16,7 @@ enum st_found_by {
   ST_FOUND_HOST_PATH,
   ST_FOUND_VDSO,
   ST_FOUND_NS_HELPER,       /* opened in the process's mount namespace */
+  ST_FOUND_CONTAINER,       /* in the container's storage on the host */
   ST_FOUND_DEBUGINFOD,      /* the executable, by build-id, from a server */
   ST_FOUND_N
 };

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "container/container.h"
 #include "core/input.h"
 #include "core/log.h"
 #include "core/ns-client.h"
@@ -39,7 +40,7 @@ struct options {
   bool inline_frames;
   unsigned jobs;
   enum st_unwind_mode mode;     /* -m */
-  const char *container;       /* --container: accepted, not used yet */
+  const char *container;       /* --container */
   const char *ns_helper;       /* --ns-helper */
   struct st_ns_client *ns_client;  /* its client, unless none */
   bool stats;
@@ -468,6 +469,7 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
     .jobs = jobs,
     .debuginfod = o->debuginfod,
     .ns_client = o->ns_client,
+    .containers = (unsigned) st_containers_parse_kinds (o->container),
     .mode = o->mode,
   };
   out->session = out->sink ? st_session_new (&sopts, out->sink, out->sink_ops) : NULL;

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "container/container.h"
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/ns-client.h"
@@ -27,6 +28,8 @@ struct st_resolver {
   struct st_hashmap *by_build_id; /* build-id -> st_elf_file (one ref) */
   struct st_debuginfod *debuginfod; /* NULL: off */
   struct st_ns_client *ns_client;   /* NULL: off */
+  struct st_containers *containers; /* NULL: off */
+  unsigned upper_only;              /* files gone with a removed container's layer */
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
@@ -195,6 +198,94 @@ step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
   return 0;
 }
 
+/* Is the file open in C->fd the mapped one?  Without a build-id, by size
+   and inode (overlay shows the layer file's inode in the maps).  */
+static bool
+storage_matches (const struct st_mapping_request *req, struct candidate *c)
+{
+  if (req->build_id_size > 0)
+    {
+      Elf *elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+      uint8_t id[ST_BUILD_ID_MAX];
+      size_t n = elf ? st_elf_read_build_id (elf, id) : 0;
+      elf_end (elf);
+      return n == req->build_id_size && memcmp (id, req->build_id, n) == 0;
+    }
+  struct stat st;
+  return fstat (c->fd, &st) == 0 && st.st_ino == req->ino
+         && (uint64_t) st.st_size >= req->end - req->start + req->pgoff - 4096;
+}
+
+struct storage_search {
+  const struct st_mapping_request *req;
+  struct candidate *c;
+  const struct st_container *found_in;
+  bool upper;
+};
+
+static int
+search_container (const struct st_container *ct, void *arg)
+{
+  struct storage_search *s = arg;
+  size_t next = 0;
+  while (next < ct->n_dirs)
+    {
+      bool upper = false;
+      s->c->fd = st_container_open (ct, s->req->path, &next, &upper, s->c->why, sizeof s->c->why);
+      if (s->c->fd < 0)
+        return 0;
+      if (storage_matches (s->req, s->c))
+        {
+          s->found_in = ct;
+          s->upper = upper;
+          return 1;
+        }
+      close (s->c->fd);
+      s->c->fd = -1;
+    }
+  return 0;
+}
+
+/* The file in the container's storage on the host: flatpak's app and
+   runtime deployments, podman's container and image layers.  They stay
+   readable after the process is gone; for a process that is gone before
+   it was seen, every container and image podman stores is searched.  Only
+   the mapped file is accepted: its build-id, or its inode.  */
+static int
+step_container (const struct st_mapping_request *req, struct candidate *c)
+{
+  struct st_resolver *r = (struct st_resolver *) c->resolver;
+  if (r->containers == NULL || is_special_name (req->path) || req->path[0] != '/'
+      || (req->build_id_size == 0 && !req->has_dev_ino))
+    return 1;
+  struct storage_search s = { req, c, NULL, false };
+  const struct st_container *ct = st_containers_of (r->containers, req->pid);
+  if (ct != NULL)
+    search_container (ct, &s);
+  else
+    st_containers_foreach_stored (r->containers, search_container, &s);
+  if (s.found_in == NULL)
+    {
+      /* Overlay shows its files on an anonymous device (major 0): a file
+         no stored layer has lived in a removed container's own layer.  */
+      if (ct == NULL && req->has_dev_ino && req->maj == 0)
+        {
+          r->upper_only++;
+          snprintf (c->why, sizeof c->why, "gone with its container: in no stored container "
+                    "or image layer (only in a removed container's own layer?)");
+        }
+      else
+        snprintf (c->why, sizeof c->why, "not in %s%s", ct ? "the storage of " : "any stored "
+                  "container or image", ct ? ct->root_frame : "");
+      return -1;
+    }
+  st_info ("pid %d: %s: found in the storage of %s (%s%s)", (int) req->pid, req->path,
+           s.found_in->root_frame, s.upper ? "its own layer" : "a lower layer or deployment",
+           ct ? "" : ", the process was gone");
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
 static const struct {
   enum st_found_by how;
   step_fn open;
@@ -202,6 +293,7 @@ static const struct {
   { ST_FOUND_HOST_PATH, step_host_path },
   { ST_FOUND_VDSO, step_vdso },
   { ST_FOUND_NS_HELPER, step_ns_helper },
+  { ST_FOUND_CONTAINER, step_container },
   { ST_FOUND_DEBUGINFOD, step_debuginfod },
 };
 
@@ -279,6 +371,18 @@ void
 st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c)
 {
   r->ns_client = c;
+}
+
+void
+st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs)
+{
+  r->containers = cs;
+}
+
+unsigned
+st_resolver_upper_only (const struct st_resolver *r)
+{
+  return r->upper_only;
 }
 
 void
@@ -362,7 +466,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
                                   st_elf_file_ref (f)) < 0)
                 st_elf_file_unref (f);
             }
-          st_debug ("%s: found by %s", req->path, st_found_by_name (steps[i].how));
+          st_info ("pid %d: %s: found by %s", (int) req->pid, req->path, st_found_by_name (steps[i].how));
           return f;
         }
       /* The first step's reason first: later steps' are less telling,

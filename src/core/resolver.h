@@ -35,6 +35,14 @@ void st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d)
 /* After the host path fails, ask the namespace helper through C (NULL: off).  */
 struct st_ns_client;
 void st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c);
+/* After the helper, look in the host directories of the process's
+   container (or, for a process that is gone, in every container and image
+   podman stores) through CS (NULL: off).  */
+struct st_containers;
+void st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs);
+/* Modules found only in a removed container's own layer, or that were
+   there and are gone.  */
+unsigned st_resolver_upper_only (const struct st_resolver *r);
 
 /* Returns a new reference to the mapping's file, or NULL with *WHY_NOT set
    to a static or resolver-owned explanation.  Answers are cached: a file is

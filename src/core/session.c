@@ -21,6 +21,7 @@
  * order, once every worker has gone past it: the one that unwound it, and
  * the others, which only apply process events.  */
 #define RING_SIZE 512
+#define BATCH 32
 
 struct job {
   struct st_event ev;
@@ -59,7 +60,8 @@ struct st_session {
   struct worker *workers;
   unsigned n_workers;
   struct job *ring;
-  uint64_t head;              /* next job to fill */
+  uint64_t filled;            /* next job to fill (only the reader's) */
+  uint64_t head;              /* jobs before this are the workers' */
   uint64_t tail;              /* oldest job not yet written */
   unsigned next_worker;
   bool closing;
@@ -90,6 +92,7 @@ make_chain (const struct st_sample *sample, const struct st_unwound *u)
   return (struct st_callchain) {
     .sample = sample,
     .comm = u->comm,
+    .container = u->container,
     .frames = u->frames,
     .n_frames = u->n_frames,
     .stop = u->stop,
@@ -294,23 +297,39 @@ retire (struct st_session *s)
   return s->output_error;
 }
 
+/* Hands the jobs filled so far to the workers.  */
+static void
+publish (struct st_session *s)
+{
+  if (s->filled == s->head)
+    return;
+  pthread_mutex_lock (&s->lock);
+  s->head = s->filled;
+  pthread_cond_broadcast (&s->work_ready);
+  pthread_mutex_unlock (&s->lock);
+}
+
 static int
 dispatch (struct st_session *s, const struct st_event *ev)
 {
-  int r = retire (s);
-  if (r < 0)
-    return r;
-  pthread_mutex_lock (&s->lock);
-  while (s->head - min_cursor_locked (s) >= RING_SIZE)
-    pthread_cond_wait (&s->progress, &s->lock);
-  pthread_mutex_unlock (&s->lock);
-  /* The slot may still hold a job that is done but not yet written.  */
-  r = retire (s);
-  if (r < 0)
-    return r;
+  /* A slot is free again once it is written, and it is written once every
+     worker is past it.  */
+  while (s->filled - s->tail >= RING_SIZE)
+    {
+      publish (s);
+      int r = retire (s);
+      if (r < 0)
+        return r;
+      if (s->filled - s->tail < RING_SIZE)
+        break;
+      pthread_mutex_lock (&s->lock);
+      while (min_cursor_locked (s) <= s->tail)
+        pthread_cond_wait (&s->progress, &s->lock);
+      pthread_mutex_unlock (&s->lock);
+    }
 
-  struct job *job = &s->ring[s->head % RING_SIZE];
-  r = job_fill (job, ev);
+  struct job *job = &s->ring[s->filled % RING_SIZE];
+  int r = job_fill (job, ev);
   if (r < 0)
     return r;
   if (ev->kind == ST_EVENT_SAMPLE)
@@ -318,10 +337,14 @@ dispatch (struct st_session *s, const struct st_event *ev)
       job->worker = s->next_worker;
       s->next_worker = (s->next_worker + 1) % s->n_workers;
     }
-  pthread_mutex_lock (&s->lock);
-  s->head++;
-  pthread_cond_broadcast (&s->work_ready);
-  pthread_mutex_unlock (&s->lock);
+  s->filled++;
+  /* In batches: waking the workers for every event costs more than
+     unwinding it (both would wake, one to skip it).  */
+  if (s->filled - s->head >= BATCH)
+    {
+      publish (s);
+      return retire (s);
+    }
   return 0;
 }
 
@@ -331,6 +354,7 @@ drain (struct st_session *s)
 {
   if (s->workers == NULL)
     return 0;
+  publish (s);
   pthread_mutex_lock (&s->lock);
   s->closing = true;
   pthread_cond_broadcast (&s->work_ready);
@@ -411,6 +435,7 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
     .arch = opts->arch,
     .debuginfod = opts->debuginfod,
     .ns_client = opts->ns_client,
+    .containers = opts->containers,
   };
   int r;
   if (s->opts.jobs == 1 || s->opts.mode != ST_MODE_NAIVE)
@@ -597,6 +622,12 @@ st_session_print_summary (const struct st_session *s, FILE *out)
       st_hashmap_foreach (files, print_missing, &c);
     }
   st_hashmap_free (files);
+  unsigned upper_only = s->inline_unwinder
+                        ? st_resolver_upper_only (st_unwinder_resolver (s->inline_unwinder)) : 0;
+  for (unsigned i = 0; i < s->n_workers; i++)
+    upper_only += st_resolver_upper_only (st_unwinder_resolver (s->workers[i].unwinder));
+  if (upper_only > 0)
+    fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
   if (s->opts.debuginfod != NULL)
     st_debuginfod_print_summary (s->opts.debuginfod, out);
   if (s->opts.ns_client != NULL)

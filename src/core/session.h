@@ -28,6 +28,7 @@ struct st_session_options {
   unsigned jobs;              /* unwinding threads; 1: unwind inline */
   struct st_debuginfod *debuginfod; /* NULL: off; outlives the session */
   struct st_ns_client *ns_client;   /* NULL: off; outlives the session */
+  unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
 };
 
 struct st_stats {

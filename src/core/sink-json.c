@@ -50,6 +50,14 @@ json_format (const struct st_callchain *c, struct st_strbuf *b)
   json_object_object_add (obj, "tid", json_object_new_int (smp->tid));
   json_object_object_add (obj, "time", json_object_new_uint64 (smp->time));
   json_object_object_add (obj, "cpu", json_object_new_int64 (smp->cpu));
+  if (c->container != NULL)
+    {
+      json_object *ct = json_object_new_object ();
+      json_object_object_add (ct, "kind", string_or_null (c->container->kind));
+      json_object_object_add (ct, "name", string_or_null (c->container->name));
+      json_object_object_add (ct, "id", string_or_null (c->container->id));
+      json_object_object_add (obj, "container", ct);
+    }
   json_object *frames = json_object_new_array_ext (c->n_frames);
   for (size_t i = 0; i < c->n_frames; i++)
     {

@@ -42,6 +42,16 @@ text_format (const struct st_callchain *c, struct st_strbuf *b)
   st_strbuf_put_dec (b, smp->time % 1000000000, 9);
   st_strbuf_put_str (b, " cpu ");
   st_strbuf_put_dec (b, smp->cpu, 0);
+  if (c->container != NULL)
+    {
+      /* Host processes' lines stay as perf script writes them.  */
+      st_strbuf_put_str (b, " container ");
+      st_strbuf_put_str (b, c->container->kind);
+      st_strbuf_put_char (b, ':');
+      st_strbuf_put_str (b, c->container->name);
+      st_strbuf_put_str (b, " id ");
+      st_strbuf_put_str (b, c->container->id);
+    }
   st_strbuf_put_str (b, ":\n");
   /* One line per frame: PC SYMBOL+0xOFFSET (MODULE)  */
   for (size_t i = 0; i < c->n_frames; i++)

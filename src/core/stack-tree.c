@@ -435,7 +435,12 @@ st_stack_tree_add (struct st_stack_tree *t, const struct st_callchain *c, uint64
   uint32_t node = 0;
   t->n_samples++;
   t->nodes[0].total += count;
-  int r = child (t, node, c->comm != NULL ? c->comm : "[unknown]", NULL, &ctx, count, &node);
+  int r = 0;
+  /* Containers group above their processes: "[podman:NAME];comm;...".  */
+  if (c->container != NULL && c->container->root_frame != NULL)
+    r = child (t, node, c->container->root_frame, NULL, &ctx, count, &node);
+  if (r == 0)
+    r = child (t, node, c->comm != NULL ? c->comm : "[unknown]", NULL, &ctx, count, &node);
   ctx.comm = node;
   /* Cheap: a whole stack's program is among its outermost frames.  */
   if (r == 0 && c->stop == ST_STOP_END)

@@ -91,28 +91,26 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
       struct st_frame f = { .pc = raw[i].pc, .activation = raw[i].activation };
       /* A return address points after the call: look up the call itself.  */
       uint64_t lookup = f.activation ? f.pc : f.pc - 1;
-      Dwfl_Module *mod = dwfl != NULL ? dwfl_addrmodule (dwfl, lookup) : NULL;
-      void **userdata = NULL;
-      if (mod != NULL)
-        dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-      const struct st_mapping *m = userdata != NULL ? *userdata : NULL;
-      if (m != NULL && m->file != NULL)
+      /* Our own sorted mappings answer which file; libdwfl's module is
+         needed only to build a symbol table once, or for inline frames.  */
+      const struct st_mapping *m = st_process_find_mapping (p, lookup);
+      if (m != NULL)
+        f.module = m->path;
+      if (m != NULL && m->file != NULL && m->reported)
         {
-          f.module = m->path;
           f.build_id = m->file->build_id_size ? m->file->build_id_hex : NULL;
           f.has_elf_address = true;
           f.elf_address = f.pc - m->bias;
-          const struct st_symtab *tab = module_symtab (mod, m->file);
+          Dwfl_Module *mod = NULL;
+          if ((m->file->symtab == NULL || opts->inline_frames) && dwfl != NULL)
+            mod = dwfl_addrmodule (dwfl, lookup);
+          const struct st_symtab *tab = m->file->symtab;
+          if (tab == NULL && mod != NULL)
+            tab = module_symtab (mod, m->file);
           if (tab != NULL)
             f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
-          if (opts->inline_frames)
+          if (opts->inline_frames && mod != NULL)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
-        }
-      else
-        {
-          const struct st_mapping *any = st_process_find_mapping (p, lookup);
-          if (any != NULL)
-            f.module = any->path;
         }
       out[n++] = f;
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "container/container.h"
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/process.h"
@@ -25,6 +26,7 @@ struct st_unwinder {
      path when its process exits, a DWARF name when its Dwfl is freed):
      one stable copy of each.  */
   struct st_hashmap *strings;
+  struct st_containers *containers;
   bool warned_regs;
 };
 
@@ -43,12 +45,15 @@ st_unwinder_new (const struct st_unwinder_options *opts)
     st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
   if (u->resolver != NULL)
     st_resolver_set_ns_client (u->resolver, opts->ns_client);
+  u->containers = st_containers_new (opts->containers);
+  if (u->resolver != NULL)
+    st_resolver_set_containers (u->resolver, u->containers);
   u->processes = u->resolver ? st_process_table_new (u->resolver) : NULL;
   if (u->processes != NULL)
     st_process_table_set_debuginfo_finder (u->processes, &u->finder);
   u->raw = calloc (opts->max_frames, sizeof *u->raw);
   u->strings = st_hashmap_new (free);
-  if (u->processes == NULL || u->raw == NULL || u->strings == NULL)
+  if (u->processes == NULL || u->raw == NULL || u->strings == NULL || u->containers == NULL)
     {
       st_unwinder_free (u);
       return NULL;
@@ -64,6 +69,7 @@ st_unwinder_free (struct st_unwinder *u)
   /* Processes hold references into the resolver's files: they go first. */
   st_process_table_free (u->processes);
   st_resolver_free (u->resolver);
+  st_containers_free (u->containers);
   st_hashmap_free (u->strings);
   free (u->raw);
   free (u);
@@ -112,6 +118,8 @@ st_unwinder_event (struct st_unwinder *u, const struct st_event *ev)
     case ST_EVENT_FORK:
       return st_process_table_fork (u->processes, &ev->task);
     case ST_EVENT_EXIT:
+      if (ev->task.pid == ev->task.tid)
+        st_containers_forget (u->containers, ev->task.pid);
       return st_process_table_exit (u->processes, &ev->task);
     case ST_EVENT_BUILD_ID:
       return st_process_table_build_id (u->processes, &ev->build_id);
@@ -134,6 +142,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
                     struct st_unwound *out)
 {
   out->comm = st_unwinder_comm (u, sample->pid, sample->tid);
+  const struct st_container *ct = st_containers_of (u->containers, sample->pid);
+  out->container = ct ? &ct->label : NULL;
   out->n_frames = 0;
   out->detail = NULL;
   struct st_dwarf_regs regs;

@@ -19,6 +19,7 @@ struct st_unwinder_options {
   const struct st_regs_arch *arch;
   struct st_debuginfod *debuginfod; /* NULL: off; shared, it locks */
   struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
+  unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
 };
 
 struct st_unwound {
@@ -27,6 +28,7 @@ struct st_unwound {
   enum st_stop_reason stop;
   const char *detail;
   const char *comm;
+  const struct st_container_label *container;  /* NULL: the host */
 };
 
 struct st_unwinder;

@@ -1,1 +1,8 @@
 EXTRA_DIST += tests/containers/README
+# Real podman containers, as root (.ci/run); issue 6.
+TESTS += tests/containers/podman-rootful.sh
+EXTRA_DIST += \
+	tests/containers/podman-rootful.sh \
+	tests/containers/check-frames.py \
+	tests/containers/ctrwork.c \
+	tests/containers/ctrprog.c

@@ -30,7 +30,7 @@ cleanup () {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+trap 'exit 1' INT TERM HUP PIPE
 
 # TAP, numbered as it goes; the plan comes last.
 t=0

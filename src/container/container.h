@@ -1,0 +1,85 @@
+/* Which container a process runs in, and where its files are on the host.
+ *
+ * Detection uses what the host sees: podman's per-container cgroup
+ * (libpod-<id>), the process's mount namespace matched against the
+ * containers podman's storage knows, /run/.containerenv; flatpak's instance
+ * directories (bwrapinfo.json), its app-flatpak-*.scope cgroup and
+ * /.flatpak-info.  Everything a container controls is untrusted: files
+ * inside its root are opened with RESOLVE_IN_ROOT, host directories named
+ * by container metadata must lie inside a known storage or installation,
+ * and the resolver accepts a file only when its build-id (or inode) is the
+ * mapped one.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/callchain.h"
+
+enum st_container_kind {
+  ST_CONTAINER_HOST = 0,
+  ST_CONTAINER_PODMAN = 1,
+  ST_CONTAINER_FLATPAK = 2,
+};
+#define ST_CONTAINER_ALL (ST_CONTAINER_PODMAN | ST_CONTAINER_FLATPAK)
+
+#define ST_CONTAINER_MAX_DIRS 64
+
+/* A host directory that holds part of a container's file system: the files
+   the container sees under PREFIX are under DIR (an O_PATH fd).  */
+struct st_container_dir {
+  char *prefix;             /* "/", "/app", "/usr" */
+  int fd;
+  bool upper;               /* the container's own writable layer */
+};
+
+struct st_container {
+  enum st_container_kind kind;
+  struct st_container_label label;  /* strings below own it */
+  char *name, *id, *root_frame;
+  size_t n_dirs;
+  struct st_container_dir dirs[ST_CONTAINER_MAX_DIRS];
+};
+
+struct st_containers;
+
+/* KINDS: a mask of ST_CONTAINER_PODMAN, ST_CONTAINER_FLATPAK (0: none).  */
+struct st_containers *st_containers_new (unsigned kinds);
+void st_containers_free (struct st_containers *cs);
+/* Parses --container: auto, none, podman, flatpak.  -1 when unknown.  */
+int st_containers_parse_kinds (const char *arg);
+
+/* The container PID runs in, or NULL for the host (or when not known).
+   Detected once per process; valid until st_containers_free.  */
+const struct st_container *st_containers_of (struct st_containers *cs, pid_t pid);
+/* PID has exited: a later process with its number is detected again.  */
+void st_containers_forget (struct st_containers *cs, pid_t pid);
+
+/* Opens PATH (as the container sees it) read-only in one of C's host
+   directories: the first regular file found, starting at *NEXT_DIR (set to
+   the directory after the one used, for a retry when the file is not the
+   right one).  Returns the fd, or -1 with WHY set.  *UPPER says it came from
+   the container's own layer.  */
+int st_container_open (const struct st_container *c, const char *path, size_t *next_dir,
+                       bool *upper, char *why, size_t why_size);
+
+/* Every container and image podman's storage on this host knows (for a
+   process that is gone): each as a container with only host directories.
+   Calls FN until it returns non-zero; returns that.  */
+int st_containers_foreach_stored (struct st_containers *cs,
+                                  int (*fn) (const struct st_container *c, void *arg),
+                                  void *arg);
+
+/* Internal: shared by podman.c and flatpak.c.  */
+int st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t why_size);
+int st_open_beneath (int dir_fd, const char *path, bool directory);
+char *st_read_small_file (int fd, size_t max, size_t *len);
+void st_container_init (struct st_container *c, enum st_container_kind kind, const char *name,
+                        const char *id);
+int st_container_add_dir (struct st_container *c, const char *prefix, int fd, bool upper);
+void st_container_free (struct st_container *c);
+struct st_container *st_podman_detect (pid_t pid, int mnt_ns_ino_fd);
+struct st_container *st_flatpak_detect (pid_t pid);
+int st_podman_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,
+                              struct st_container ***cache, size_t *n_cache);

@@ -1,0 +1,405 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
+
+#include "container/container.h"
+#include "core/log.h"
+
+/* podman's storage (containers/storage): a graph root holds
+   <driver>-containers/containers.json, <driver>-layers/layers.json and
+   <driver>-images/images.json, and each layer's files under
+   overlay/<layer>/diff or vfs/dir/<layer>.  Rootful and each user's
+   rootless storage are read; a rootless user writes all of it, so ids are
+   checked to be ids, and no symlink is followed on the way to a layer.  */
+
+static const char *const drivers[] = { "overlay", "vfs" };
+
+struct graph {
+  int fd;                   /* O_PATH of the graph root */
+  char runroot[256];
+  const char *driver;
+  json_object *containers, *layers, *images;  /* arrays (NULL: none) */
+};
+
+static bool
+is_id (const char *s)
+{
+  if (s == NULL || strlen (s) != 64)
+    return false;
+  for (int i = 0; i < 64; i++)
+    if (!isxdigit ((unsigned char) s[i]) || isupper ((unsigned char) s[i]))
+      return false;
+  return true;
+}
+
+static const char *
+str_of (json_object *o, const char *key)
+{
+  json_object *v;
+  if (!json_object_object_get_ex (o, key, &v) || !json_object_is_type (v, json_type_string))
+    return NULL;
+  return json_object_get_string (v);
+}
+
+static const char *
+first_name (json_object *o)
+{
+  json_object *v;
+  if (json_object_object_get_ex (o, "names", &v) && json_object_is_type (v, json_type_array)
+      && json_object_array_length (v) > 0)
+    {
+      json_object *n = json_object_array_get_idx (v, 0);
+      if (json_object_is_type (n, json_type_string))
+        return json_object_get_string (n);
+    }
+  return NULL;
+}
+
+/* Appends the array in FILE (under the graph root) to *ARR.  */
+static void
+load_array (int graph_fd, const char *file, json_object **arr)
+{
+  int fd = st_open_beneath (graph_fd, file, false);
+  if (fd < 0)
+    return;
+  char *text = st_read_small_file (fd, 64 << 20, NULL);
+  close (fd);
+  if (text == NULL)
+    return;
+  json_object *o = json_tokener_parse (text);
+  free (text);
+  if (o == NULL || !json_object_is_type (o, json_type_array))
+    {
+      json_object_put (o);
+      return;
+    }
+  if (*arr == NULL)
+    {
+      *arr = o;
+      return;
+    }
+  for (size_t i = 0; i < json_object_array_length (o); i++)
+    json_object_array_add (*arr, json_object_get (json_object_array_get_idx (o, i)));
+  json_object_put (o);
+}
+
+static void
+graph_free (struct graph *g)
+{
+  json_object_put (g->containers);
+  json_object_put (g->layers);
+  json_object_put (g->images);
+  if (g->fd >= 0)
+    close (g->fd);
+}
+
+/* Loads the storage at ROOT with DRIVER.  -1 when it has none.  */
+static int
+graph_load (struct graph *g, const char *root, const char *runroot, const char *driver)
+{
+  *g = (struct graph) { .fd = -1, .driver = driver };
+  struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                          .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+  g->fd = (int) syscall (SYS_openat2, AT_FDCWD, root, &how, sizeof how);
+  if (g->fd < 0)
+    return -1;
+  snprintf (g->runroot, sizeof g->runroot, "%s", runroot);
+  char path[128];
+  const char *const volatility[] = { "", "volatile-" };
+  for (int v = 0; v < 2; v++)
+    {
+      snprintf (path, sizeof path, "%s-containers/%scontainers.json", driver, volatility[v]);
+      load_array (g->fd, path, &g->containers);
+      snprintf (path, sizeof path, "%s-layers/%slayers.json", driver, volatility[v]);
+      load_array (g->fd, path, &g->layers);
+    }
+  snprintf (path, sizeof path, "%s-images/images.json", driver);
+  load_array (g->fd, path, &g->images);
+  if (g->layers == NULL)
+    {
+      graph_free (g);
+      return -1;
+    }
+  return 0;
+}
+
+static const char *
+layer_parent (const struct graph *g, const char *layer)
+{
+  for (size_t i = 0; i < json_object_array_length (g->layers); i++)
+    {
+      json_object *l = json_object_array_get_idx (g->layers, i);
+      const char *id = str_of (l, "id");
+      if (id != NULL && strcmp (id, layer) == 0)
+        return str_of (l, "parent");
+    }
+  return NULL;
+}
+
+/* A container (or an image, UPPER false) from its top LAYER down.  */
+static struct st_container *
+make_from_layers (const struct graph *g, const char *name, const char *id, const char *layer,
+                  bool upper)
+{
+  struct st_container *c = calloc (1, sizeof *c);
+  if (c == NULL)
+    return NULL;
+  st_container_init (c, ST_CONTAINER_PODMAN, name, id);
+  for (int depth = 0; layer != NULL && depth < ST_CONTAINER_MAX_DIRS; depth++)
+    {
+      if (!is_id (layer))
+        {
+          st_warning ("podman storage: refusing layer `%.80s' of %s: not a layer id", layer, id);
+          break;
+        }
+      char path[128];
+      if (strcmp (g->driver, "overlay") == 0)
+        snprintf (path, sizeof path, "overlay/%s/diff", layer);
+      else
+        snprintf (path, sizeof path, "vfs/dir/%s", layer);
+      int fd = st_open_beneath (g->fd, path, true);
+      if (fd >= 0)
+        st_container_add_dir (c, "/", fd, upper && depth == 0);
+      layer = layer_parent (g, layer);
+    }
+  return c;
+}
+
+static void
+for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
+{
+  struct graph g;
+  for (size_t d = 0; d < sizeof drivers / sizeof drivers[0]; d++)
+    if (graph_load (&g, "/var/lib/containers/storage", "/run/containers/storage", drivers[d]) == 0)
+      {
+        int r = fn (&g, arg);
+        graph_free (&g);
+        if (r)
+          return;
+      }
+  setpwent ();
+  struct passwd *pw;
+  while ((pw = getpwent ()) != NULL)
+    {
+      if (pw->pw_uid == 0 || pw->pw_dir == NULL || pw->pw_dir[0] != '/')
+        continue;
+      char root[512], runroot[256];
+      snprintf (root, sizeof root, "%s/.local/share/containers/storage", pw->pw_dir);
+      snprintf (runroot, sizeof runroot, "/run/user/%u/containers", (unsigned) pw->pw_uid);
+      struct stat st;
+      if (stat (root, &st) != 0 || st.st_uid != pw->pw_uid)
+        continue;
+      for (size_t d = 0; d < sizeof drivers / sizeof drivers[0]; d++)
+        if (graph_load (&g, root, runroot, drivers[d]) == 0)
+          {
+            int r = fn (&g, arg);
+            graph_free (&g);
+            if (r)
+              {
+                endpwent ();
+                return;
+              }
+          }
+    }
+  endpwent ();
+}
+
+struct find {
+  char id[65];              /* wanted, or empty: match by mount namespace */
+  ino_t mnt_ino;
+  dev_t mnt_dev;
+  struct st_container *found;
+};
+
+static bool
+pid1_shares_mnt (const struct graph *g, const char *id, const struct find *f)
+{
+  char path[512];
+  snprintf (path, sizeof path, "%s/%s-containers/%s/userdata/pidfile", g->runroot, g->driver, id);
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return false;
+  char *text = st_read_small_file (fd, 64, NULL);
+  close (fd);
+  int pid = text ? atoi (text) : 0;
+  free (text);
+  if (pid <= 0)
+    return false;
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", pid);
+  struct stat st;
+  return stat (path, &st) == 0 && st.st_ino == f->mnt_ino && st.st_dev == f->mnt_dev;
+}
+
+static int
+find_in_graph (struct graph *g, void *arg)
+{
+  struct find *f = arg;
+  for (size_t i = 0; g->containers && i < json_object_array_length (g->containers); i++)
+    {
+      json_object *o = json_object_array_get_idx (g->containers, i);
+      const char *id = str_of (o, "id");
+      if (!is_id (id))
+        continue;
+      if (f->id[0] ? strcmp (id, f->id) != 0 : !pid1_shares_mnt (g, id, f))
+        continue;
+      f->found = make_from_layers (g, first_name (o), id, str_of (o, "layer"), true);
+      return 1;
+    }
+  return 0;
+}
+
+/* The libpod-<id> cgroup (not libpod-conmon-<id>, conmon's).  */
+static bool
+id_from_cgroup (pid_t pid, char id[65])
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char *text = st_read_small_file (fd, 1 << 20, NULL);
+  close (fd);
+  bool ok = false;
+  for (char *p = text; p != NULL && (p = strstr (p, "libpod-")) != NULL; p += 7)
+    {
+      if (strncmp (p, "libpod-conmon-", 14) == 0)
+        continue;
+      memcpy (id, p + 7, 64);
+      id[64] = '\0';
+      if (strlen (p + 7) >= 64 && is_id (id))
+        {
+          ok = true;
+          break;
+        }
+    }
+  free (text);
+  return ok;
+}
+
+/* /run/.containerenv, read inside the process's root.  Untrusted: only a
+   hint, used when storage knows the id.  */
+static bool
+id_from_containerenv (pid_t pid, char id[65])
+{
+  char path[64], why[64];
+  snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
+  int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return false;
+  int fd = st_open_in_root (root, "run/.containerenv", RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                            why, sizeof why);
+  close (root);
+  if (fd < 0)
+    return false;
+  char *text = st_read_small_file (fd, 1 << 16, NULL);
+  close (fd);
+  char *p = text ? strstr (text, "\nid=\"") : NULL;
+  bool ok = false;
+  if (p != NULL && strlen (p + 5) >= 64)
+    {
+      memcpy (id, p + 5, 64);
+      id[64] = '\0';
+      ok = is_id (id);
+    }
+  free (text);
+  return ok;
+}
+
+struct st_container *
+st_podman_detect (pid_t pid, int unused)
+{
+  (void) unused;
+  struct find f = { .id = "" };
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+  struct stat st, self;
+  if (stat (path, &st) != 0)
+    return NULL;
+  /* The host's own mount namespace: not a container.  */
+  if (stat ("/proc/1/ns/mnt", &self) == 0 && st.st_ino == self.st_ino)
+    return NULL;
+  f.mnt_ino = st.st_ino;
+  f.mnt_dev = st.st_dev;
+  if (id_from_cgroup (pid, f.id))
+    {
+      for_each_graph (find_in_graph, &f);
+      if (f.found)
+        return f.found;
+    }
+  f.id[0] = '\0';
+  for_each_graph (find_in_graph, &f);
+  if (f.found)
+    return f.found;
+  if (id_from_containerenv (pid, f.id))
+    for_each_graph (find_in_graph, &f);
+  return f.found;
+}
+
+struct collect {
+  struct st_container ***cache;
+  size_t *n;
+  size_t cap;
+};
+
+static void
+collect_add (struct collect *c, struct st_container *ct)
+{
+  if (ct == NULL)
+    return;
+  if (*c->n == c->cap)
+    {
+      c->cap = c->cap ? 2 * c->cap : 16;
+      struct st_container **a = realloc (*c->cache, c->cap * sizeof *a);
+      if (a == NULL)
+        {
+          st_container_free (ct);
+          return;
+        }
+      *c->cache = a;
+    }
+  (*c->cache)[(*c->n)++] = ct;
+}
+
+static int
+collect_graph (struct graph *g, void *arg)
+{
+  struct collect *c = arg;
+  for (size_t i = 0; g->containers && i < json_object_array_length (g->containers); i++)
+    {
+      json_object *o = json_object_array_get_idx (g->containers, i);
+      const char *id = str_of (o, "id");
+      if (is_id (id))
+        collect_add (c, make_from_layers (g, first_name (o), id, str_of (o, "layer"), true));
+    }
+  for (size_t i = 0; g->images && i < json_object_array_length (g->images); i++)
+    {
+      json_object *o = json_object_array_get_idx (g->images, i);
+      const char *id = str_of (o, "id");
+      if (is_id (id))
+        collect_add (c, make_from_layers (g, first_name (o), id, str_of (o, "layer"), false));
+    }
+  return 0;
+}
+
+int
+st_podman_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,
+                          struct st_container ***cache, size_t *n_cache)
+{
+  struct collect c = { cache, n_cache, 0 };
+  for_each_graph (collect_graph, &c);
+  for (size_t i = 0; i < *n_cache; i++)
+    if (fn ((*cache)[i], arg))
+      return 1;
+  return 0;
+}

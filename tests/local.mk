@@ -7,3 +7,4 @@ include $(srcdir)/tests/live/local.mk
 include $(srcdir)/tests/flamegraph/local.mk
 include $(srcdir)/tests/sysprof/local.mk
 include $(srcdir)/tests/debuginfod/local.mk
+include $(srcdir)/tests/ns-helper/local.mk

@@ -23,6 +23,8 @@ src_core_libcore_a_SOURCES = \
 	src/core/sink-svg.c \
 	src/core/sink-sysprof.c \
 	src/core/sink-text.c \
+	src/core/procfs.c src/core/procfs.h \
+	src/core/bytes.h \
 	src/core/source.c src/core/source.h \
 	src/core/strbuf.c src/core/strbuf.h \
 	src/core/stack-tree.c src/core/stack-tree.h \

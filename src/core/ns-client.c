@@ -18,6 +18,7 @@
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/ns-client.h"
+#include "core/procfs.h"
 #include "ns-helper/protocol.h"
 
 #define HELPER_NAME "eu-stacktrace-ns-helper"
@@ -496,34 +497,6 @@ namespace_of (pid_t pid, char *out, size_t size)
     snprintf (out, size, "pid:%d", (int) pid);
 }
 
-/* Field 22 of /proc/PID/stat: which process has the pid now.  */
-static bool
-start_time_of (pid_t pid, uint64_t *out)
-{
-  char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  char *p = strrchr (buf, ')');
-  for (int field = 3; p != NULL && field <= 22; field++)
-    {
-      p = strchr (p + 1, ' ');
-      if (p != NULL && field == 22)
-        {
-          char *end;
-          *out = strtoull (p + 1, &end, 10);
-          return end != p + 1;
-        }
-    }
-  return false;
-}
-
 /* The cache key: kind, namespace, path, then the build-id or inode.  */
 static size_t
 cache_key (char kind, const char *ns, const char *path, const uint8_t *build_id, size_t n,
@@ -574,7 +547,7 @@ ask (struct st_ns_client *c, struct st_nsh_request *req, const char *key, size_t
 {
   req->ways = c->ways;
   uint64_t start_time;
-  if (start_time_of (req->pid, &start_time))
+  if (st_proc_start_time (req->pid, &start_time))
     {
       req->has_start_time = true;
       req->start_time = start_time;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/bytes.h"
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/ordered-queue.h"
@@ -52,22 +53,6 @@ struct st_perf_source {
   struct st_source_error *err;
 };
 
-static inline uint64_t
-get_u64 (const uint8_t *p)
-{
-  uint64_t v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline uint32_t
-get_u32 (const uint8_t *p)
-{
-  uint32_t v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
 /* Records of a mapped file stay where they are for the whole run; those of
    a stream or a live ring buffer are copied before they are queued.  */
 static bool
@@ -90,7 +75,7 @@ st_perf_source_probe (const uint8_t *magic, size_t len)
 {
   if (len < 8)
     return false;
-  uint64_t m = get_u64 (magic);
+  uint64_t m = st_get_u64 (magic);
   return m == PERF_MAGIC2 || m == PERF_MAGIC2_SWAPPED;
 }
 
@@ -197,7 +182,7 @@ attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t 
       int pos = sample_id_position (first->sample_type);
       if (pos < 0 || 8 + 8 * (uint32_t) (pos + 1) > size)
         return first;
-      id = get_u64 (rec + 8 + 8 * pos);
+      id = st_get_u64 (rec + 8 + 8 * pos);
     }
   else
     {
@@ -207,7 +192,7 @@ attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t 
         {
           if (size < 16)
             return first;
-          id = get_u64 (rec + size - 8);
+          id = st_get_u64 (rec + size - 8);
         }
       else
         return first;  /* perf itself cannot tell here either */
@@ -258,7 +243,7 @@ record_time (const struct st_perf_source *src, const uint8_t *rec, uint32_t size
     }
   if (pos + 8 > size)
     return false;
-  *time = get_u64 (rec + pos);
+  *time = st_get_u64 (rec + pos);
   return true;
 }
 
@@ -300,16 +285,16 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_IDENTIFIER)
     { NEED (cp, 8, "sample identifier"); c.p += 8; }
   if (t & PERF_SAMPLE_IP)
-    { NEED (cp, 8, "sample ip"); s->ip = get_u64 (c.p); c.p += 8; }
+    { NEED (cp, 8, "sample ip"); s->ip = st_get_u64 (c.p); c.p += 8; }
   if (t & PERF_SAMPLE_TID)
     {
       NEED (cp, 8, "sample pid/tid");
-      s->pid = (int32_t) get_u32 (c.p);
-      s->tid = (int32_t) get_u32 (c.p + 4);
+      s->pid = (int32_t) st_get_u32 (c.p);
+      s->tid = (int32_t) st_get_u32 (c.p + 4);
       c.p += 8;
     }
   if (t & PERF_SAMPLE_TIME)
-    { NEED (cp, 8, "sample time"); s->time = get_u64 (c.p); c.p += 8; }
+    { NEED (cp, 8, "sample time"); s->time = st_get_u64 (c.p); c.p += 8; }
   if (t & PERF_SAMPLE_ADDR)
     { NEED (cp, 8, "sample addr"); c.p += 8; }
   if (t & PERF_SAMPLE_ID)
@@ -317,9 +302,9 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_STREAM_ID)
     { NEED (cp, 8, "sample stream id"); c.p += 8; }
   if (t & PERF_SAMPLE_CPU)
-    { NEED (cp, 8, "sample cpu"); s->cpu = get_u32 (c.p); c.p += 8; }
+    { NEED (cp, 8, "sample cpu"); s->cpu = st_get_u32 (c.p); c.p += 8; }
   if (t & PERF_SAMPLE_PERIOD)
-    { NEED (cp, 8, "sample period"); s->period = get_u64 (c.p); c.p += 8; }
+    { NEED (cp, 8, "sample period"); s->period = st_get_u64 (c.p); c.p += 8; }
   if (t & PERF_SAMPLE_READ)
     {
       uint64_t rf = a->read_format;
@@ -329,7 +314,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
       if (rf & PERF_FORMAT_GROUP)
         {
           NEED (cp, 8, "sample read group");
-          uint64_t nr = get_u64 (c.p);
+          uint64_t nr = st_get_u64 (c.p);
           c.p += 8;
           NEED (cp, times, "sample read times");
           c.p += times;
@@ -346,7 +331,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_CALLCHAIN)
     {
       NEED (cp, 8, "callchain length");
-      uint64_t nr = get_u64 (c.p);
+      uint64_t nr = st_get_u64 (c.p);
       c.p += 8;
       if (nr > (uint64_t) (c.end - c.p) / 8)
         NEED (cp, UINT64_MAX, "callchain");
@@ -356,7 +341,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
       bool in_kernel = false;
       for (uint64_t i = 0; i < nr; i++)
         {
-          uint64_t ip = get_u64 (c.p + 8 * i);
+          uint64_t ip = st_get_u64 (c.p + 8 * i);
           if (ip >= PERF_CONTEXT_MAX_MARK)
             {
               if (in_kernel)
@@ -374,7 +359,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_RAW)
     {
       NEED (cp, 4, "raw data size");
-      uint32_t raw = get_u32 (c.p);
+      uint32_t raw = st_get_u32 (c.p);
       c.p += 4;
       NEED (cp, raw, "raw data");
       c.p += raw;
@@ -382,7 +367,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_BRANCH_STACK)
     {
       NEED (cp, 8, "branch stack length");
-      uint64_t nr = get_u64 (c.p);
+      uint64_t nr = st_get_u64 (c.p);
       c.p += 8;
       if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
         {
@@ -396,7 +381,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_REGS_USER)
     {
       NEED (cp, 8, "user register abi");
-      uint64_t abi = get_u64 (c.p);
+      uint64_t abi = st_get_u64 (c.p);
       c.p += 8;
       if (abi != 0)
         {
@@ -415,7 +400,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_STACK_USER)
     {
       NEED (cp, 8, "user stack size");
-      uint64_t stack_size = get_u64 (c.p);
+      uint64_t stack_size = st_get_u64 (c.p);
       c.p += 8;
       if (stack_size != 0)
         {
@@ -423,7 +408,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
           const uint8_t *stack = c.p;
           c.p += stack_size;
           NEED (cp, 8, "user stack dyn_size");
-          uint64_t dyn = get_u64 (c.p);
+          uint64_t dyn = st_get_u64 (c.p);
           c.p += 8;
           if (dyn > stack_size)
             return st_source_bad_input (src->err, offset + (c.p - 8 - rec),
@@ -464,7 +449,7 @@ parse_build_id_entry (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   ev->kind = ST_EVENT_BUILD_ID;
   ev->time = 0;
   struct st_build_id_event *b = &ev->build_id;
-  b->pid = (int32_t) get_u32 (rec + 8);
+  b->pid = (int32_t) st_get_u32 (rec + 8);
   memcpy (b->build_id, rec + 12, ST_BUILD_ID_MAX);
   b->build_id_size = ST_BUILD_ID_MAX;
   if (h->misc & PERF_BUILD_ID_MISC_SIZE)
@@ -508,11 +493,11 @@ parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
         NEED (cp, 32, "mmap record");
         ev->kind = ST_EVENT_MMAP;
         struct st_mmap_event *m = &ev->mmap;
-        m->pid = (int32_t) get_u32 (c.p);
-        m->tid = (int32_t) get_u32 (c.p + 4);
-        m->start = get_u64 (c.p + 8);
-        m->len = get_u64 (c.p + 16);
-        m->pgoff = get_u64 (c.p + 24);
+        m->pid = (int32_t) st_get_u32 (c.p);
+        m->tid = (int32_t) st_get_u32 (c.p + 4);
+        m->start = st_get_u64 (c.p + 8);
+        m->len = st_get_u64 (c.p + 16);
+        m->pgoff = st_get_u64 (c.p + 24);
         m->prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? PROT_READ : PROT_READ | PROT_EXEC;
         c.p += 32;
         return record_string (src, cp, "mmap file name", &m->filename);
@@ -526,11 +511,11 @@ parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
         NEED (cp, 64, "mmap2 record");
         ev->kind = ST_EVENT_MMAP;
         struct st_mmap_event *m = &ev->mmap;
-        m->pid = (int32_t) get_u32 (c.p);
-        m->tid = (int32_t) get_u32 (c.p + 4);
-        m->start = get_u64 (c.p + 8);
-        m->len = get_u64 (c.p + 16);
-        m->pgoff = get_u64 (c.p + 24);
+        m->pid = (int32_t) st_get_u32 (c.p);
+        m->tid = (int32_t) st_get_u32 (c.p + 4);
+        m->start = st_get_u64 (c.p + 8);
+        m->len = st_get_u64 (c.p + 16);
+        m->pgoff = st_get_u64 (c.p + 24);
         if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
           {
             uint8_t n = c.p[32];
@@ -540,13 +525,13 @@ parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
         else
           {
             m->has_dev_ino = true;
-            m->maj = get_u32 (c.p + 32);
-            m->min = get_u32 (c.p + 36);
-            m->ino = get_u64 (c.p + 40);
-            m->ino_generation = get_u64 (c.p + 48);
+            m->maj = st_get_u32 (c.p + 32);
+            m->min = st_get_u32 (c.p + 36);
+            m->ino = st_get_u64 (c.p + 40);
+            m->ino_generation = st_get_u64 (c.p + 48);
           }
-        m->prot = get_u32 (c.p + 56);
-        m->flags = get_u32 (c.p + 60);
+        m->prot = st_get_u32 (c.p + 56);
+        m->flags = st_get_u32 (c.p + 60);
         c.p += 64;
         return record_string (src, cp, "mmap2 file name", &m->filename);
       }
@@ -554,8 +539,8 @@ parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
     case PERF_RECORD_COMM:
       NEED (cp, 8, "comm record");
       ev->kind = ST_EVENT_COMM;
-      ev->comm.pid = (int32_t) get_u32 (c.p);
-      ev->comm.tid = (int32_t) get_u32 (c.p + 4);
+      ev->comm.pid = (int32_t) st_get_u32 (c.p);
+      ev->comm.tid = (int32_t) st_get_u32 (c.p + 4);
       ev->comm.exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
       c.p += 8;
       return record_string (src, cp, "comm name", &ev->comm.comm);
@@ -564,24 +549,24 @@ parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
     case PERF_RECORD_EXIT:
       NEED (cp, 24, "fork/exit record");
       ev->kind = h->type == PERF_RECORD_FORK ? ST_EVENT_FORK : ST_EVENT_EXIT;
-      ev->task.pid = (int32_t) get_u32 (c.p);
-      ev->task.ppid = (int32_t) get_u32 (c.p + 4);
-      ev->task.tid = (int32_t) get_u32 (c.p + 8);
-      ev->task.ptid = (int32_t) get_u32 (c.p + 12);
+      ev->task.pid = (int32_t) st_get_u32 (c.p);
+      ev->task.ppid = (int32_t) st_get_u32 (c.p + 4);
+      ev->task.tid = (int32_t) st_get_u32 (c.p + 8);
+      ev->task.ptid = (int32_t) st_get_u32 (c.p + 12);
       if (ev->time == 0)
-        ev->time = get_u64 (c.p + 16);
+        ev->time = st_get_u64 (c.p + 16);
       return 0;
 
     case PERF_RECORD_LOST:
       NEED (cp, 16, "lost record");
       ev->kind = ST_EVENT_LOST;
-      ev->lost.lost = get_u64 (c.p + 8);
+      ev->lost.lost = st_get_u64 (c.p + 8);
       return 0;
 
     case PERF_RECORD_LOST_SAMPLES:
       NEED (cp, 8, "lost samples record");
       ev->kind = ST_EVENT_LOST;
-      ev->lost.lost = get_u64 (c.p);
+      ev->lost.lost = st_get_u64 (c.p);
       return 0;
 
     default:
@@ -639,7 +624,7 @@ set_arch (struct st_perf_source *src, const uint8_t *data, size_t len)
   /* HEADER_ARCH is a perf string: u32 length, then the characters.  */
   if (len < 4)
     return;
-  uint32_t n = get_u32 (data);
+  uint32_t n = st_get_u32 (data);
   if (n > len - 4)
     n = len - 4;
   if (n >= sizeof src->arch)
@@ -671,7 +656,7 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
       {
         if (size < 8 + 8)
           return st_source_bad_input (src->err, offset, "attribute record of %u bytes", size);
-        uint32_t attr_size = get_u32 (rec + 8 + 4);  /* perf_event_attr.size */
+        uint32_t attr_size = st_get_u32 (rec + 8 + 4);  /* perf_event_attr.size */
         if (attr_size == 0)
           attr_size = PERF_ATTR_SIZE_VER0;
         if (attr_size > size - 8)
@@ -692,7 +677,7 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
       }
 
     case PERF_RECORD_HEADER_FEATURE:
-      if (size >= 16 && get_u64 (rec + 8) == PERF_HEADER_ARCH)
+      if (size >= 16 && st_get_u64 (rec + 8) == PERF_HEADER_ARCH)
         set_arch (src, rec + 16, size - 16);
       return 0;
 
@@ -701,10 +686,10 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
       if (size < 12)
         return st_source_bad_input (src->err, offset, "tracing data record of %u bytes", size);
       src->skipped_records++;
-      n = st_input_skip (src->in, get_u32 (rec + 8));
+      n = st_input_skip (src->in, st_get_u32 (rec + 8));
       if (n < 0)
         return n;
-      if ((uint64_t) n < get_u32 (rec + 8))
+      if ((uint64_t) n < st_get_u32 (rec + 8))
         return st_source_bad_input (src->err, st_input_offset (src->in),
                                     "tracing data runs past the end of the input");
       return 0;
@@ -713,7 +698,7 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
       {
         if (size < 16)
           return st_source_bad_input (src->err, offset, "auxtrace record of %u bytes", size);
-        uint64_t aux = get_u64 (rec + 8);
+        uint64_t aux = st_get_u64 (rec + 8);
         src->skipped_records++;
         n = st_input_skip (src->in, aux);
         if (n < 0)

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/bytes.h"
+#include "core/procfs.h"
 #include "core/hashmap.h"
 #include "core/log.h"
 #include "core/regs.h"
@@ -48,26 +50,10 @@ struct st_sysprof_source {
   struct st_source_error *err;
 };
 
-static inline uint64_t
-get_u64 (const uint8_t *p)
-{
-  uint64_t v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
-static inline uint32_t
-get_u32 (const uint8_t *p)
-{
-  uint32_t v;
-  memcpy (&v, p, sizeof v);
-  return v;
-}
-
 bool
 st_sysprof_source_probe (const uint8_t *magic, size_t len)
 {
-  return len >= 4 && get_u32 (magic) == ST_SYSPROF_MAGIC;
+  return len >= 4 && st_get_u32 (magic) == ST_SYSPROF_MAGIC;
 }
 
 void
@@ -383,24 +369,9 @@ clock_ns (clockid_t clock_id)
 static bool
 proc_is_sampled_process (pid_t pid, int64_t time)
 {
-  char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  uint64_t ticks;
+  if (!st_proc_start_time (pid, &ticks))
     return false;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
-  /* Field 22, starttime, counted from the ")" that ends field 2, the
-     comm: each space starts the next field.  */
-  char *p = strrchr (buf, ')');
-  for (int field = 3; field <= 22 && p != NULL; field++)
-    p = strchr (p + 1, ' ');
-  if (p == NULL)
-    return false;
-  unsigned long long ticks = strtoull (p + 1, NULL, 10);
   long hz = sysconf (_SC_CLK_TCK);
   if (hz <= 0)
     return false;

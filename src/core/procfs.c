@@ -1,0 +1,34 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/procfs.h"
+
+bool
+st_proc_start_time (pid_t pid, uint64_t *ticks)
+{
+  char path[64], buf[1024];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return false;
+  buf[n] = '\0';
+  /* Fields count from the ")" that ends field 2, the comm, which may hold
+     spaces and parentheses itself: each space starts the next field.  */
+  char *p = strrchr (buf, ')');
+  for (int field = 3; field <= 22 && p != NULL; field++)
+    p = strchr (p + 1, ' ');
+  if (p == NULL)
+    return false;
+  char *end;
+  *ticks = strtoull (p + 1, &end, 10);
+  return end != p + 1;
+}

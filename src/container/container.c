@@ -22,6 +22,8 @@ struct st_containers {
   struct st_container **stored;   /* st_containers_foreach_stored, read once */
   size_t n_stored;
   bool stored_read;
+  struct st_container **fstored;  /* flatpak deployments, read once */
+  size_t n_fstored;
 };
 
 struct entry {
@@ -214,6 +216,9 @@ st_containers_free (struct st_containers *cs)
   for (size_t i = 0; i < cs->n_stored; i++)
     st_container_free (cs->stored[i]);
   free (cs->stored);
+  for (size_t i = 0; i < cs->n_fstored; i++)
+    st_container_free (cs->fstored[i]);
+  free (cs->fstored);
   free (cs);
 }
 
@@ -318,16 +323,25 @@ int
 st_containers_foreach_stored (struct st_containers *cs,
                               int (*fn) (const struct st_container *c, void *arg), void *arg)
 {
-  if (cs == NULL || !(cs->kinds & ST_CONTAINER_PODMAN))
+  if (cs == NULL || cs->kinds == 0)
     return 0;
   if (!cs->stored_read)
     {
       cs->stored_read = true;
-      st_podman_foreach_stored (add_stored, NULL, &cs->stored, &cs->n_stored);
+      if (cs->kinds & ST_CONTAINER_PODMAN)
+        st_podman_foreach_stored (add_stored, NULL, &cs->stored, &cs->n_stored);
+      if (cs->kinds & ST_CONTAINER_FLATPAK)
+        st_flatpak_foreach_stored (add_stored, NULL, &cs->fstored, &cs->n_fstored);
     }
   for (size_t i = 0; i < cs->n_stored; i++)
     {
       int r = fn (cs->stored[i], arg);
+      if (r != 0)
+        return r;
+    }
+  for (size_t i = 0; i < cs->n_fstored; i++)
+    {
+      int r = fn (cs->fstored[i], arg);
       if (r != 0)
         return r;
     }

@@ -64,8 +64,8 @@ void st_containers_forget (struct st_containers *cs, pid_t pid);
 int st_container_open (const struct st_container *c, const char *path, size_t *next_dir,
                        bool *upper, char *why, size_t why_size);
 
-/* Every container and image podman's storage on this host knows (for a
-   process that is gone): each as a container with only host directories.
+/* Every container and image podman's storage on this host knows, and every
+   flatpak deployment (also .removed/ ones) (for a process that is gone): each as a container with only host directories.
    Calls FN until it returns non-zero; returns that.  */
 int st_containers_foreach_stored (struct st_containers *cs,
                                   int (*fn) (const struct st_container *c, void *arg),
@@ -83,3 +83,5 @@ struct st_container *st_podman_detect (pid_t pid, int mnt_ns_ino_fd);
 struct st_container *st_flatpak_detect (pid_t pid);
 int st_podman_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,
                               struct st_container ***cache, size_t *n_cache);
+int st_flatpak_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,
+                               struct st_container ***cache, size_t *n_cache);

@@ -147,15 +147,12 @@ layer_parent (const struct graph *g, const char *layer)
   return NULL;
 }
 
-/* A container (or an image, UPPER false) from its top LAYER down.  */
-static struct st_container *
-make_from_layers (const struct graph *g, const char *name, const char *id, const char *layer,
-                  bool upper)
+/* Adds the host directories of LAYER and its parents to C (UPPER: LAYER is
+   the container's own).  */
+static void
+add_layers (struct st_container *c, const struct graph *g, const char *id, const char *layer,
+            bool upper)
 {
-  struct st_container *c = calloc (1, sizeof *c);
-  if (c == NULL)
-    return NULL;
-  st_container_init (c, ST_CONTAINER_PODMAN, name, id);
   for (int depth = 0; layer != NULL && depth < ST_CONTAINER_MAX_DIRS; depth++)
     {
       if (!is_id (layer))
@@ -171,8 +168,32 @@ make_from_layers (const struct graph *g, const char *name, const char *id, const
       int fd = st_open_beneath (g->fd, path, true);
       if (fd >= 0)
         st_container_add_dir (c, "/", fd, upper && depth == 0);
+      /* An overlay layer may hold more below its diff: diff1, diff2...
+         (a rootless --userns=keep-id container's id-mapped copy of the
+         image's top layer keeps its files in diff1), in that order.  */
+      for (int extra = 1; strcmp (g->driver, "overlay") == 0 && c->n_dirs < ST_CONTAINER_MAX_DIRS;
+           extra++)
+        {
+          snprintf (path, sizeof path, "overlay/%s/diff%d", layer, extra);
+          fd = st_open_beneath (g->fd, path, true);
+          if (fd < 0)
+            break;
+          st_container_add_dir (c, "/", fd, false);
+        }
       layer = layer_parent (g, layer);
     }
+}
+
+/* A container (or an image, UPPER false) from its top LAYER down.  */
+static struct st_container *
+make_from_layers (const struct graph *g, const char *name, const char *id, const char *layer,
+                  bool upper)
+{
+  struct st_container *c = calloc (1, sizeof *c);
+  if (c == NULL)
+    return NULL;
+  st_container_init (c, ST_CONTAINER_PODMAN, name, id);
+  add_layers (c, g, id, layer, upper);
   return c;
 }
 
@@ -188,9 +209,15 @@ for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
         if (r)
           return;
       }
-  setpwent ();
-  struct passwd *pw;
-  while ((pw = getpwent ()) != NULL)
+  /* Each user's rootless storage.  /etc/passwd is read with a stream of
+     our own: getpwent's is shared by the whole process, and the parallel
+     unwinders call this at the same time (one of them then missed users).  */
+  FILE *users = fopen ("/etc/passwd", "re");
+  if (users == NULL)
+    return;
+  struct passwd pwbuf, *pw;
+  char buf[2048];
+  while (fgetpwent_r (users, &pwbuf, buf, sizeof buf, &pw) == 0)
     {
       if (pw->pw_uid == 0 || pw->pw_dir == NULL || pw->pw_dir[0] != '/')
         continue;
@@ -207,12 +234,12 @@ for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
             graph_free (&g);
             if (r)
               {
-                endpwent ();
+                fclose (users);
                 return;
               }
           }
     }
-  endpwent ();
+  fclose (users);
 }
 
 struct find {
@@ -386,8 +413,23 @@ collect_graph (struct graph *g, void *arg)
     {
       json_object *o = json_object_array_get_idx (g->images, i);
       const char *id = str_of (o, "id");
-      if (is_id (id))
-        collect_add (c, make_from_layers (g, first_name (o), id, str_of (o, "layer"), false));
+      if (!is_id (id))
+        continue;
+      struct st_container *ct = make_from_layers (g, first_name (o), id, str_of (o, "layer"),
+                                                  false);
+      /* The image's id-mapped copies of its top layer (made for rootless
+         --userns=keep-id containers): their files are the ones such a
+         container mapped, and they outlive it.  */
+      json_object *mapped;
+      if (ct != NULL && json_object_object_get_ex (o, "mapped-layers", &mapped)
+          && json_object_is_type (mapped, json_type_array))
+        for (size_t m = 0; m < json_object_array_length (mapped); m++)
+          {
+            json_object *l = json_object_array_get_idx (mapped, m);
+            if (json_object_is_type (l, json_type_string))
+              add_layers (ct, g, id, json_object_get_string (l), false);
+          }
+      collect_add (c, ct);
     }
   return 0;
 }

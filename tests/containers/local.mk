@@ -1,8 +1,9 @@
 EXTRA_DIST += tests/containers/README
 # Real podman containers, as root (.ci/run); issue 6.
-TESTS += tests/containers/podman-rootful.sh
+TESTS += tests/containers/podman-rootful.sh tests/containers/podman-rootless.sh
 EXTRA_DIST += \
 	tests/containers/podman-rootful.sh \
+	tests/containers/podman-rootless.sh \
 	tests/containers/check-frames.py \
 	tests/containers/ctrwork.c \
 	tests/containers/ctrprog.c

@@ -28,6 +28,7 @@ struct st_containers {
 
 struct entry {
   struct st_container *c;         /* NULL: the host */
+  bool adopted;                   /* c is a stored one, by st_containers_adopt */
 };
 
 int
@@ -262,10 +263,43 @@ st_containers_of (struct st_containers *cs, pid_t pid)
   if (e != NULL)
     {
       e->c = c;
+      e->adopted = false;
       if (st_hashmap_put (cs->by_pid, &pid, sizeof pid, e) < 0)
         free (e);
     }
   return c;
+}
+
+const struct st_container *
+st_containers_detected (struct st_containers *cs, pid_t pid)
+{
+  const struct st_container *c = st_containers_of (cs, pid);
+  struct entry *e = c ? st_hashmap_get (cs->by_pid, &pid, sizeof pid) : NULL;
+  return e != NULL && e->adopted ? NULL : c;
+}
+
+void
+st_containers_adopt (struct st_containers *cs, pid_t pid, const struct st_container *c)
+{
+  if (cs == NULL || c == NULL || pid <= 0)
+    return;
+  struct entry *e = st_hashmap_get (cs->by_pid, &pid, sizeof pid);
+  if (e != NULL && e->c != NULL)
+    return;
+  if (e == NULL)
+    {
+      e = malloc (sizeof *e);
+      if (e == NULL || st_hashmap_put (cs->by_pid, &pid, sizeof pid, e) < 0)
+        {
+          free (e);
+          return;
+        }
+    }
+  /* Stored containers live until st_containers_free, like the entry.  */
+  e->c = (struct st_container *) c;
+  e->adopted = true;
+  st_info ("pid %d: labelled %s: it ran files of its own (the process was gone)", (int) pid,
+           c->root_frame);
 }
 
 void

@@ -53,6 +53,13 @@ int st_containers_parse_kinds (const char *arg);
 /* The container PID runs in, or NULL for the host (or when not known).
    Detected once per process; valid until st_containers_free.  */
 const struct st_container *st_containers_of (struct st_containers *cs, pid_t pid);
+/* PID, detected as no container (gone before it was seen), ran a file of
+   C's own layer or app deployment (found by build-id): it is labelled as C
+   from now on.  C must be one st_containers_foreach_stored gave.  */
+void st_containers_adopt (struct st_containers *cs, pid_t pid, const struct st_container *c);
+/* As st_containers_of, but NULL for a label adopted that way: its files are
+   searched for in every stored container again.  */
+const struct st_container *st_containers_detected (struct st_containers *cs, pid_t pid);
 /* PID has exited: a later process with its number is detected again.  */
 void st_containers_forget (struct st_containers *cs, pid_t pid);
 

@@ -259,7 +259,7 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
       || (req->build_id_size == 0 && !req->has_dev_ino))
     return 1;
   struct storage_search s = { req, c, NULL, false };
-  const struct st_container *ct = st_containers_of (r->containers, req->pid);
+  const struct st_container *ct = st_containers_detected (r->containers, req->pid);
   if (ct != NULL)
     search_container (ct, &s);
   else
@@ -282,6 +282,8 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
   st_info ("pid %d: %s: found in the storage of %s (%s%s)", (int) req->pid, req->path,
            s.found_in->root_frame, s.upper ? "its own layer" : "a lower layer or deployment",
            ct ? "" : ", the process was gone");
+  if (ct == NULL && s.upper)
+    st_containers_adopt (r->containers, req->pid, s.found_in);
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }

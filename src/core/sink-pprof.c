@@ -42,7 +42,13 @@ struct location {
   bool activation;
 };
 
-/* A distinct sample: its key (pid, tid, comm, location ids) in keys[] and
+/* A sample's key starts with pid, tid, comm and container (string ids, 0
+   for none), then its location ids; each has up to one label per fixed
+   field but the pid and tid, which are always there.  */
+#define KEY_FIXED 4
+#define N_LABELS 4
+
+/* A distinct sample: its key (pid, tid, comm, container, location ids) in keys[] and
    its two values.  len 0: an empty slot.  */
 struct sample_slot {
   uint64_t hash;
@@ -92,7 +98,7 @@ struct st_sink {
   size_t key_cap;                  /* in uint32_t */
   uint64_t first_time, last_time, period;
   bool have_time;
-  uint32_t s_samples, s_count, s_cpu, s_nanoseconds, s_pid, s_tid, s_comm;
+  uint32_t s_samples, s_count, s_cpu, s_nanoseconds, s_pid, s_tid, s_comm, s_container;
 };
 
 static void *
@@ -183,7 +189,8 @@ pprof_new (FILE *out, const struct st_sink_options *opts)
   s->s_pid = string_id (s, "pid");
   s->s_tid = string_id (s, "tid");
   s->s_comm = string_id (s, "comm");
-  if (s->s_comm == UINT32_MAX || s->s_samples == UINT32_MAX || s->s_count == UINT32_MAX
+  s->s_container = string_id (s, "container");
+  if (s->s_comm == UINT32_MAX || s->s_container == UINT32_MAX || s->s_samples == UINT32_MAX || s->s_count == UINT32_MAX
       || s->s_cpu == UINT32_MAX || s->s_nanoseconds == UINT32_MAX || s->s_pid == UINT32_MAX
       || s->s_tid == UINT32_MAX)
     goto fail;
@@ -395,10 +402,10 @@ pprof_sample (struct st_sink *s, const struct st_callchain *c)
 {
   const struct st_sample *smp = c->sample;
   s->n_samples++;
-  if (3 + c->n_frames > s->key_cap)
+  if (KEY_FIXED + c->n_frames > s->key_cap)
     {
       size_t cap = s->key_cap;
-      while (cap < 3 + c->n_frames)
+      while (cap < KEY_FIXED + c->n_frames)
         cap *= 2;
       uint32_t *key = realloc (s->key, cap * sizeof *key);
       if (key == NULL)
@@ -417,6 +424,17 @@ pprof_sample (struct st_sink *s, const struct st_callchain *c)
       s->last_comm = c->comm;
     }
   s->key[len++] = s->last_comm_id;
+  /* 0: the host; else "KIND:NAME", for pprof's container label.  */
+  uint32_t container = 0;
+  if (c->container != NULL && c->container->kind != NULL && c->container->name != NULL)
+    {
+      char label[512];
+      snprintf (label, sizeof label, "%s:%s", c->container->kind, c->container->name);
+      container = string_id (s, label);
+      if (container == UINT32_MAX)
+        return -ENOMEM;
+    }
+  s->key[len++] = container;
   for (size_t i = 0; i < c->n_frames;)
     {
       size_t j = i;
@@ -430,7 +448,7 @@ pprof_sample (struct st_sink *s, const struct st_callchain *c)
     }
   /* The program of most whole stacks becomes mapping[0]: the outermost
      file of each that may be a program.  */
-  for (size_t k = len; c->stop == ST_STOP_END && k-- > 3;)
+  for (size_t k = len; c->stop == ST_STOP_END && k-- > KEY_FIXED;)
     {
       uint32_t m = ((const struct location *) s->locations.v)[s->key[k] - 1].mapping;
       struct mapping *map = m != 0 ? (struct mapping *) s->mappings.v + (m - 1) : NULL;
@@ -515,31 +533,41 @@ fill_sample (struct sample_list *l, const struct sample_slot *v)
 {
   const struct st_sink *s = l->s;
   const uint32_t *k = (const uint32_t *) s->keys.v + v->key;
-  size_t n_locs = v->len - 3;
+  size_t n_locs = v->len - KEY_FIXED;
   Perftools__Profiles__Sample *smp = &l->samples[l->n];
   perftools__profiles__sample__init (smp);
   smp->n_location_id = n_locs;
   smp->location_id = l->location_ids + l->n_ids;
   for (size_t i = 0; i < n_locs; i++)
-    smp->location_id[i] = k[3 + i];
+    smp->location_id[i] = k[KEY_FIXED + i];
   smp->n_value = 2;
   smp->value = l->values + 2 * l->n;
   smp->value[0] = v->count;
   smp->value[1] = v->period;
-  Perftools__Profiles__Label *lb = l->labels + 3 * l->n;
-  for (int i = 0; i < 3; i++)
+  Perftools__Profiles__Label *lb = l->labels + N_LABELS * l->n;
+  for (int i = 0; i < N_LABELS; i++)
     {
       perftools__profiles__label__init (&lb[i]);
-      l->label_ptrs[3 * l->n + i] = &lb[i];
+      l->label_ptrs[N_LABELS * l->n + i] = &lb[i];
     }
   lb[0].key = s->s_pid;
   lb[0].num = (int32_t) k[0];
   lb[1].key = s->s_tid;
   lb[1].num = (int32_t) k[1];
-  lb[2].key = s->s_comm;
-  lb[2].str = k[2];
-  smp->n_label = k[2] != 0 ? 3 : 2;
-  smp->label = l->label_ptrs + 3 * l->n;
+  /* Labels without a value are left out: they sit at the end.  */
+  size_t n_label = 2;
+  if (k[2] != 0)
+    {
+      lb[n_label].key = s->s_comm;
+      lb[n_label++].str = k[2];
+    }
+  if (k[3] != 0)
+    {
+      lb[n_label].key = s->s_container;
+      lb[n_label++].str = k[3];
+    }
+  smp->n_label = n_label;
+  smp->label = l->label_ptrs + N_LABELS * l->n;
   l->ptrs[l->n++] = smp;
   l->n_ids += n_locs;
 }
@@ -549,7 +577,7 @@ pprof_finish (struct st_sink *s)
 {
   size_t n_map = s->mappings.n, n_loc = s->locations.n, n_fn = s->functions.n;
   struct sample_list sl = { .s = s };
-  size_t n_smp = s->n_distinct, n_ids = s->keys.n - 3 * s->n_distinct;
+  size_t n_smp = s->n_distinct, n_ids = s->keys.n - KEY_FIXED * s->n_distinct;
 
   Perftools__Profiles__Mapping *maps = calloc (n_map + 1, sizeof *maps);
   Perftools__Profiles__Mapping **map_ptrs = calloc (n_map + 1, sizeof *map_ptrs);
@@ -561,8 +589,8 @@ pprof_finish (struct st_sink *s)
   Perftools__Profiles__Function **fn_ptrs = calloc (n_fn + 1, sizeof *fn_ptrs);
   sl.samples = calloc (n_smp + 1, sizeof *sl.samples);
   sl.ptrs = calloc (n_smp + 1, sizeof *sl.ptrs);
-  sl.labels = calloc (3 * n_smp + 1, sizeof *sl.labels);
-  sl.label_ptrs = calloc (3 * n_smp + 1, sizeof *sl.label_ptrs);
+  sl.labels = calloc (N_LABELS * n_smp + 1, sizeof *sl.labels);
+  sl.label_ptrs = calloc (N_LABELS * n_smp + 1, sizeof *sl.label_ptrs);
   sl.location_ids = calloc (n_ids + 1, sizeof *sl.location_ids);
   sl.values = calloc (2 * n_smp + 1, sizeof *sl.values);
   struct gzip_buffer *gz = calloc (1, sizeof *gz);

@@ -187,5 +187,9 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
         out->frames[i].symbol = intern (u, out->frames[i].symbol);
   out->stop = result.stop;
   out->detail = result.detail;
+  /* Finding its files may have told which container a process that was
+     gone belonged to.  */
+  ct = st_containers_of (u->containers, sample->pid);
+  out->container = ct ? &ct->label : NULL;
   return 0;
 }

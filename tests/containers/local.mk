@@ -7,3 +7,6 @@ EXTRA_DIST += \
 	tests/containers/check-frames.py \
 	tests/containers/ctrwork.c \
 	tests/containers/ctrprog.c
+# Real flatpak (system-wide, --user, .removed/), as root (.ci/run); issue 6.
+TESTS += tests/containers/flatpak.sh
+EXTRA_DIST += tests/containers/flatpak.sh

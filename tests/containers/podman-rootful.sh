@@ -7,7 +7,7 @@
 # Run as root (.ci/run); needs podman, runc (tools/install-deps.sh).
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${PYTHON3:=python3}"
-echo "1..6"
+echo "1..7"
 here=$TOP_SRCDIR/tests/containers
 W=$(mktemp -d /var/tmp/eust-podman.XXXXXX)
 IMG=localhost/eust-ctrtest:$$
@@ -64,6 +64,11 @@ r=$?; cat "$W/none.row"
 # Folded stacks start with the container's root frame.
 timeout -s INT 1 "$EU_STACKTRACE" --ns-helper none -f folded -o "$W/s1.folded" -p "$P1" 2> "$W/folded.err"
 grep -q "^\[podman:$C1\];ctrprog;" "$W/s1.folded"; result $? "folded stacks start with [podman:NAME]" "$W/s1.folded"
+
+# pprof carries the container as a label (go tool pprof -tags lists it).
+timeout -s INT 1 "$EU_STACKTRACE" --ns-helper none -f pprof -o "$W/s1.pb.gz" -p "$P1" 2> "$W/pprof.err"
+go tool pprof -tags "$W/s1.pb.gz" > "$W/pprof.tags" 2>> "$W/pprof.err"
+grep -A1 "container:" "$W/pprof.tags" | grep -q "podman:$C1"; result $? "pprof samples carry the label container=podman:NAME" "$W/pprof.tags"
 
 # 7: record live, stop the container (not removed), unwind afterwards.
 run "$C7"; P7=$(pid_of "$C7"); sleep 0.3

@@ -28,53 +28,11 @@
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
-EU_STACKTRACE=${EU_STACKTRACE:-$here/../eu-stacktrace}
-PERF=${PERF:-perf}
-PYTHON3=${PYTHON3:-python3}
-CC=${CC:-cc}
-CFLAGS=${CFLAGS:--O2 -g}
 BENCH_SECONDS=${BENCH_SECONDS:-25}
-BENCH_FREQ=${BENCH_FREQ:-4000}
-BENCH_EVENT=${BENCH_EVENT:-cpu-clock}
-BENCH_RUNS=${BENCH_RUNS:-5}
-
-die () { echo "bench: $*" >&2; exit 1; }
-say () { echo "bench: $*" >&2; }
-
-command -v "$EU_STACKTRACE" >/dev/null 2>&1 ||
-  die "no eu-stacktrace at '$EU_STACKTRACE': build it (make) or set EU_STACKTRACE"
-command -v "$PERF" >/dev/null 2>&1 || die "no perf ('$PERF'): set PERF"
-command -v "$PYTHON3" >/dev/null 2>&1 || die "no python3 ('$PYTHON3'): set PYTHON3"
-
-if [ -n "${BENCH_DIR:-}" ]; then
-  mkdir -p "$BENCH_DIR"
-  work=$(cd "$BENCH_DIR" && pwd)
-else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-bench.XXXXXX")
-  trap 'rm -rf "$work"' EXIT
-  trap 'exit 130' INT TERM
-fi
+. "$here/bench-lib.sh"
 
 # --- the recording --------------------------------------------------------
-workload=$work/workload
-if [ ! -x "$workload" ] || [ -n "$(find "$here/workload.c" -newer "$workload")" ]; then
-  # shellcheck disable=SC2086 # CFLAGS is a list of flags
-  $CC $CFLAGS -pthread -o "$workload" "$here/workload.c" || die "cannot build workload.c"
-fi
-data=$work/flamegraph.data
-stamp="$(cksum < "$workload") $BENCH_SECONDS $BENCH_EVENT $BENCH_FREQ"
-if [ -s "$data" ] && [ -f "$data.stamp" ] && [ "$(cat "$data.stamp")" = "$stamp" ]; then
-  say "reusing $data"
-else
-  rm -f "$data" "$data.stamp"
-  say "recording: $workload $BENCH_SECONDS 1 ($BENCH_EVENT at $BENCH_FREQ Hz, --call-graph dwarf)"
-  "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf \
-    -o "$data" -- "$workload" "$BENCH_SECONDS" 1 >/dev/null 2>"$work/record.log" || {
-    sed 's/^/  | /' "$work/record.log" >&2
-    die "perf record failed"
-  }
-  echo "$stamp" > "$data.stamp"
-fi
+record flamegraph "$BENCH_SECONDS"
 
 # --- runs -------------------------------------------------------------------
 # One untimed run of each format warms the page cache, counts the samples

@@ -19,21 +19,9 @@
 #include <cmocka.h>
 
 #include "core/input.h"
+#include "unit/test-bytes.h"
 #include "core/source-sysprof.h"
 #include "core/sysprof-format.h"
-
-struct buf {
-  uint8_t data[1 << 16];
-  size_t len;
-};
-
-static void
-put (struct buf *b, const void *p, size_t n)
-{
-  assert_true (b->len + n <= sizeof b->data);
-  memcpy (b->data + b->len, p, n);
-  b->len += n;
-}
 
 static void
 put_header (struct buf *b)
@@ -158,14 +146,7 @@ collect (const struct st_event *ev, void *arg)
 static int
 run (const struct buf *b, struct seen *seen, struct st_source_error *err)
 {
-  char path[] = "/tmp/test-source-sysprof.XXXXXX";
-  int fd = mkstemp (path);
-  assert_true (fd >= 0);
-  assert_int_equal (write (fd, b->data, b->len), (ssize_t) b->len);
-  close (fd);
-  struct st_input *in;
-  assert_int_equal (st_input_open (path, &in), 0);
-  unlink (path);
+  struct st_input *in = input_of (b);
   const uint8_t *magic;
   assert_true (st_input_peek (in, 8, &magic) >= 4);
   assert_true (st_sysprof_source_probe (magic, 8));

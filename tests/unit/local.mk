@@ -10,7 +10,7 @@ UNIT_TESTS = \
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
-unit_cflags = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS)
+unit_cflags = $(AM_CFLAGS) -I$(top_srcdir)/tests $(CMOCKA_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS)
 unit_ldadd = src/core/libcore.a $(CMOCKA_LIBS) $(core_libs)
 
 tests_unit_test_hashmap_CFLAGS = $(unit_cflags)
@@ -25,3 +25,4 @@ tests_unit_test_symbols_CFLAGS = $(unit_cflags)
 tests_unit_test_symbols_LDADD = $(unit_ldadd)
 tests_unit_test_elf_build_id_CFLAGS = $(unit_cflags)
 tests_unit_test_elf_build_id_LDADD = src/ns-helper/libnshelper.a $(unit_ldadd)
+EXTRA_DIST += tests/unit/test-bytes.h

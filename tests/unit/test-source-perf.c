@@ -15,22 +15,9 @@
 #include <cmocka.h>
 
 #include "core/input.h"
+#include "unit/test-bytes.h"
 #include "core/perf-format.h"
 #include "core/source-perf.h"
-
-/* A growing byte buffer that the tests write a pipe-mode stream into.  */
-struct buf {
-  uint8_t data[1 << 16];
-  size_t len;
-};
-
-static void
-put (struct buf *b, const void *p, size_t n)
-{
-  assert_true (b->len + n <= sizeof b->data);
-  memcpy (b->data + b->len, p, n);
-  b->len += n;
-}
 
 static void
 put_u64 (struct buf *b, uint64_t v)
@@ -196,14 +183,7 @@ collect (const struct st_event *ev, void *arg)
 static int
 run (const struct buf *b, struct seen *seen, struct st_source_error *err)
 {
-  char path[] = "/tmp/test-source-perf.XXXXXX";
-  int fd = mkstemp (path);
-  assert_true (fd >= 0);
-  assert_int_equal (write (fd, b->data, b->len), (ssize_t) b->len);
-  close (fd);
-  struct st_input *in;
-  assert_int_equal (st_input_open (path, &in), 0);
-  unlink (path);
+  struct st_input *in = input_of (b);
   struct st_perf_source *src;
   int r = st_perf_source_open (in, &src, err);
   if (r == 0)

@@ -13,6 +13,16 @@
 static int
 open_dir (const char *dir, char *why, size_t why_size)
 {
+  /* The socket unit makes /run/eu-stacktrace; a helper started otherwise
+     (systemd-socket-activate, the tests) may have to.  */
+  char parent[4096];
+  snprintf (parent, sizeof parent, "%s", dir);
+  char *slash = strrchr (parent, '/');
+  if (slash != NULL && slash != parent)
+    {
+      *slash = '\0';
+      (void) mkdir (parent, 0755);
+    }
   if (mkdir (dir, 0700) != 0 && errno != EEXIST)
     {
       int e = errno;

@@ -144,7 +144,7 @@ st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *resul
       int status = 0;
       /* Gone: see how.  */
       if (waitpid (b->pid, &status, 0) == b->pid && WIFSIGNALED (status))
-        snprintf (why, why_size, "killed by signal %d (%s)", WTERMSIG (status),
+        snprintf (why, why_size, "killed by signal %d (SIG%s)", WTERMSIG (status),
                   sigabbrev_np (WTERMSIG (status)));
       else
         snprintf (why, why_size, "gone: %s", strerror (-r));

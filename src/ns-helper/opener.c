@@ -195,7 +195,7 @@ try_in (struct st_opener *o, const struct st_op *op, char *why, size_t why_size)
   if (result == -1)
     snprintf (why, why_size, "%s: %s: no such test", op->in, op->syscall);
   else if (result < 0)
-    snprintf (why, why_size, "%s: %s: killed by signal %d (%s)", op->in, op->syscall, -result,
+    snprintf (why, why_size, "%s: %s: killed by signal %d (SIG%s)", op->in, op->syscall, -result,
               sigabbrev_np (-result));
   else if (result > 0)
     snprintf (why, why_size, "%s: %s: failed with errno %d (%s)", op->in, op->syscall, result,
@@ -264,7 +264,7 @@ parser_gone (struct st_opener *o)
   int status = 0;
   if (o->parser > 0 && waitpid (o->parser, &status, 0) == o->parser && WIFSIGNALED (status))
     {
-      fprintf (stderr, "eu-stacktrace-ns-helper: parser (pid %d) killed by signal %d (%s)\n",
+      fprintf (stderr, "eu-stacktrace-ns-helper: parser (pid %d) killed by signal %d (SIG%s)\n",
                (int) o->parser, WTERMSIG (status), sigabbrev_np (WTERMSIG (status)));
       exit (128 + WTERMSIG (status));
     }

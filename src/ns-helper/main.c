@@ -50,7 +50,7 @@
 
 struct options {
   int fd;
-  unsigned idle_timeout;
+  long idle_timeout;        /* -1: the default for how it was started */
   const char *slots_dir;
 };
 
@@ -80,8 +80,9 @@ usage (FILE *out)
            "each connection to " ST_NSH_SYSTEM_SOCKET ".\n"
            "\n"
            "  --fd=N                serve the client connected to descriptor N\n"
-           "  --idle-timeout=SECONDS  hang up on a client idle this long (default %d;\n"
-           "                        0: never); the client reconnects when it needs to\n"
+           "  --idle-timeout=SECONDS  hang up on a client idle this long (0: never;\n"
+           "                        default %d started by systemd, 0 with --fd); the\n"
+           "                        client reconnects when it needs to\n"
            "  --slots-dir=DIR       where a privileged helper counts each user's\n"
            "                        connections (default " ST_SLOTS_DIR ", at most %d)\n"
            "  --help                this text\n"
@@ -102,7 +103,7 @@ parse_options (int argc, char **argv, struct options *opts)
     { NULL, 0, NULL, 0 },
   };
   int fd = -1, c;
-  opts->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  opts->idle_timeout = -1;
   opts->slots_dir = ST_SLOTS_DIR;
   while ((c = getopt_long (argc, argv, "", options, NULL)) != -1)
     switch (c)
@@ -124,7 +125,7 @@ parse_options (int argc, char **argv, struct options *opts)
           unsigned long n = strtoul (optarg, &end, 10);
           if (errno != 0 || *end != '\0' || optarg[0] == '-' || n > 86400 * 365)
             die ("--idle-timeout wants a number of seconds, not `%s'", optarg);
-          opts->idle_timeout = (unsigned) n;
+          opts->idle_timeout = (long) n;
         }
         break;
       case 's':
@@ -153,7 +154,13 @@ parse_options (int argc, char **argv, struct options *opts)
       if (strcmp (fds, "1") != 0)
         die ("LISTEN_FDS=%s: want one connection (Accept=yes)", fds);
       fd = SOCKET_FD;
+      /* A service's connection holds one of the user's slots: free it
+         when idle.  A spawned helper is its client's own.  */
+      if (opts->idle_timeout < 0)
+        opts->idle_timeout = DEFAULT_IDLE_TIMEOUT;
     }
+  if (opts->idle_timeout < 0)
+    opts->idle_timeout = 0;
   unsetenv ("LISTEN_FDS");
   unsetenv ("LISTEN_PID");
   unsetenv ("LISTEN_FDNAMES");
@@ -312,7 +319,7 @@ main (int argc, char **argv)
   r = st_broker_start (&o.resolver, ST_BROKER_IN_ROOT, as_client);
   if (r < 0)
     die ("starting the resolver: %s", strerror (-r));
-  o.sock = start_parser (SOCKET_FD, opts.idle_timeout, &o.parser);
+  o.sock = start_parser (SOCKET_FD, (unsigned) opts.idle_timeout, &o.parser);
   /* The opener never reads what the client sends.  */
   close (SOCKET_FD);
   r = st_sandbox_enter (ST_SANDBOX_OPENER, NULL);

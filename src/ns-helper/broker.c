@@ -439,6 +439,7 @@ st_broker_start (struct st_broker *b, enum st_broker_kind kind,
       if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
         _exit (1);
       prctl (PR_SET_NAME, kind == ST_BROKER_SETNS ? "nsh-broker" : "nsh-resolver");
+      st_sandbox_short_slices ();
       job_client = client;
       int fd_dir = -1;
       if (kind == ST_BROKER_IN_ROOT)

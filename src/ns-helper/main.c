@@ -197,31 +197,6 @@ privileged (void)
   return v == CAP_SET;
 }
 
-/* The helper works in bursts of microseconds while the unwinder waits for
-   it, often on CPUs that the profiled programs keep busy.  A short slice
-   asks the scheduler (EEVDF, Linux 6.12) to run it soon after it wakes
-   rather than after a full slice of each busy task: the round trip then
-   stays in microseconds under load, not milliseconds.  A hint only: an
-   older kernel ignores or refuses it.  */
-static void
-ask_for_short_slices (void)
-{
-  /* The kernel's struct sched_attr (linux/sched/types.h, which <sched.h>
-     does not get along with), its first version.  */
-  struct {
-    uint32_t size, sched_policy;
-    uint64_t sched_flags;
-    int32_t sched_nice;
-    uint32_t sched_priority;
-    uint64_t sched_runtime, sched_deadline, sched_period;
-  } attr = {
-    .size = sizeof attr,
-    .sched_policy = SCHED_OTHER,
-    .sched_runtime = 100 * 1000,   /* ns: the shortest slice the kernel takes */
-  };
-  (void) syscall (SYS_sched_setattr, 0, &attr, 0);
-}
-
 /* json-c seeds its hash table on first use (getrandom): do it before the
    sandbox, so that a request is parsed the same way every time.  */
 static void
@@ -270,6 +245,7 @@ start_parser (int client, unsigned idle_timeout, pid_t *pid_out)
       if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
         _exit (1);
       prctl (PR_SET_NAME, "nsh-parser");
+      st_sandbox_short_slices ();
       int r = st_sandbox_enter (ST_SANDBOX_PARSER, NULL);
       if (r < 0)
         die ("parser: entering the sandbox: %s", strerror (-r));
@@ -305,7 +281,7 @@ main (int argc, char **argv)
     die ("setting limits: %s", strerror (-r));
   st_pins_init (&o.pins);
   warm_up_json ();
-  ask_for_short_slices ();
+  st_sandbox_short_slices ();
   struct st_sandbox_client client = {
     .uid = o.peer.uid,
     .gid = o.peer.gid,

@@ -59,6 +59,10 @@ struct st_sandbox_client {
   const gid_t *groups;
 };
 
+/* Asks the scheduler for short slices (a hint, not a restriction; see
+   sandbox.c).  */
+void st_sandbox_short_slices (void);
+
 /* The limits that hold for the whole helper.  Returns 0 or -errno.  */
 int st_sandbox_limits (void);
 

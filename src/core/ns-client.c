@@ -54,6 +54,7 @@ struct st_ns_client {
   pid_t child;                 /* a spawned helper, or -1 */
   char *connected_to;          /* for messages: the socket, or the helper spawned */
   unsigned restarts;           /* connections lost */
+  unsigned reconnects;         /* connections the service closed while idle */
   bool disabled;
   char disabled_why[256];
   uint64_t next_id;
@@ -401,16 +402,50 @@ now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* The system service hangs up on a connection idle for a while (its
+   --idle-timeout): that is no failure, and the next request simply
+   connects again.  Drops such a connection; returns whether it did.  */
+static bool
+drop_if_hung_up (struct st_ns_client *c)
+{
+  if (c->sock < 0 || c->child > 0 || c->fresh || !st_nsh_peer_closed (c->sock))
+    return false;
+  st_debug ("namespace helper %s: the connection was closed while idle; connecting again",
+            c->connected_to ? c->connected_to : "");
+  disconnect (c, false);
+  c->reconnects++;
+  return true;
+}
+
+static int round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
+                            struct st_nsh_reply *reply, int *fd, bool *retry, char *why,
+                            size_t why_size);
+
 /* One request and its reply.  Returns 0 with REPLY (and *FD when it
    carried one), or -errno when the connection failed (then dropped).  */
 static int
 round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
             struct st_nsh_reply *reply, int *fd, char *why, size_t why_size)
 {
+  drop_if_hung_up (c);
+  bool retry = false;
+  int r = round_trip_once (c, req, ns_fd, reply, fd, &retry, why, why_size);
+  /* It hung up just as the request went: once more, on a new connection.  */
+  if (retry)
+    r = round_trip_once (c, req, ns_fd, reply, fd, &retry, why, why_size);
+  return r;
+}
+
+static int
+round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
+                 struct st_nsh_reply *reply, int *fd, bool *retry, char *why, size_t why_size)
+{
   *fd = -1;
+  *retry = false;
   int r = ensure_connected (c, why, why_size);
   if (r < 0)
     return r;
+  bool was_idle = !c->fresh && c->child <= 0;
   req->id = ++c->next_id;
   char buf[ST_NSH_MAX_MESSAGE + 1];
   int len = st_nsh_encode_request (req, buf, sizeof buf);
@@ -426,7 +461,17 @@ round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
   int fds[1];
   size_t n_fds = 0;
   unsigned flags = 0;
-  if (r == 0)
+  if ((r == -EPIPE || r == -ECONNRESET) && c->child <= 0)
+    {
+      /* The service may have refused the connection and hung up before
+         the request went: its one reply is still to be read.  */
+      got = st_nsh_recv (c->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
+      if (got > 0 && flags == 0)
+        r = 0;
+      else
+        got = 0;
+    }
+  else if (r == 0)
     {
       got = st_nsh_recv (c->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
       if (got < 0)
@@ -440,10 +485,35 @@ round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
     {
       char decode_why[128];
       r = st_nsh_decode_reply (buf, (size_t) got, reply, decode_why, sizeof decode_why);
+      /* Id 0, not ok: the service refused the connection itself (too many
+         of this user's), and hung up.  */
+      if (r == 0 && reply->id == 0 && !reply->ok && n_fds == 0)
+        {
+          snprintf (why, why_size, "the helper refused the connection: %s", reply->message);
+          st_warning ("namespace helper %s: %s", c->connected_to ? c->connected_to : "",
+                      reply->message);
+          disconnect (c, false);
+          c->failed++;
+          if (++c->restarts > MAX_RESTARTS)
+            {
+              c->disabled = true;
+              snprintf (c->disabled_why, sizeof c->disabled_why, "%s", why);
+            }
+          return -(reply->error ? reply->error : ECONNREFUSED);
+        }
       if (r == 0 && reply->id != req->id)
         r = -EPROTO;
       if (r == 0 && reply->ok != (n_fds == 1))
         r = -EPROTO;
+    }
+  if (r < 0 && was_idle && (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN))
+    {
+      for (size_t i = 0; i < n_fds; i++)
+        close (fds[i]);
+      disconnect (c, false);
+      c->reconnects++;
+      *retry = true;
+      return r;
     }
   if (r < 0)
     {
@@ -699,6 +769,9 @@ st_ns_client_print_summary (struct st_ns_client *c, FILE *out)
   if (c->startup_ns > 0)
     fprintf (out, "  first replies:    %.3f ms (the helper starting, and its first request)\n",
              c->startup_ns / 1e6);
+  if (c->reconnects > 0)
+    fprintf (out, "  reconnected:      %u times (the service hung up while idle)\n",
+             c->reconnects);
   if (c->restarts > 0)
     fprintf (out, "  lost:             %u times, started again %u times\n", c->restarts,
              c->restarts - (c->mode != MODE_SOCKET && c->disabled));

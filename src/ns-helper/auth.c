@@ -28,6 +28,12 @@ st_peer_get (int sock, struct st_peer *peer)
   peer->pid = cred.pid;
   peer->uid = cred.uid;
   peer->gid = cred.gid;
+  /* The groups the client had when it connected, as the kernel keeps
+     them with the socket.  */
+  len = sizeof peer->groups;
+  if (getsockopt (sock, SOL_SOCKET, SO_PEERGROUPS, peer->groups, &len) != 0)
+    return -errno;
+  peer->n_groups = len / sizeof peer->groups[0];
   return 0;
 }
 
@@ -108,20 +114,22 @@ passed_namespace (const struct st_pin *pin, int ns_fd)
 }
 
 int
-st_auth_check (const struct st_peer *peer, const struct st_pin *pin, int ns_fd, char *why,
-               size_t why_size)
+st_auth_check (const struct st_peer *peer, bool privileged, const struct st_pin *pin,
+               int ns_fd, char *why, size_t why_size)
 {
   if (peer->uid == 0)
-    return 0;
-  if (passed_namespace (pin, ns_fd))
-    return 0;
+    return ST_AUTH_MAPPED;
   if (st_pin_alive (pin))
     {
       if (same_user (peer, pin) || owns_user_namespace (peer, pin))
-        return 0;
+        return ST_AUTH_MAPPED;
     }
-  else if (pin->authorized)
-    return 0;   /* judged while it ran; it cannot change any more */
+  else if (pin->auth != ST_AUTH_NONE)
+    return pin->auth;   /* judged while it ran; it cannot change any more */
+  if (passed_namespace (pin, ns_fd))
+    /* A helper without privileges opens everything with the client's
+       credentials anyway.  */
+    return privileged ? ST_AUTH_CLIENT : ST_AUTH_MAPPED;
   snprintf (why, why_size, "uid %u may not read process %d%s", (unsigned) peer->uid, pin->pid,
             ns_fd >= 0 ? " (the namespace descriptor passed is not its mount namespace)" : "");
   return -EPERM;

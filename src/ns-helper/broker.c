@@ -14,21 +14,30 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "ns-helper/broker.h"
+#include "ns-helper/check.h"
 #include "ns-helper/protocol.h"
 #include "ns-helper/sandbox.h"
 
-#define JOB_MAGIC 0x4e534231u     /* "NSB1" */
+#define JOB_MAGIC 0x4e534232u     /* "NSB2" */
 #define MAX_JOB (sizeof (struct job_header) + ST_BROKER_MAX_PATHS * ST_NSH_PATH_MAX)
+
+enum job_debug {
+  JOB_OPEN,
+  JOB_TRY_HERE,             /* test builds: a forbidden call in the process */
+  JOB_TRY_WORKER,           /* ... in a worker */
+};
 
 struct job_header {
   uint32_t magic;
   uint32_t n_paths;
   uint32_t with_userns;
+  uint32_t debug;           /* enum job_debug */
 };
 
 struct job_reply {
@@ -36,10 +45,50 @@ struct job_reply {
   int32_t errs[ST_BROKER_MAX_PATHS];
 };
 
-/* The main process's side.  */
+/* What the process knows from before it was forked.  */
+static const struct st_sandbox_client *job_client;
+
+/* The opener's side.  */
+
+static int
+job_round_trip (struct st_broker *b, const struct job_header *h, const char *const *paths,
+                const int *send_fds, size_t n_send, struct job_reply *reply, int *got,
+                size_t *n_got)
+{
+  *n_got = 0;
+  if (b->sock < 0)
+    return -ENOTCONN;
+  static char buf[MAX_JOB];
+  size_t len = sizeof *h;
+  memcpy (buf, h, sizeof *h);
+  for (size_t i = 0; i < h->n_paths; i++)
+    {
+      size_t l = strlen (paths[i]) + 1;
+      if (l > ST_NSH_PATH_MAX)
+        return -ENAMETOOLONG;
+      memcpy (buf + len, paths[i], l);
+      len += l;
+    }
+  int r = st_nsh_send (b->sock, buf, len, send_fds, n_send);
+  if (r < 0)
+    return r;
+  unsigned flags;
+  ssize_t m = st_nsh_recv (b->sock, reply, sizeof *reply, got, ST_BROKER_MAX_PATHS, n_got,
+                           &flags);
+  if (m == (ssize_t) sizeof *reply && reply->magic == JOB_MAGIC && flags == 0)
+    return 0;
+  for (size_t i = 0; i < *n_got; i++)
+    close (got[i]);
+  *n_got = 0;
+  /* A process that timed out or talks nonsense may answer late: its
+     answers could then be taken for the next job's.  No more jobs.  */
+  close (b->sock);
+  b->sock = -1;
+  return m < 0 ? (m == -EAGAIN ? -ETIMEDOUT : (int) m) : m == 0 ? -ECONNRESET : -EPROTO;
+}
 
 int
-st_broker_open (struct st_broker *b, int mnt_fd, int userns_fd, const char *const *paths,
+st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
                 size_t n, int *fds, int *errs)
 {
   assert (n > 0 && n <= ST_BROKER_MAX_PATHS);
@@ -48,44 +97,24 @@ st_broker_open (struct st_broker *b, int mnt_fd, int userns_fd, const char *cons
       fds[i] = -1;
       errs[i] = EIO;
     }
-  if (b->sock < 0)
-    return -ENOTCONN;
-  static char buf[MAX_JOB];
-  struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0 };
-  size_t len = sizeof h;
-  memcpy (buf, &h, sizeof h);
-  for (size_t i = 0; i < n; i++)
-    {
-      size_t l = strlen (paths[i]) + 1;
-      if (l > ST_NSH_PATH_MAX)
-        return -ENAMETOOLONG;
-      memcpy (buf + len, paths[i], l);
-      len += l;
-    }
-  int send_fds[2] = { mnt_fd, userns_fd };
-  int r = st_nsh_send (b->sock, buf, len, send_fds, userns_fd >= 0 ? 2 : 1);
-  if (r < 0)
-    return r;
+  struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0, JOB_OPEN };
+  int send_fds[2] = { fd, userns_fd };
   struct job_reply reply;
   int got[ST_BROKER_MAX_PATHS];
   size_t n_got;
-  unsigned flags;
-  ssize_t m = st_nsh_recv (b->sock, &reply, sizeof reply, got, ST_BROKER_MAX_PATHS, &n_got,
-                           &flags);
+  int r = job_round_trip (b, &h, paths, send_fds, userns_fd >= 0 ? 2 : 1, &reply, got, &n_got);
+  if (r < 0)
+    return r;
   size_t want = 0;
-  bool ok = m == (ssize_t) sizeof reply && reply.magic == JOB_MAGIC && flags == 0;
-  for (size_t i = 0; ok && i < n; i++)
-    if (reply.errs[i] == 0)
-      want++;
-  if (!ok || want != n_got)
+  for (size_t i = 0; i < n; i++)
+    want += reply.errs[i] == 0;
+  if (want != n_got)
     {
       for (size_t i = 0; i < n_got; i++)
         close (got[i]);
-      /* A broker that timed out or talks nonsense may answer late: its
-         answers could then be taken for the next job's.  No more jobs.  */
       close (b->sock);
       b->sock = -1;
-      return m < 0 ? (m == -EAGAIN ? -ETIMEDOUT : (int) m) : m == 0 ? -ECONNRESET : -EPROTO;
+      return -EPROTO;
     }
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
@@ -97,7 +126,36 @@ st_broker_open (struct st_broker *b, int mnt_fd, int userns_fd, const char *cons
   return 0;
 }
 
-/* The worker: one job, in the target's namespaces, then exit.  */
+#ifdef ST_NSH_TEST_HOOKS
+int
+st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *result, char *why,
+               size_t why_size)
+{
+  struct job_header h = { JOB_MAGIC, 1, 0, in_worker ? JOB_TRY_WORKER : JOB_TRY_HERE };
+  const char *paths[] = { name };
+  struct job_reply reply;
+  int got[ST_BROKER_MAX_PATHS];
+  size_t n_got;
+  int r = job_round_trip (b, &h, paths, NULL, 0, &reply, got, &n_got);
+  for (size_t i = 0; i < n_got; i++)
+    close (got[i]);
+  if (r < 0)
+    {
+      int status = 0;
+      /* Gone: see how.  */
+      if (waitpid (b->pid, &status, 0) == b->pid && WIFSIGNALED (status))
+        snprintf (why, why_size, "killed by signal %d (SIG%s)", WTERMSIG (status),
+                  sigabbrev_np (WTERMSIG (status)));
+      else
+        snprintf (why, why_size, "gone: %s", strerror (-r));
+      return r;
+    }
+  *result = reply.errs[0];
+  return 0;
+}
+#endif
+
+/* The resolver's and the workers' side.  */
 
 static int
 openat2_in_root (int root, const char *path)
@@ -109,21 +167,77 @@ openat2_in_root (int root, const char *path)
   return (int) syscall (SYS_openat2, root, path, &how, sizeof how);
 }
 
+/* Each path under ROOT, reopened read-only through FD_DIR (our own
+   /proc/self/fd): into REPLY->errs and FDS.  */
+static size_t
+open_paths (int root, int fd_dir, const char *const *paths, size_t n, struct job_reply *reply,
+            int *fds)
+{
+  size_t n_fds = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      char why[128];
+      int fd = openat2_in_root (root, paths[i]);
+      if (fd < 0)
+        {
+          reply->errs[i] = errno;
+          continue;
+        }
+      fd = st_check_reopen (fd, fd_dir, why, sizeof why);
+      reply->errs[i] = fd < 0 ? -fd : 0;
+      if (fd >= 0)
+        fds[n_fds++] = fd;
+    }
+  return n_fds;
+}
+
+/* The worker's way into the namespace.  Returns 0 or -errno.  */
+static int
+enter_namespaces (int mnt_fd, int userns_fd)
+{
+  /* A thread sharing our fs_struct would keep setns from working; a
+     forked worker shares none, and unsharing says so for sure.  */
+  if (unshare (CLONE_FS) != 0)
+    return -errno;
+  int r;
+  /* A user namespace the client owns is entered as the client, as the
+     client could itself.  */
+  if (job_client != NULL && userns_fd >= 0 && (r = st_sandbox_become_client (job_client)) < 0)
+    return r;
+  if (userns_fd >= 0 && setns (userns_fd, CLONE_NEWUSER) != 0)
+    return -errno;
+  if (setns (mnt_fd, CLONE_NEWNS) != 0)
+    return -errno;
+  /* Any other namespace is entered with the broker's privileges; then the
+     worker becomes the client before it looks up anything.  */
+  if (job_client != NULL && userns_fd < 0 && (r = st_sandbox_become_client (job_client)) < 0)
+    return r;
+  return 0;
+}
+
 static void __attribute__ ((noreturn))
-worker (int reply_sock, int mnt_fd, int userns_fd, const char *const *paths, size_t n)
+worker (int reply_sock, int mnt_fd, int userns_fd, const char *const *paths, size_t n,
+        uint32_t debug)
 {
   struct job_reply reply = { .magic = JOB_MAGIC };
   int fds[ST_BROKER_MAX_PATHS];
   size_t n_fds = 0;
   int e = 0;
-  /* A thread sharing our fs_struct would keep setns from working; a
-     forked worker shares none, and unsharing says so for sure.  */
-  if (unshare (CLONE_FS) != 0)
-    e = errno;
-  else if (userns_fd >= 0 && setns (userns_fd, CLONE_NEWUSER) != 0)
-    e = errno;
-  else if (setns (mnt_fd, CLONE_NEWNS) != 0)
-    e = errno;
+#ifdef ST_NSH_TEST_HOOKS
+  if (debug == JOB_TRY_WORKER)
+    {
+      if (job_client != NULL)
+        st_sandbox_become_client (job_client);
+      int r = st_sandbox_try_forbidden (paths[0]);
+      reply.errs[0] = r;
+      _exit (st_nsh_send (reply_sock, &reply, sizeof reply, NULL, 0) == 0 ? 0 : 1);
+    }
+#else
+  (void) debug;
+#endif
+  /* Ours, before another mount namespace's /proc is the one in sight.  */
+  int fd_dir = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  e = fd_dir < 0 ? errno : -enter_namespaces (mnt_fd, userns_fd);
   int root = -1;
   if (e == 0)
     {
@@ -132,18 +246,14 @@ worker (int reply_sock, int mnt_fd, int userns_fd, const char *const *paths, siz
       if (root < 0)
         e = errno;
     }
-  for (size_t i = 0; i < n; i++)
-    {
-      int fd = e == 0 ? openat2_in_root (root, paths[i]) : -1;
-      reply.errs[i] = e != 0 ? e : fd < 0 ? errno : 0;
-      if (fd >= 0)
-        fds[n_fds++] = fd;
-    }
+  if (e == 0)
+    n_fds = open_paths (root, fd_dir, paths, n, &reply, fds);
+  else
+    for (size_t i = 0; i < n; i++)
+      reply.errs[i] = e;
   int r = st_nsh_send (reply_sock, &reply, sizeof reply, fds, n_fds);
   _exit (r == 0 ? 0 : 1);
 }
-
-/* The broker: one job at a time, each in a fresh worker.  */
 
 static bool
 is_namespace (int fd, int type)
@@ -160,33 +270,11 @@ reply_error (int sock, int e)
   st_nsh_send (sock, &reply, sizeof reply, NULL, 0);
 }
 
+/* A job in a worker of its own; its reply goes on as it is.  */
 static void
-run_job (int sock, const char *buf, size_t len, const int *fds, size_t n_fds)
+run_in_worker (int sock, const struct job_header *h, const char *const *paths, size_t n,
+               const int *fds)
 {
-  struct job_header h;
-  if (len < sizeof h)
-    {
-      reply_error (sock, EINVAL);
-      return;
-    }
-  memcpy (&h, buf, sizeof h);
-  const char *paths[ST_BROKER_MAX_PATHS];
-  size_t n = 0, pos = sizeof h;
-  while (pos < len && n < ST_BROKER_MAX_PATHS)
-    {
-      const char *end = memchr (buf + pos, '\0', len - pos);
-      if (end == NULL || buf[pos] != '/')
-        break;
-      paths[n++] = buf + pos;
-      pos = (size_t) (end - buf) + 1;
-    }
-  if (h.magic != JOB_MAGIC || h.n_paths == 0 || h.n_paths != n || pos != len
-      || n_fds != 1u + (h.with_userns != 0) || !is_namespace (fds[0], CLONE_NEWNS)
-      || (h.with_userns && !is_namespace (fds[1], CLONE_NEWUSER)))
-    {
-      reply_error (sock, EINVAL);
-      return;
-    }
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     {
@@ -206,13 +294,13 @@ run_job (int sock, const char *buf, size_t len, const int *fds, size_t n_fds)
       close (pair[0]);
       close (sock);
       prctl (PR_SET_PDEATHSIG, SIGKILL);
-      worker (pair[1], fds[0], h.with_userns ? fds[1] : -1, paths, n);
+      worker (pair[1], h->debug == JOB_OPEN ? fds[0] : -1, h->with_userns ? fds[1] : -1, paths,
+              n, h->debug);
     }
   close (pair[1]);
   int status;
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
-  /* What the worker sent, if it lived to send it, goes on as it is.  */
   struct job_reply reply;
   int got[ST_BROKER_MAX_PATHS];
   size_t n_got = 0;
@@ -223,14 +311,84 @@ run_job (int sock, const char *buf, size_t len, const int *fds, size_t n_fds)
   close (pair[0]);
   if (m == (ssize_t) sizeof reply)
     st_nsh_send (sock, &reply, sizeof reply, got, n_got);
+  else if (h->debug == JOB_TRY_WORKER && WIFSIGNALED (status))
+    reply_error (sock, -WTERMSIG (status));
   else
     reply_error (sock, EIO);
   for (size_t i = 0; i < n_got; i++)
     close (got[i]);
 }
 
+static void
+run_job (enum st_broker_kind kind, int fd_dir, int sock, const char *buf, size_t len,
+         const int *fds, size_t n_fds)
+{
+  struct job_header h;
+  if (len < sizeof h)
+    {
+      reply_error (sock, EINVAL);
+      return;
+    }
+  memcpy (&h, buf, sizeof h);
+  const char *paths[ST_BROKER_MAX_PATHS];
+  size_t n = 0, pos = sizeof h;
+  while (pos < len && n < ST_BROKER_MAX_PATHS)
+    {
+      const char *end = memchr (buf + pos, '\0', len - pos);
+      if (end == NULL || (h.debug == JOB_OPEN && buf[pos] != '/'))
+        break;
+      paths[n++] = buf + pos;
+      pos = (size_t) (end - buf) + 1;
+    }
+  if (h.magic != JOB_MAGIC || h.n_paths == 0 || h.n_paths != n || pos != len)
+    {
+      reply_error (sock, EINVAL);
+      return;
+    }
+#ifdef ST_NSH_TEST_HOOKS
+  if (h.debug == JOB_TRY_HERE && n_fds == 0)
+    {
+      reply_error (sock, st_sandbox_try_forbidden (paths[0]));
+      return;
+    }
+  if (h.debug == JOB_TRY_WORKER && n_fds == 0 && kind == ST_BROKER_SETNS)
+    {
+      run_in_worker (sock, &h, paths, n, fds);
+      return;
+    }
+#endif
+  if (h.debug != JOB_OPEN)
+    {
+      reply_error (sock, EINVAL);
+      return;
+    }
+  if (kind == ST_BROKER_IN_ROOT)
+    {
+      struct stat st;
+      if (n_fds != 1 || h.with_userns || fstat (fds[0], &st) != 0 || !S_ISDIR (st.st_mode))
+        {
+          reply_error (sock, EINVAL);
+          return;
+        }
+      struct job_reply reply = { .magic = JOB_MAGIC };
+      int out[ST_BROKER_MAX_PATHS];
+      size_t n_out = open_paths (fds[0], fd_dir, paths, n, &reply, out);
+      st_nsh_send (sock, &reply, sizeof reply, out, n_out);
+      for (size_t i = 0; i < n_out; i++)
+        close (out[i]);
+      return;
+    }
+  if (n_fds != 1u + (h.with_userns != 0) || !is_namespace (fds[0], CLONE_NEWNS)
+      || (h.with_userns && !is_namespace (fds[1], CLONE_NEWUSER)))
+    {
+      reply_error (sock, EINVAL);
+      return;
+    }
+  run_in_worker (sock, &h, paths, n, fds);
+}
+
 static void __attribute__ ((noreturn))
-broker_main (int sock)
+broker_main (enum st_broker_kind kind, int sock, int fd_dir)
 {
   static char buf[MAX_JOB];
   for (;;)
@@ -240,21 +398,25 @@ broker_main (int sock)
       unsigned flags;
       ssize_t len = st_nsh_recv (sock, buf, sizeof buf, fds, 2, &n_fds, &flags);
       if (len <= 0)
-        _exit (len == 0 ? 0 : 1);   /* the main process is gone */
+        _exit (len == 0 ? 0 : 1);   /* the opener is gone */
       if (flags != 0)
         reply_error (sock, EINVAL);
       else
-        run_job (sock, buf, (size_t) len, fds, n_fds);
+        run_job (kind, fd_dir, sock, buf, (size_t) len, fds, n_fds);
       for (size_t i = 0; i < n_fds; i++)
         close (fds[i]);
     }
 }
 
+#define CHILD_SOCK 3
+
 int
-st_broker_start (struct st_broker *b, int close_fd)
+st_broker_start (struct st_broker *b, enum st_broker_kind kind,
+                 const struct st_sandbox_client *client)
 {
   b->sock = -1;
   b->pid = -1;
+  b->kind = kind;
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     return -errno;
@@ -269,19 +431,37 @@ st_broker_start (struct st_broker *b, int close_fd)
     }
   if (pid == 0)
     {
-      close (pair[0]);
-      if (close_fd >= 0)
-        close (close_fd);
-      /* It lives no longer than the main process.  */
+      /* Its end of the socket, stderr, and nothing else of the opener's:
+         not the client's socket, not the other processes'.  */
+      if (dup3 (pair[1], CHILD_SOCK, O_CLOEXEC) < 0 || close_range (CHILD_SOCK + 1, ~0u, 0) != 0)
+        _exit (1);
+      /* It lives no longer than the opener.  */
       if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
         _exit (1);
-      if (st_sandbox_enter (ST_SANDBOX_BROKER) < 0)
-        _exit (1);
-      broker_main (pair[1]);
+      prctl (PR_SET_NAME, kind == ST_BROKER_SETNS ? "nsh-broker" : "nsh-resolver");
+      st_sandbox_short_slices ();
+      job_client = client;
+      int fd_dir = -1;
+      if (kind == ST_BROKER_IN_ROOT)
+        {
+          /* Ours, for the read-only reopens (check.h).  */
+          fd_dir = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+          if (fd_dir < 0)
+            _exit (1);
+        }
+      int r = st_sandbox_enter (kind == ST_BROKER_SETNS ? ST_SANDBOX_BROKER
+                                                         : ST_SANDBOX_RESOLVER, client);
+      if (r < 0)
+        {
+          fprintf (stderr, "eu-stacktrace-ns-helper: %s: entering the sandbox: %s\n",
+                   kind == ST_BROKER_SETNS ? "broker" : "resolver", strerror (-r));
+          _exit (1);
+        }
+      broker_main (kind, CHILD_SOCK, fd_dir);
     }
   close (pair[1]);
-  /* A worker stuck on a hung file system must not hang the main process
-     for good: it gives up the setns way instead.  */
+  /* A job stuck on a hung file system must not hang the opener for good:
+     it gives up the way instead.  */
   struct timeval timeout = { .tv_sec = 10 };
   setsockopt (pair[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   b->sock = pair[0];

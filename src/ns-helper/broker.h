@@ -1,37 +1,69 @@
-/* The setns way, in a process of its own.
+/* The two processes that open a path the client named: each understands
+ * one fixed binary job from the opener, "open these paths in this root (or
+ * this mount namespace)", and sends back, for each path, a descriptor
+ * reopened read-only with its own credentials, or an errno.
  *
- * Entering a mount namespace takes CAP_SYS_ADMIN (and CAP_SYS_CHROOT), the
- * broadest capability there is; the helper's main process, which parses
- * what clients send, does not keep it.  The broker is forked before the
- * main process drops its capabilities, keeps only those that setns needs,
- * and understands one fixed binary message from the main process: "in the
- * mount namespace of this descriptor (entered through this user namespace
- * descriptor, for a helper without privileges), open these paths".  Each
- * job runs in a worker forked for it, single-threaded as joining a user
- * namespace requires: unshare(CLONE_FS), setns, then openat2 with
- * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS under the namespace's root, so
- * that symlinks and `..' stay inside.  The worker sends back O_PATH
- * descriptors; the main process checks them (check.h) with its own /proc,
- * never the container's.  */
+ *   resolver  (ST_BROKER_IN_ROOT) openat2 with RESOLVE_IN_ROOT |
+ *             RESOLVE_NO_MAGICLINKS under a process's root directory (a
+ *             descriptor the opener pinned), in the resolver itself.
+ *   broker    (ST_BROKER_SETNS) entering a mount namespace takes
+ *             CAP_SYS_ADMIN (and CAP_SYS_CHROOT), the broadest capability
+ *             there is; only this process keeps it.  Each job runs in a
+ *             worker forked for it, single-threaded as joining a user
+ *             namespace requires: unshare(CLONE_FS), setns, then openat2
+ *             under the namespace's root, so that symlinks and `..' stay
+ *             inside.
+ *
+ * Both are forked by the opener before it drops its capabilities, and are
+ * landlocked (landlock.h).  For a client that is not root, of a privileged
+ * helper, the resolver runs with the client's uid, gid and groups and no
+ * capability, and each worker takes them on after setns (or before, to
+ * enter a user namespace the client owns): the kernel then judges every
+ * directory on the way and the file itself (the read-only reopen) by the
+ * client's permissions.  The opener checks what comes back (check.h):
+ * regular, read-only, ELF, build-id.  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "ns-helper/sandbox.h"
+
 #define ST_BROKER_MAX_PATHS 8
+
+enum st_broker_kind {
+  ST_BROKER_IN_ROOT,        /* the resolver */
+  ST_BROKER_SETNS,          /* the setns broker */
+};
 
 struct st_broker {
   int sock;                 /* -1: not running */
   pid_t pid;
+  enum st_broker_kind kind;
 };
 
-/* Forks the broker.  In the child, CLOSE_FD is closed and the sandbox
-   entered (sandbox.h); the child never returns.  */
-int st_broker_start (struct st_broker *b, int close_fd);
+/* Forks the process of KIND.  In the child, every descriptor but its end
+   of the socket and stderr is closed, and the sandbox entered (sandbox.h)
+   with CLIENT (NULL: the helper's own credentials); the child never
+   returns.  */
+int st_broker_start (struct st_broker *b, enum st_broker_kind kind,
+                     const struct st_sandbox_client *client);
 
-/* Opens each of PATHS (at most ST_BROKER_MAX_PATHS, each absolute) inside
-   the mount namespace MNT_FD, entering the user namespace USERNS_FD first
-   unless it is -1.  FDS[i] gets an O_PATH descriptor or -1, ERRS[i] 0 or
-   an errno.  Returns 0, or -errno when the broker could not do the job.  */
-int st_broker_open (struct st_broker *b, int mnt_fd, int userns_fd, const char *const *paths,
+/* Opens each of PATHS (at most ST_BROKER_MAX_PATHS, each absolute) under
+   the root directory FD (resolver) or inside the mount namespace FD
+   (broker, entering the user namespace USERNS_FD first unless it is -1).
+   FDS[i] gets a read-only descriptor of a regular file or -1, ERRS[i] 0 or
+   an errno.  Returns 0, or -errno when the process could not do the job
+   (then it is given up).  */
+int st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
                     size_t n, int *fds, int *errs);
+
+#ifdef ST_NSH_TEST_HOOKS
+/* Test builds: makes the process (IN_WORKER: a worker of the broker) try
+   the forbidden system call NAME (sandbox.h).  Returns 0 and *RESULT: the
+   errno it failed with (0: it succeeded), or minus the signal that killed
+   the worker; or -errno when the process itself is gone, with WHY.  */
+int st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *result,
+                   char *why, size_t why_size);
+#endif

@@ -11,11 +11,8 @@
 #include "ns-helper/elf-build-id.h"
 
 int
-st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,
-               char *why, size_t why_size)
+st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size)
 {
-  out->fd = -1;
-  out->build_id_size = 0;
   struct stat st;
   if (fstat (path_fd, &st) != 0)
     {
@@ -32,9 +29,10 @@ st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_che
       close (path_fd);
       return -EINVAL;
     }
-  char self[64];
-  snprintf (self, sizeof self, "/proc/self/fd/%d", path_fd);
-  int fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  char name[64];
+  snprintf (name, sizeof name, fd_dir >= 0 ? "%d" : "/proc/self/fd/%d", path_fd);
+  int fd = openat (fd_dir >= 0 ? fd_dir : AT_FDCWD, name,
+                   O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   int e = errno;
   close (path_fd);
   if (fd < 0)
@@ -48,6 +46,25 @@ st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_che
       snprintf (why, why_size, "the file changed while it was reopened");
       close (fd);
       return -ESTALE;
+    }
+  return fd;
+}
+
+int
+st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
+              char *why, size_t why_size)
+{
+  out->fd = -1;
+  out->build_id_size = 0;
+  struct stat st;
+  int flags = fcntl (fd, F_GETFL);
+  /* What another process reopened: trusted for nothing.  */
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || flags < 0
+      || (flags & O_ACCMODE) != O_RDONLY || (flags & O_PATH))
+    {
+      snprintf (why, why_size, "not a regular file opened read-only");
+      close (fd);
+      return -EINVAL;
     }
   uint8_t id[ST_ELF_BUILD_ID_MAX];
   int n = st_elf_fd_build_id (fd, id);
@@ -73,4 +90,16 @@ st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_che
   out->build_id_size = (size_t) n;
   out->fd = fd;
   return 0;
+}
+
+int
+st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,
+               char *why, size_t why_size)
+{
+  out->fd = -1;
+  out->build_id_size = 0;
+  int fd = st_check_reopen (path_fd, -1, why, why_size);
+  if (fd < 0)
+    return fd;
+  return st_check_elf (fd, want, want_size, out, why, why_size);
 }

@@ -16,7 +16,24 @@ struct st_checked {
   size_t build_id_size;
 };
 
-/* Takes PATH_FD, an O_PATH descriptor of what a way found, and reopens it
+/* Takes PATH_FD, an O_PATH descriptor of what a way found, and reopens
+   it read-only, with the credentials of the calling process, when it is a
+   regular file: the reopen is where the kernel checks read permission on
+   the file itself.  FD_DIR is a descriptor of the caller's own
+   /proc/self/fd (opened before it entered another mount namespace, whose
+   /proc may be another or none), or -1 for /proc/self/fd.  PATH_FD is
+   closed either way.  Returns the new descriptor, or -EINVAL (not a
+   regular file), -ESTALE (the file changed) or another -errno, with WHY.  */
+int st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size);
+
+/* Takes FD, a read-only descriptor of a regular file, and keeps it in OUT
+   when it is an ELF file with build-id WANT (when WANT_SIZE > 0); closes
+   it otherwise.  Returns 0, or -EINVAL, -ENOEXEC (not ELF), -ESTALE
+   (another build-id) or another -errno, with WHY.  */
+int st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
+                  char *why, size_t why_size);
+
+/* Both: st_check_reopen, then st_check_elf.  Takes PATH_FD, an O_PATH descriptor of what a way found, and reopens it
    read-only when it is a regular ELF file with build-id WANT (when
    WANT_SIZE > 0).  PATH_FD is closed either way.  Returns 0, or -EINVAL
    (not a regular file), -ENOEXEC (not ELF), -ESTALE (another build-id) or

@@ -12,10 +12,14 @@ ns_helper_sources = \
 	src/ns-helper/check.c src/ns-helper/check.h \
 	src/ns-helper/debuginfo.c src/ns-helper/debuginfo.h \
 	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h \
+	src/ns-helper/landlock.c src/ns-helper/landlock.h \
 	src/ns-helper/open-ways.c src/ns-helper/open-ways.h \
+	src/ns-helper/opener.c src/ns-helper/opener.h \
+	src/ns-helper/parser.c src/ns-helper/parser.h \
 	src/ns-helper/pin.c src/ns-helper/pin.h \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
-	src/ns-helper/sandbox.c src/ns-helper/sandbox.h
+	src/ns-helper/sandbox.c src/ns-helper/sandbox.h \
+	src/ns-helper/slots.c src/ns-helper/slots.h
 # Links neither libelf nor libdw: it parses no more ELF than the build-id.
 ns_helper_cflags = $(AM_CFLAGS) $(JSON_C_CFLAGS) $(LIBCAP_CFLAGS) $(LIBSECCOMP_CFLAGS) \
 	-fstack-protector-strong

@@ -2,13 +2,16 @@
  * namespaces map, for eu-stacktrace (see README in this folder).
  *
  * It serves one client on one SOCK_SEQPACKET socket, until the client
- * hangs up: spawned by eu-stacktrace with --fd=N, or started by systemd
- * for each connection to its socket (Accept=yes: LISTEN_FDS=1, fd 3).  The
- * order of the start is the order of trust: take the socket and close
- * every other descriptor, set the limits, fork the broker (the only process
- * that keeps the capability to enter namespaces), drop to what the main
- * process needs and install its seccomp filter, and only then read what
- * the client sends.  Whatever a request holds, it gets a reply and the
+ * hangs up or stays idle: spawned by eu-stacktrace with --fd=N, or started
+ * by systemd for each connection to its socket (Accept=yes: LISTEN_FDS=1,
+ * fd 3).  The order of the start is the order of trust: take the socket
+ * and close every other descriptor, learn the client's credentials from
+ * the kernel, take one of the user's connection slots (slots.h), set the
+ * limits, fork the setns broker and the resolver (broker.h), fork the
+ * parser (parser.h), the only process that reads the client's socket, and
+ * let it drop everything; then this process, the opener (opener.h), closes
+ * the client's socket, drops to what it needs and serves the parser's
+ * fixed operations.  Whatever a request holds, it gets a reply and the
  * helper carries on; anything the helper cannot vouch for (a failure to
  * sandbox itself) ends it at once.  */
 #include "config.h"
@@ -23,25 +26,32 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/capability.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ns-helper/auth.h"
 #include "ns-helper/broker.h"
-#include "ns-helper/open-ways.h"
+#include "ns-helper/opener.h"
+#include "ns-helper/parser.h"
 #include "ns-helper/pin.h"
 #include "ns-helper/protocol.h"
 #include "ns-helper/sandbox.h"
+#include "ns-helper/slots.h"
 
 #define SOCKET_FD 3
+/* The parser's two sockets, where it takes them.  */
+#define PARSER_CLIENT_FD 3
+#define PARSER_OPENER_FD 4
+#define DEFAULT_IDLE_TIMEOUT 300
 
-struct helper {
-  int sock;
-  struct st_peer peer;
-  struct st_pins pins;
-  struct st_broker broker;
-  struct st_ways ways;
+struct options {
+  int fd;
+  long idle_timeout;        /* -1: the default for how it was started */
+  const char *slots_dir;
 };
 
 static void __attribute__ ((noreturn, format (printf, 1, 2)))
@@ -69,22 +79,32 @@ usage (FILE *out)
            "by hand: eu-stacktrace starts it (--ns-helper=spawn), or systemd does for\n"
            "each connection to " ST_NSH_SYSTEM_SOCKET ".\n"
            "\n"
-           "  --fd=N     serve the client connected to descriptor N\n"
-           "  --help     this text\n"
-           "  --version  the version and the protocol version\n");
+           "  --fd=N                serve the client connected to descriptor N\n"
+           "  --idle-timeout=SECONDS  hang up on a client idle this long (0: never;\n"
+           "                        default %d started by systemd, 0 with --fd); the\n"
+           "                        client reconnects when it needs to\n"
+           "  --slots-dir=DIR       where a privileged helper counts each user's\n"
+           "                        connections (default " ST_SLOTS_DIR ", at most %d)\n"
+           "  --help                this text\n"
+           "  --version             the version and the protocol version\n",
+           DEFAULT_IDLE_TIMEOUT, ST_SLOTS_PER_UID);
 }
 
-/* The client's socket: --fd=N, or systemd's LISTEN_FDS=1.  */
-static int
-find_socket (int argc, char **argv)
+/* The options; the client's socket: --fd=N, or systemd's LISTEN_FDS=1.  */
+static void
+parse_options (int argc, char **argv, struct options *opts)
 {
   static const struct option options[] = {
     { "fd", required_argument, NULL, 'f' },
+    { "idle-timeout", required_argument, NULL, 'i' },
+    { "slots-dir", required_argument, NULL, 's' },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
   };
   int fd = -1, c;
+  opts->idle_timeout = -1;
+  opts->slots_dir = ST_SLOTS_DIR;
   while ((c = getopt_long (argc, argv, "", options, NULL)) != -1)
     switch (c)
       {
@@ -97,6 +117,21 @@ find_socket (int argc, char **argv)
             die ("--fd wants a descriptor number of 3 or more, not `%s'", optarg);
           fd = (int) n;
         }
+        break;
+      case 'i':
+        {
+          char *end;
+          errno = 0;
+          unsigned long n = strtoul (optarg, &end, 10);
+          if (errno != 0 || *end != '\0' || optarg[0] == '-' || n > 86400 * 365)
+            die ("--idle-timeout wants a number of seconds, not `%s'", optarg);
+          opts->idle_timeout = (long) n;
+        }
+        break;
+      case 's':
+        if (optarg[0] != '/')
+          die ("--slots-dir wants an absolute path, not `%s'", optarg);
+        opts->slots_dir = optarg;
         break;
       case 'h':
         usage (stdout);
@@ -119,7 +154,13 @@ find_socket (int argc, char **argv)
       if (strcmp (fds, "1") != 0)
         die ("LISTEN_FDS=%s: want one connection (Accept=yes)", fds);
       fd = SOCKET_FD;
+      /* A service's connection holds one of the user's slots: free it
+         when idle.  A spawned helper is its client's own.  */
+      if (opts->idle_timeout < 0)
+        opts->idle_timeout = DEFAULT_IDLE_TIMEOUT;
     }
+  if (opts->idle_timeout < 0)
+    opts->idle_timeout = 0;
   unsetenv ("LISTEN_FDS");
   unsetenv ("LISTEN_PID");
   unsetenv ("LISTEN_FDNAMES");
@@ -131,7 +172,7 @@ find_socket (int argc, char **argv)
   if (getsockopt (fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX
       || type != SOCK_SEQPACKET)
     die ("descriptor %d is not a connected AF_UNIX SOCK_SEQPACKET socket", fd);
-  return fd;
+  opts->fd = fd;
 }
 
 /* The socket at SOCKET_FD, and nothing else open but stdin, stdout and
@@ -156,31 +197,6 @@ privileged (void)
   return v == CAP_SET;
 }
 
-/* The helper works in bursts of microseconds while the unwinder waits for
-   it, often on CPUs that the profiled programs keep busy.  A short slice
-   asks the scheduler (EEVDF, Linux 6.12) to run it soon after it wakes
-   rather than after a full slice of each busy task: the round trip then
-   stays in microseconds under load, not milliseconds.  A hint only: an
-   older kernel ignores or refuses it.  */
-static void
-ask_for_short_slices (void)
-{
-  /* The kernel's struct sched_attr (linux/sched/types.h, which <sched.h>
-     does not get along with), its first version.  */
-  struct {
-    uint32_t size, sched_policy;
-    uint64_t sched_flags;
-    int32_t sched_nice;
-    uint32_t sched_priority;
-    uint64_t sched_runtime, sched_deadline, sched_period;
-  } attr = {
-    .size = sizeof attr,
-    .sched_policy = SCHED_OTHER,
-    .sched_runtime = 100 * 1000,   /* ns: the shortest slice the kernel takes */
-  };
-  (void) syscall (SYS_sched_setattr, 0, &attr, 0);
-}
-
 /* json-c seeds its hash table on first use (getrandom): do it before the
    sandbox, so that a request is parsed the same way every time.  */
 static void
@@ -192,162 +208,98 @@ warm_up_json (void)
   st_nsh_decode_request (probe, sizeof probe - 1, &req, why, sizeof why);
 }
 
-static void
-reply_send (struct helper *h, const struct st_nsh_reply *reply, int fd)
-{
-  char buf[ST_NSH_MAX_MESSAGE];
-  int len = st_nsh_encode_reply (reply, buf, sizeof buf);
-  if (len < 0)
-    {
-      /* Only an overlong message can fail: say so in a short one.  */
-      struct st_nsh_reply e = { .id = reply->id, .error = EMSGSIZE };
-      snprintf (e.message, sizeof e.message, "the reply did not fit in a message");
-      len = st_nsh_encode_reply (&e, buf, sizeof buf);
-      fd = -1;
-      if (len < 0)
-        die ("cannot encode a reply: %s", strerror (-len));
-    }
-  int r = st_nsh_send (h->sock, buf, (size_t) len, &fd, fd >= 0 ? 1 : 0);
-  if (r == -EPIPE || r == -ECONNRESET)
-    exit (EXIT_SUCCESS);   /* the client went away mid-request */
-  if (r < 0)
-    die ("sending a reply: %s", strerror (-r));
-}
-
-static int
-serve_file (struct helper *h, const struct st_nsh_request *req, int ns_fd,
-            struct st_found *found, char *why, size_t why_size)
-{
-  struct st_pin *pin;
-  int r = st_pins_get (&h->pins, req->pid, req->has_start_time ? &req->start_time : NULL, &pin,
-                       why, why_size);
-  if (r < 0)
-    return r;
-  r = st_auth_check (&h->peer, pin, ns_fd, why, why_size);
-  if (r < 0)
-    {
-      st_pins_drop (&h->pins, pin);
-      return r;
-    }
-  pin->authorized = true;
-  if (req->op == ST_NSH_OP_OPEN)
-    return st_open_mapping (&h->ways, pin, req, found, why, why_size);
-  return st_open_debuginfo (&h->ways, pin, req, found, why, why_size);
-}
-
-/* One message in, one reply out.  */
-static void
-handle (struct helper *h, const char *buf, size_t len, unsigned flags, const int *fds,
-        size_t n_fds)
-{
-  struct st_nsh_request req;
-  struct st_nsh_reply reply = { 0 };
-  struct st_found found = { .file.fd = -1 };
-  int r;
-  if (flags & ST_NSH_RECV_TRUNCATED)
-    {
-      r = -EMSGSIZE;
-      snprintf (reply.message, sizeof reply.message, "message longer than %d bytes",
-                ST_NSH_MAX_MESSAGE);
-    }
-  else if (flags & ST_NSH_RECV_FDS_DROPPED)
-    {
-      r = -EINVAL;
-      snprintf (reply.message, sizeof reply.message,
-                "more than one descriptor came with the request");
-    }
-  else
-    {
-      r = st_nsh_decode_request (buf, len, &req, reply.message, sizeof reply.message);
-      reply.id = req.id;
-      if (r == 0 && req.ns_fd != (n_fds == 1))
-        {
-          r = -EINVAL;
-          snprintf (reply.message, sizeof reply.message,
-                    "\"ns_fd\" is %s, but %zu descriptors came with the request",
-                    req.ns_fd ? "true" : "false", n_fds);
-        }
-    }
-  if (r == 0)
-    switch (req.op)
-      {
-      case ST_NSH_OP_OPEN:
-      case ST_NSH_OP_DEBUGINFO:
-        r = serve_file (h, &req, n_fds == 1 ? fds[0] : -1, &found, reply.message,
-                        sizeof reply.message);
-        break;
-      case ST_NSH_OP_DEBUG_SYSCALL:
-#ifdef ST_NSH_TEST_HOOKS
-        r = st_sandbox_try_forbidden (req.syscall);
-        snprintf (reply.message, sizeof reply.message,
-                  r == 0 ? "%s: the filter let it through" : "%s: no such test",
-                  req.syscall);
-        r = -EINVAL;
-#else
-        r = -EOPNOTSUPP;
-        snprintf (reply.message, sizeof reply.message,
-                  "debug-syscall exists only in the test build");
-#endif
-        break;
-      }
-  reply.ok = r == 0;
-  if (r == 0)
-    {
-      reply.way = found.way;
-      snprintf (reply.path, sizeof reply.path, "%s", found.path);
-      memcpy (reply.build_id, found.file.build_id, found.file.build_id_size);
-      reply.build_id_size = found.file.build_id_size;
-    }
-  else
-    reply.error = -r;
-  reply_send (h, &reply, found.file.fd);
-  if (found.file.fd >= 0)
-    close (found.file.fd);
-}
-
+/* The one reply of a connection refused before anything was read.  */
 static void __attribute__ ((noreturn))
-serve (struct helper *h)
+refuse (int sock, int error, const char *message)
 {
-  static char buf[ST_NSH_MAX_MESSAGE + 1];
-  for (;;)
+  static struct st_nsh_reply reply;
+  static char buf[ST_NSH_MAX_MESSAGE];
+  reply.error = error;
+  snprintf (reply.message, sizeof reply.message, "%s", message);
+  int len = st_nsh_encode_reply (&reply, buf, sizeof buf);
+  if (len > 0)
+    st_nsh_send (sock, buf, (size_t) len, NULL, 0);
+  fprintf (stderr, "eu-stacktrace-ns-helper: %s\n", message);
+  exit (EXIT_SUCCESS);
+}
+
+/* Forks the parser: its sockets at PARSER_CLIENT_FD and PARSER_OPENER_FD,
+   nothing else of ours, and no privilege.  Returns the opener's end.  */
+static int
+start_parser (int client, unsigned idle_timeout, pid_t *pid_out)
+{
+  int pair[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    die ("socketpair: %m");
+  pid_t parent = getpid ();
+  pid_t pid = fork ();
+  if (pid < 0)
+    die ("fork: %m");
+  if (pid == 0)
     {
-      int fds[1];
-      size_t n_fds;
-      unsigned flags;
-      ssize_t len = st_nsh_recv (h->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
-      if (len < 0 && (len == -ECONNRESET || len == -ENOTCONN))
-        exit (EXIT_SUCCESS);
-      if (len < 0)
-        die ("receiving a request: %s", strerror ((int) -len));
-      if (len == 0 && n_fds == 0 && flags == 0 && st_nsh_peer_closed (h->sock))
-        exit (EXIT_SUCCESS);
-      handle (h, buf, (size_t) len, flags, fds, n_fds);
-      for (size_t i = 0; i < n_fds; i++)
-        close (fds[i]);
+      if (client != PARSER_CLIENT_FD || pair[1] == PARSER_CLIENT_FD)
+        die ("the client's socket moved");
+      if (dup3 (pair[1], PARSER_OPENER_FD, O_CLOEXEC) < 0
+          || close_range (PARSER_OPENER_FD + 1, ~0u, 0) != 0)
+        die ("parser: descriptors: %m");
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
+        _exit (1);
+      prctl (PR_SET_NAME, "nsh-parser");
+      st_sandbox_short_slices ();
+      int r = st_sandbox_enter (ST_SANDBOX_PARSER, NULL);
+      if (r < 0)
+        die ("parser: entering the sandbox: %s", strerror (-r));
+      st_parser_run (PARSER_CLIENT_FD, PARSER_OPENER_FD, idle_timeout);
     }
+  close (pair[1]);
+  *pid_out = pid;
+  return pair[0];
 }
 
 int
 main (int argc, char **argv)
 {
-  static struct helper h;
-  take_socket (find_socket (argc, argv));
-  h.sock = SOCKET_FD;
-  if (st_peer_get (h.sock, &h.peer) < 0)
-    die ("SO_PEERCRED: %m");
-  int r = st_sandbox_limits ();
+  static struct options opts;
+  static struct st_opener o;
+  parse_options (argc, argv, &opts);
+  take_socket (opts.fd);
+  int r = st_peer_get (SOCKET_FD, &o.peer);
+  if (r < 0)
+    die ("SO_PEERCRED, SO_PEERGROUPS: %s", strerror (-r));
+  o.privileged = privileged ();
+  /* Before anything is read: one user holds so many connections at most.  */
+  if (o.privileged && o.peer.uid != 0)
+    {
+      char why[256];
+      r = st_slot_take (opts.slots_dir, o.peer.uid, ST_SLOTS_PER_UID, why, sizeof why);
+      if (r < 0)
+        refuse (SOCKET_FD, -r, why);
+      /* Kept open, as the slot, for as long as the opener lives.  */
+    }
+  r = st_sandbox_limits ();
   if (r < 0)
     die ("setting limits: %s", strerror (-r));
-  h.ways.privileged = privileged ();
-  h.ways.broker = &h.broker;
-  st_pins_init (&h.pins);
+  st_pins_init (&o.pins);
   warm_up_json ();
-  ask_for_short_slices ();
-  r = st_broker_start (&h.broker, h.sock);
+  st_sandbox_short_slices ();
+  struct st_sandbox_client client = {
+    .uid = o.peer.uid,
+    .gid = o.peer.gid,
+    .n_groups = o.peer.n_groups,
+    .groups = o.peer.groups,
+  };
+  const struct st_sandbox_client *as_client = o.privileged && o.peer.uid != 0 ? &client : NULL;
+  r = st_broker_start (&o.broker, ST_BROKER_SETNS, as_client);
   if (r < 0)
     die ("starting the setns broker: %s", strerror (-r));
-  r = st_sandbox_enter (ST_SANDBOX_MAIN);
+  r = st_broker_start (&o.resolver, ST_BROKER_IN_ROOT, as_client);
+  if (r < 0)
+    die ("starting the resolver: %s", strerror (-r));
+  o.sock = start_parser (SOCKET_FD, (unsigned) opts.idle_timeout, &o.parser);
+  /* The opener never reads what the client sends.  */
+  close (SOCKET_FD);
+  r = st_sandbox_enter (ST_SANDBOX_OPENER, NULL);
   if (r < 0)
     die ("entering the sandbox: %s", strerror (-r));
-  serve (&h);
+  st_opener_serve (&o);
 }

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns-helper/auth.h"
 #include "ns-helper/debuginfo.h"
 #include "ns-helper/open-ways.h"
 
@@ -51,17 +52,6 @@ attempt_failed (struct attempts *a, int error, const char *fmt, ...)
       a->error = error;
       a->checked = checked;
     }
-}
-
-static int
-openat2_in_root (int root_fd, const char *path)
-{
-  struct open_how how = {
-    .flags = O_PATH | O_CLOEXEC,
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-  };
-  int fd = (int) syscall (SYS_openat2, root_fd, path, &how, sizeof how);
-  return fd >= 0 ? fd : -errno;
 }
 
 /* The map_files entry of the mapping at START: its exact name when the
@@ -105,11 +95,15 @@ open_map_files (const struct st_pin *pin, uint64_t start, uint64_t end)
 }
 
 /* The user namespace the broker must enter before the mount namespace, or
-   -1 when it need not (privileged, or the namespace is owned by ours).  */
+   -1 when it need not.  A privileged helper enters any mount namespace;
+   for a client that is not root, it enters first a user namespace the
+   client owns, as the client (broker.h), so that the client's files in
+   its own container are its own there.  A helper without privileges
+   enters the owning user namespace always.  */
 static int
 owning_user_namespace (const struct st_ways *ways, const struct st_pin *pin)
 {
-  if (ways->privileged)
+  if (ways->privileged && ways->client_uid < 0)
     return -1;
   /* Never /proc/PID/ns/user: flatpak nests a second user namespace, whose
      owner may not enter the mount namespace of the first.  */
@@ -117,8 +111,11 @@ owning_user_namespace (const struct st_ways *ways, const struct st_pin *pin)
   if (fd < 0)
     return -1;
   struct stat a, b;
-  if (fstat (fd, &a) == 0 && stat ("/proc/self/ns/user", &b) == 0 && a.st_dev == b.st_dev
-      && a.st_ino == b.st_ino)
+  uid_t owner;
+  if ((fstat (fd, &a) == 0 && stat ("/proc/self/ns/user", &b) == 0 && a.st_dev == b.st_dev
+       && a.st_ino == b.st_ino)
+      || (ways->privileged
+          && (ioctl (fd, NS_GET_OWNER_UID, &owner) != 0 || (long) owner != ways->client_uid)))
     {
       close (fd);
       return -1;
@@ -126,17 +123,24 @@ owning_user_namespace (const struct st_ways *ways, const struct st_pin *pin)
   return fd;
 }
 
-/* The setns way for N paths: O_PATH descriptors into FDS (-errno where a
-   path failed).  */
+/* N paths opened by the resolver (MNT_FD < 0: under the pinned root) or
+   the setns broker: read-only descriptors into FDS (-errno where a path
+   failed).  */
 static int
-open_by_setns (const struct st_ways *ways, const struct st_pin *pin, const char *const *paths,
-               size_t n, int *fds)
+open_by (const struct st_ways *ways, const struct st_pin *pin, bool by_setns,
+         const char *const *paths, size_t n, int *fds)
 {
   int errs[ST_BROKER_MAX_PATHS];
-  int userns = owning_user_namespace (ways, pin);
-  int r = st_broker_open (ways->broker, pin->mnt_fd, userns, paths, n, fds, errs);
-  if (userns >= 0)
-    close (userns);
+  int r;
+  if (by_setns)
+    {
+      int userns = owning_user_namespace (ways, pin);
+      r = st_broker_open (ways->broker, pin->mnt_fd, userns, paths, n, fds, errs);
+      if (userns >= 0)
+        close (userns);
+    }
+  else
+    r = st_broker_open (ways->resolver, pin->root_fd, -1, paths, n, fds, errs);
   for (size_t i = 0; i < n; i++)
     if (fds[i] < 0)
       fds[i] = r < 0 ? r : -errs[i];
@@ -149,13 +153,15 @@ allowed (const struct st_nsh_request *req, enum st_nsh_way way)
   return (req->ways & (1u << way)) != 0;
 }
 
-/* Checks what a way found; on success fills FOUND.  */
+/* Checks what a way found: FD is an O_PATH descriptor (map_files) or one
+   reopened read-only already (the others).  On success fills FOUND.  */
 static bool
-accept_file (int path_fd, const uint8_t *want, size_t want_size, enum st_nsh_way way,
+accept_file (int fd, bool o_path, const uint8_t *want, size_t want_size, enum st_nsh_way way,
              const char *path, struct st_found *found, struct attempts *a)
 {
   char why[256];
-  int r = st_check_file (path_fd, want, want_size, &found->file, why, sizeof why);
+  int r = o_path ? st_check_file (fd, want, want_size, &found->file, why, sizeof why)
+                 : st_check_elf (fd, want, want_size, &found->file, why, sizeof why);
   if (r < 0)
     {
       attempt_failed (a, r, "%s: %s: %s", st_nsh_way_name (way), path, why);
@@ -166,8 +172,15 @@ accept_file (int path_fd, const uint8_t *want, size_t want_size, enum st_nsh_way
   return true;
 }
 
+static const char *
+way_error (int fd, int r)
+{
+  return r < 0 ? "the process that opens it failed"
+         : fd == -EINVAL ? "not a regular file" : strerror (-fd);
+}
+
 int
-st_open_mapping (const struct st_ways *ways, const struct st_pin *pin,
+st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level,
                  const struct st_nsh_request *req, struct st_found *found, char *why,
                  size_t why_size)
 {
@@ -177,31 +190,32 @@ st_open_mapping (const struct st_ways *ways, const struct st_pin *pin,
   size_t want_size = req->build_id_size;
   if (allowed (req, ST_NSH_WAY_MAP_FILES))
     {
-      int fd = !req->has_range ? -EDESTADDRREQ
+      int fd = level < ST_AUTH_MAPPED ? -EPERM
+               : !req->has_range ? -EDESTADDRREQ
                : !st_pin_alive (pin) ? -ESRCH : open_map_files (pin, req->start, req->end);
       if (fd < 0)
         attempt_failed (&a, fd, "map_files: %s",
-                        fd == -EDESTADDRREQ ? "no address range given"
+                        level < ST_AUTH_MAPPED ? "only for a process the client may read itself"
+                        : fd == -EDESTADDRREQ ? "no address range given"
                         : fd == -ESRCH ? "the process exited" : strerror (-fd));
-      else if (accept_file (fd, want, want_size, ST_NSH_WAY_MAP_FILES, req->path, found, &a))
+      else if (accept_file (fd, true, want, want_size, ST_NSH_WAY_MAP_FILES, req->path, found,
+                            &a))
         return 0;
     }
-  if (allowed (req, ST_NSH_WAY_OPENAT2))
+  for (int w = ST_NSH_WAY_OPENAT2; w <= ST_NSH_WAY_SETNS; w++)
     {
-      int fd = openat2_in_root (pin->root_fd, req->path);
-      if (fd < 0)
-        attempt_failed (&a, fd, "openat2: %s", strerror (-fd));
-      else if (accept_file (fd, want, want_size, ST_NSH_WAY_OPENAT2, req->path, found, &a))
-        return 0;
-    }
-  if (allowed (req, ST_NSH_WAY_SETNS))
-    {
+      if (!allowed (req, (enum st_nsh_way) w))
+        continue;
       const char *paths[] = { req->path };
       int fd;
-      int r = open_by_setns (ways, pin, paths, 1, &fd);
+      int r = open_by (ways, pin, w == ST_NSH_WAY_SETNS, paths, 1, &fd);
       if (fd < 0)
-        attempt_failed (&a, fd, "setns: %s", r < 0 ? "the broker failed" : strerror (-fd));
-      else if (accept_file (fd, want, want_size, ST_NSH_WAY_SETNS, req->path, found, &a))
+        attempt_failed (&a, fd == -EINVAL ? -EINVAL : fd, "%s: %s%s%s",
+                        st_nsh_way_name ((enum st_nsh_way) w),
+                        fd == -EINVAL ? req->path : "", fd == -EINVAL ? ": " : "",
+                        way_error (fd, r));
+      else if (accept_file (fd, false, want, want_size, (enum st_nsh_way) w, req->path, found,
+                            &a))
         return 0;
     }
   if (a.len == 0)
@@ -229,43 +243,17 @@ st_open_debuginfo (const struct st_ways *ways, const struct st_pin *pin,
   char candidates[ST_DEBUGINFO_MAX_CANDIDATES][ST_NSH_PATH_MAX];
   size_t n = st_debuginfo_candidates (req->path, req->build_id, req->build_id_size,
                                       req->debuglink, candidates);
-  if (allowed (req, ST_NSH_WAY_OPENAT2))
+  for (int w = ST_NSH_WAY_OPENAT2; w <= ST_NSH_WAY_SETNS; w++)
     {
-      struct stat binary_st;
-      const struct stat *binary = NULL;
-      int bfd = openat2_in_root (pin->root_fd, req->path);
-      if (bfd >= 0 && fstat (bfd, &binary_st) == 0)
-        binary = &binary_st;
-      if (bfd >= 0)
-        close (bfd);
-      size_t missing = 0;
-      for (size_t i = 0; i < n; i++)
-        {
-          int fd = openat2_in_root (pin->root_fd, candidates[i]);
-          if (fd == -ENOENT || (fd >= 0 && same_file (fd, binary)))
-            {
-              if (fd >= 0)
-                close (fd);
-              missing++;
-              continue;
-            }
-          if (fd < 0)
-            attempt_failed (&a, fd, "openat2: %s: %s", candidates[i], strerror (-fd));
-          else if (accept_file (fd, req->build_id, req->build_id_size, ST_NSH_WAY_OPENAT2,
-                                candidates[i], found, &a))
-            return 0;
-        }
-      if (missing == n)
-        attempt_failed (&a, -ENOENT, "openat2: none of %zu places has it", n);
-    }
-  if (allowed (req, ST_NSH_WAY_SETNS))
-    {
+      if (!allowed (req, (enum st_nsh_way) w))
+        continue;
+      const char *name = st_nsh_way_name ((enum st_nsh_way) w);
       /* The binary first, to tell it from a debuglink that names it.  */
       const char *paths[ST_BROKER_MAX_PATHS] = { req->path };
       for (size_t i = 0; i < n; i++)
         paths[i + 1] = candidates[i];
       int fds[ST_BROKER_MAX_PATHS];
-      int r = open_by_setns (ways, pin, paths, n + 1, fds);
+      int r = open_by (ways, pin, w == ST_NSH_WAY_SETNS, paths, n + 1, fds);
       struct stat binary_st;
       const struct stat *binary = fds[0] >= 0 && fstat (fds[0], &binary_st) == 0 ? &binary_st
                                                                                   : NULL;
@@ -282,18 +270,17 @@ st_open_debuginfo (const struct st_ways *ways, const struct st_pin *pin,
               continue;
             }
           if (fd < 0)
-            attempt_failed (&a, fd, "setns: %s: %s", candidates[i - 1],
-                            r < 0 ? "the broker failed" : strerror (-fd));
+            attempt_failed (&a, fd, "%s: %s: %s", name, candidates[i - 1], way_error (fd, r));
           else
-            done = accept_file (fd, req->build_id, req->build_id_size, ST_NSH_WAY_SETNS,
-                                candidates[i - 1], found, &a);
+            done = accept_file (fd, false, req->build_id, req->build_id_size,
+                                (enum st_nsh_way) w, candidates[i - 1], found, &a);
         }
       if (fds[0] >= 0)
         close (fds[0]);
       if (done)
         return 0;
       if (missing == n)
-        attempt_failed (&a, -ENOENT, "setns: none of %zu places has it", n);
+        attempt_failed (&a, -ENOENT, "%s: none of %zu places has it", name, n);
     }
   if (a.len == 0)
     attempt_failed (&a, -EINVAL, "no way allowed (map_files has no debuginfo)");

@@ -3,13 +3,16 @@
  *
  *   map_files  /proc/PID/map_files/START-END: the very file mapped there,
  *              even deleted or replaced since (CAP_CHECKPOINT_RESTORE, and
- *              only while the process runs)
+ *              only while the process runs), opened here, in the opener;
+ *              only for a client at ST_AUTH_MAPPED (auth.h)
  *   openat2    the path under the process's root directory, with
  *              RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS: absolute symlinks,
  *              `..' and /proc magic links all stay inside its root (also
- *              after it exits: the pinned namespace keeps its mounts)
+ *              after it exits: the pinned namespace keeps its mounts); in
+ *              the resolver, with the client's credentials (broker.h)
  *   setns      the path in a worker that entered its mount namespace
- *              (broker.h), for when its root cannot be reached from here
+ *              (broker.h), for when its root cannot be reached from here;
+ *              the worker opens with the client's credentials too
  *
  * A request may name the ways it allows (the tests use this to try each).  */
 #pragma once
@@ -22,10 +25,14 @@
 #include "ns-helper/protocol.h"
 
 struct st_ways {
+  struct st_broker *resolver;
   struct st_broker *broker;
   /* The broker may enter any mount namespace (CAP_SYS_ADMIN); otherwise
      it enters the user namespace that owns it first.  */
   bool privileged;
+  /* A client that is not root, of a privileged helper: its uid, for the
+     user namespaces it owns; -1 otherwise.  */
+  long client_uid;
 };
 
 struct st_found {
@@ -36,7 +43,7 @@ struct st_found {
 
 /* The file REQ->path that the pinned process maps.  Returns 0, or -errno
    with WHY saying what each way met.  */
-int st_open_mapping (const struct st_ways *ways, const struct st_pin *pin,
+int st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level,
                      const struct st_nsh_request *req, struct st_found *found, char *why,
                      size_t why_size);
 

@@ -25,7 +25,7 @@ struct st_pin {
   int mnt_fd;               /* its mount namespace, kept alive */
   int root_fd;              /* O_PATH of its root directory */
   uint64_t start_time;      /* field 22 of /proc/PID/stat */
-  bool authorized;          /* the client passed the check (kept after exit) */
+  int auth;                 /* enum st_auth_level the client passed (kept after exit) */
   uint64_t last_use;
 };
 

@@ -171,6 +171,8 @@ st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t size)
     r = add (obj, "ns_fd", json_object_new_boolean (1));
   if (r == 0 && req->syscall[0] != '\0')
     r = add (obj, "syscall", json_object_new_string (req->syscall));
+  if (r == 0 && req->in[0] != '\0')
+    r = add (obj, "in", json_object_new_string (req->in));
   return finish_encoding (obj, r, buf, size);
 }
 
@@ -542,6 +544,11 @@ decode_request_fields (struct decoder *d, struct json_object *obj, struct st_nsh
       else if (strcmp (key, "syscall") == 0)
         {
           if ((r = get_string (d, key, val, req->syscall, sizeof req->syscall)) < 0)
+            return r;
+        }
+      else if (strcmp (key, "in") == 0)
+        {
+          if ((r = get_string (d, key, val, req->in, sizeof req->in)) < 0)
             return r;
         }
       else

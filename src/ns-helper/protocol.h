@@ -15,8 +15,12 @@
  *             "ns_fd":true}
  *            {"v":1,"id":8,"op":"debuginfo","pid":1234,"path":"/app/bin/prog",
  *             "build_id":"3f1a...","debuglink":"prog.debug"}
+ *            {"v":1,"id":9,"op":"debug-syscall","syscall":"open-write","in":"resolver"}
+ *            (test builds only)
  *   reply    {"v":1,"id":7,"ok":true,"way":"map_files","path":"...","build_id":"..."}
  *            {"v":1,"id":8,"ok":false,"errno":2,"message":"..."}
+ *            {"v":1,"id":0,"ok":false,"errno":87,"message":"..."}
+ *            (id 0: the connection itself is refused, and ends)
  *
  * 64-bit numbers travel as "0x" hex strings (JSON integers are signed).  */
 #pragma once
@@ -70,6 +74,8 @@ struct st_nsh_request {
   unsigned ways;            /* bit set of enum st_nsh_way allowed */
   bool ns_fd;               /* the message carries the target's ns/mnt fd */
   char syscall[32];         /* debug-syscall: which one */
+  char in[16];              /* debug-syscall: in which process (sandbox.h);
+                               "" is the parser */
 };
 
 struct st_nsh_reply {

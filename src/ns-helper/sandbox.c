@@ -8,6 +8,7 @@
 #include <seccomp.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -18,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ns-helper/landlock.h"
 #include "ns-helper/sandbox.h"
 
 /* nobody and nogroup, as on Debian and Fedora; not looked up, so that no
@@ -55,6 +57,32 @@ st_sandbox_limits (void)
   return 0;
 }
 
+/* The helper works in bursts of microseconds while the unwinder waits for
+   it, often on CPUs that the profiled programs keep busy.  A short slice
+   asks the scheduler (EEVDF, Linux 6.12) to run it soon after it wakes
+   rather than after a full slice of each busy task: the round trip then
+   stays in microseconds under load, not milliseconds.  A hint only: an
+   older kernel ignores or refuses it.  A forked child does not keep
+   it: each process asks as it starts.  */
+void
+st_sandbox_short_slices (void)
+{
+  /* The kernel's struct sched_attr (linux/sched/types.h, which <sched.h>
+     does not get along with), its first version.  */
+  struct {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+  } attr = {
+    .size = sizeof attr,
+    .sched_policy = SCHED_OTHER,
+    .sched_runtime = 100 * 1000,   /* ns: the shortest slice the kernel takes */
+  };
+  (void) syscall (SYS_sched_setattr, 0, &attr, 0);
+}
+
 /* Capabilities.  */
 
 static bool
@@ -65,30 +93,44 @@ permitted (cap_t caps, cap_value_t cap)
 }
 
 static size_t
-role_caps (enum st_sandbox_role role, cap_value_t *out)
+role_caps (enum st_sandbox_role role, const struct st_sandbox_client *client, cap_value_t *out)
 {
   size_t n = 0;
-  if (role == ST_SANDBOX_MAIN)
+  switch (role)
     {
+    case ST_SANDBOX_PARSER:
+      break;
+    case ST_SANDBOX_OPENER:
       out[n++] = CAP_SYS_PTRACE;
       out[n++] = CAP_DAC_READ_SEARCH;
       /* Before Linux 5.9, map_files took CAP_SYS_ADMIN itself.  */
       out[n++] = cap_max_bits () > CAP_CHECKPOINT_RESTORE ? CAP_CHECKPOINT_RESTORE : CAP_SYS_ADMIN;
-    }
-  else
-    {
+      break;
+    case ST_SANDBOX_RESOLVER:
+      if (client == NULL)
+        out[n++] = CAP_DAC_READ_SEARCH;
+      break;
+    case ST_SANDBOX_BROKER:
       out[n++] = CAP_SYS_ADMIN;
       out[n++] = CAP_SYS_CHROOT;
-      out[n++] = CAP_DAC_READ_SEARCH;
+      if (client == NULL)
+        out[n++] = CAP_DAC_READ_SEARCH;
+      else
+        {
+          /* Each worker becomes the client (st_sandbox_become_client).  */
+          out[n++] = CAP_SETUID;
+          out[n++] = CAP_SETGID;
+        }
+      break;
     }
   return n;
 }
 
 static int
-drop_capabilities (enum st_sandbox_role role)
+drop_capabilities (enum st_sandbox_role role, const struct st_sandbox_client *client)
 {
-  cap_value_t want[4], keep[4];
-  size_t n_want = role_caps (role, want), n_keep = 0;
+  cap_value_t want[8], keep[8];
+  size_t n_want = role_caps (role, client, want), n_keep = 0;
   cap_t have = cap_get_proc ();
   if (have == NULL)
     return -errno;
@@ -119,7 +161,11 @@ drop_capabilities (enum st_sandbox_role role)
   if (r < 0)
     return r;
 
-  /* drop_root_uid: uid 0 owns files that need no capability to write.  */
+  /* drop_root_uid: uid 0 owns files that need no capability to write.
+     The resolver of a client that is not root becomes the client, and
+     keeps nothing.  */
+  if (can_setid && role == ST_SANDBOX_RESOLVER && client != NULL)
+    return st_sandbox_become_client (client);
   if (can_setid && (getuid () == 0 || geteuid () == 0))
     {
       if (prctl (PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0 || setgroups (0, NULL) != 0
@@ -145,6 +191,27 @@ drop_capabilities (enum st_sandbox_role role)
   return r;
 }
 
+int
+st_sandbox_become_client (const struct st_sandbox_client *client)
+{
+  if (setgroups (client->n_groups, client->groups) != 0
+      || setresgid (client->gid, client->gid, client->gid) != 0
+      || setresuid (client->uid, client->uid, client->uid) != 0)
+    return -errno;
+  /* From nobody, the kernel kept the capabilities: drop them all.  */
+  cap_t none = cap_init ();
+  if (none == NULL)
+    return -errno;
+  int r = cap_set_proc (none) == 0 ? 0 : -errno;
+  cap_free (none);
+  /* Changing credentials cleared the parent-death signal; the client's
+     uid must not make the process dumpable (ptrace-able by the client).  */
+  if (r == 0 && (prctl (PR_SET_DUMPABLE, 0, 0, 0, 0) != 0
+                 || prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0))
+    r = -errno;
+  return r;
+}
+
 /* seccomp.  */
 
 #define ALLOW(ctx, name, ...) \
@@ -158,7 +225,7 @@ allow_common (scmp_filter_ctx ctx)
     SCMP_SYS (brk), SCMP_SYS (munmap), SCMP_SYS (mremap), SCMP_SYS (madvise),
     /* descriptors and messages */
     SCMP_SYS (close), SCMP_SYS (read), SCMP_SYS (pread64), SCMP_SYS (fstat),
-    SCMP_SYS (newfstatat), SCMP_SYS (statx), SCMP_SYS (fcntl), SCMP_SYS (openat2),
+    SCMP_SYS (newfstatat), SCMP_SYS (statx), SCMP_SYS (fcntl),
     SCMP_SYS (recvmsg), SCMP_SYS (sendmsg),
     /* the rest of a C program's life */
     SCMP_SYS (exit), SCMP_SYS (exit_group), SCMP_SYS (rt_sigreturn),
@@ -176,18 +243,47 @@ allow_common (scmp_filter_ctx ctx)
   r |= ALLOW (ctx, mprotect, 1, SCMP_A2 (SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   /* Messages to stderr only.  */
   r |= ALLOW (ctx, write, 1, SCMP_A0 (SCMP_CMP_EQ, STDERR_FILENO));
-  /* Files open read-only, and nothing is created.  */
-  r |= ALLOW (ctx, openat, 1,
-              SCMP_A2 (SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND
-                       | OPEN_TMPFILE_BIT, O_RDONLY));
   r |= ALLOW (ctx, ioctl, 1, SCMP_A1 (SCMP_CMP_EQ, NS_GET_NSTYPE));
   return r < 0 ? -EINVAL : 0;
 }
 
+/* Files open read-only, and nothing is created: for every process but the
+   parser, which opens nothing.  */
 static int
-allow_main (scmp_filter_ctx ctx)
+allow_open_read_only (scmp_filter_ctx ctx)
+{
+  return ALLOW (ctx, openat, 1,
+                SCMP_A2 (SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND
+                         | OPEN_TMPFILE_BIT, O_RDONLY)) < 0 ? -EINVAL : 0;
+}
+
+static int
+allow_parser (scmp_filter_ctx ctx)
 {
   int r = 0;
+  /* The idle timeout.  */
+  r |= ALLOW (ctx, poll, 0);
+  r |= ALLOW (ctx, ppoll, 0);
+  return r < 0 ? -EINVAL : 0;
+}
+
+static int
+allow_resolver (scmp_filter_ctx ctx)
+{
+  /* openat2's flags are out of a filter's reach (they are in memory):
+     Landlock is what keeps this process from writing.  */
+  int r = ALLOW (ctx, openat2, 0);
+  if (r == 0)
+    r = allow_open_read_only (ctx);
+  return r < 0 ? -EINVAL : 0;
+}
+
+static int
+allow_opener (scmp_filter_ctx ctx)
+{
+  int r = allow_open_read_only (ctx);
+  /* To see how a broker or the parser ended.  */
+  r |= ALLOW (ctx, wait4, 0);
   r |= ALLOW (ctx, getdents64, 0);
   r |= ALLOW (ctx, pidfd_open, 0);
   r |= ALLOW (ctx, poll, 0);
@@ -200,9 +296,9 @@ allow_main (scmp_filter_ctx ctx)
 }
 
 static int
-allow_broker (scmp_filter_ctx ctx)
+allow_broker (scmp_filter_ctx ctx, const struct st_sandbox_client *client)
 {
-  int r = 0;
+  int r = allow_resolver (ctx);
   /* A worker per job: fork, but into no new namespace.  */
   r |= ALLOW (ctx, clone, 1,
               SCMP_A0 (SCMP_CMP_MASKED_EQ, CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS
@@ -214,21 +310,47 @@ allow_broker (scmp_filter_ctx ctx)
   r |= ALLOW (ctx, wait4, 0);
   r |= ALLOW (ctx, socketpair, 1, SCMP_A0 (SCMP_CMP_EQ, AF_UNIX));
   r |= ALLOW (ctx, prctl, 1, SCMP_A0 (SCMP_CMP_EQ, PR_SET_PDEATHSIG));
+  r |= ALLOW (ctx, prctl, 1, SCMP_A0 (SCMP_CMP_EQ, PR_SET_DUMPABLE));
   r |= ALLOW (ctx, unshare, 1, SCMP_A0 (SCMP_CMP_EQ, CLONE_FS));
+  if (client != NULL)
+    {
+      /* A worker becomes the client, and no one else.  */
+      r |= ALLOW (ctx, setgroups, 0);
+      r |= ALLOW (ctx, setresgid, 3, SCMP_A0 (SCMP_CMP_EQ, client->gid),
+                  SCMP_A1 (SCMP_CMP_EQ, client->gid), SCMP_A2 (SCMP_CMP_EQ, client->gid));
+      r |= ALLOW (ctx, setresuid, 3, SCMP_A0 (SCMP_CMP_EQ, client->uid),
+                  SCMP_A1 (SCMP_CMP_EQ, client->uid), SCMP_A2 (SCMP_CMP_EQ, client->uid));
+      r |= ALLOW (ctx, capget, 0);
+      r |= ALLOW (ctx, capset, 0);
+    }
   r |= ALLOW (ctx, setns, 1, SCMP_A1 (SCMP_CMP_EQ, CLONE_NEWNS));
   r |= ALLOW (ctx, setns, 1, SCMP_A1 (SCMP_CMP_EQ, CLONE_NEWUSER));
   return r < 0 ? -EINVAL : 0;
 }
 
 static int
-install_seccomp (enum st_sandbox_role role)
+install_seccomp (enum st_sandbox_role role, const struct st_sandbox_client *client)
 {
   scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_KILL_PROCESS);
   if (ctx == NULL)
     return -ENOMEM;
   int r = allow_common (ctx);
   if (r == 0)
-    r = role == ST_SANDBOX_MAIN ? allow_main (ctx) : allow_broker (ctx);
+    switch (role)
+      {
+      case ST_SANDBOX_PARSER:
+        r = allow_parser (ctx);
+        break;
+      case ST_SANDBOX_OPENER:
+        r = allow_opener (ctx);
+        break;
+      case ST_SANDBOX_RESOLVER:
+        r = allow_resolver (ctx);
+        break;
+      case ST_SANDBOX_BROKER:
+        r = allow_broker (ctx, client);
+        break;
+      }
   if (r == 0)
     r = seccomp_load (ctx);
   seccomp_release (ctx);
@@ -236,46 +358,67 @@ install_seccomp (enum st_sandbox_role role)
 }
 
 int
-st_sandbox_enter (enum st_sandbox_role role)
+st_sandbox_enter (enum st_sandbox_role role, const struct st_sandbox_client *client)
 {
-  int r = drop_capabilities (role);
+  bool was_root = geteuid () == 0;
+  int r = drop_capabilities (role, client);
   if (r < 0)
     return r;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return -errno;
-  return install_seccomp (role);
+  if (role != ST_SANDBOX_OPENER)
+    {
+      r = st_landlock_forbid_writes ();
+      /* Without Landlock, nothing but the user's own rights keeps a user's
+         helper from writing; a privileged helper does not start.  */
+      if (r == -EOPNOTSUPP && !was_root)
+        r = 0;
+      if (r < 0)
+        return r;
+    }
+  return install_seccomp (role, client);
 }
 
 #ifdef ST_NSH_TEST_HOOKS
+#include <linux/openat2.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 
 int
 st_sandbox_try_forbidden (const char *name)
 {
+  static const char marker[] = "/tmp/eu-stacktrace-ns-helper-must-not-exist";
+  long r;
+  errno = 0;
   if (strcmp (name, "execve") == 0)
     {
       char *const argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) "exit 0", NULL };
-      execve ("/bin/sh", argv, argv + 3);
+      r = execve ("/bin/sh", argv, argv + 3);
     }
   else if (strcmp (name, "ptrace") == 0)
-    ptrace (PTRACE_ATTACH, getppid (), NULL, NULL);
+    r = ptrace (PTRACE_ATTACH, getppid (), NULL, NULL);
   else if (strcmp (name, "socket") == 0)
-    socket (AF_INET, SOCK_STREAM, 0);
+    r = socket (AF_INET, SOCK_STREAM, 0);
   else if (strcmp (name, "mount") == 0)
-    mount ("none", "/tmp", "tmpfs", 0, NULL);
+    r = mount ("none", "/tmp", "tmpfs", 0, NULL);
   else if (strcmp (name, "setns") == 0)
-    setns (0, CLONE_NEWNS);
+    r = setns (0, CLONE_NEWNS);
   else if (strcmp (name, "kill") == 0)
-    kill (getppid (), SIGTERM);
+    r = kill (getppid (), SIGTERM);
   else if (strcmp (name, "write-stdout") == 0)
-    (void) !write (STDOUT_FILENO, "x", 1);
+    r = write (STDOUT_FILENO, "x", 1);
   else if (strcmp (name, "open-write") == 0)
-    open ("/tmp/eu-stacktrace-ns-helper-must-not-exist", O_WRONLY | O_CREAT, 0600);
+    r = open (marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  else if (strcmp (name, "openat2-write") == 0)
+    {
+      struct open_how how = { .flags = O_WRONLY | O_CREAT | O_CLOEXEC, .mode = 0600 };
+      r = syscall (SYS_openat2, AT_FDCWD, marker, &how, sizeof how);
+    }
   else if (strcmp (name, "mmap-exec") == 0)
-    mmap (NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    r = mmap (NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        == MAP_FAILED ? -1 : 0;
   else
-    return -EINVAL;
-  return 0;
+    return -1;
+  return r < 0 ? errno : 0;
 }
 #endif

@@ -7,6 +7,7 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/user.sh \
 	tests/ns-helper/service.sh \
 	tests/ns-helper/attacks.sh \
+	tests/ns-helper/authz.sh \
 	tests/ns-helper/fuzz.sh \
 	tests/ns-helper/sandbox.sh \
 	tests/ns-helper/restart.sh
@@ -17,6 +18,7 @@ EXTRA_DIST += \
 	tests/ns-helper/ns-run.sh \
 	tests/ns-helper/nsh.py \
 	tests/ns-helper/attacks.py \
+	tests/ns-helper/authz.py \
 	tests/ns-helper/fuzz.py
 
 # The program that runs inside the namespaces, and its library.  Its own

@@ -18,15 +18,16 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-nsh.XXXXXX")
 chmod 755 "$tmp"
 started_pids=""
 test_user=""
+made_users=""
 
 cleanup () {
   for p in $started_pids; do
     kill -9 "$p" 2>/dev/null
   done
   wait 2>/dev/null
-  if [ -n "$test_user" ]; then
-    userdel "$test_user" 2>/dev/null
-  fi
+  for u in $made_users; do
+    userdel "$u" 2>/dev/null
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -108,9 +109,11 @@ start_ns () {
   return 1
 }
 
-# A user without privileges, for the tests that need one; removed at exit.
+# A user without privileges, for the tests that need one ($test_user,
+# $test_uid, $test_gid; make_user 2 makes another, eust-nsh-PID-2); removed
+# at exit.
 make_user () {
-  test_user=eust-nsh-$$
+  test_user=eust-nsh-$$${1:+-$1}
   i=0
   # useradd locks /etc/passwd: another test may hold it for a moment.
   until useradd -M -N -r -s /bin/sh "$test_user" 2>"$tmp/useradd.err"; do
@@ -122,6 +125,7 @@ make_user () {
     fi
     sleep 0.2
   done
+  made_users="$made_users $test_user"
   test_uid=$(id -u "$test_user")
   test_gid=$(id -g "$test_user")
 }

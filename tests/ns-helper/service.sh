@@ -83,6 +83,32 @@ else
   not_ok "... with its mount namespace's descriptor: served"; diag "$tmp/right-ns.out"
 fi
 
+# The service hangs up on an idle connection: eu-stacktrace connects again
+# at its next request, with no failure.  The dlopen workload loads its
+# plugin after 1.5 s of CPU, well after the helper (1 s idle timeout) has
+# hung up on the first connection.
+cat > "$tmp/dlopen.setup" <<EOF
+cp "$TOP_BUILDDIR/tests/workloads/dlopen" "\$root/app/bin/dlopen"
+cp "$TOP_BUILDDIR/tests/workloads/plugin.so" "\$root/app/lib/plugin.so"
+EOF
+idle_sock=$tmp/sock/idle.socket
+systemd-socket-activate --seqpacket --accept --listen="$idle_sock" "$helper" --idle-timeout=1 \
+  > "$tmp/activate-idle.log" 2>&1 &
+started_pids="$started_pids $!"
+i=0
+while [ ! -S "$idle_sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+mkdir -p "$tmp/idle"
+sample idle --ns-helper="$idle_sock" -- sh "$nsh_src/ns-run.sh" root "$tmp/idle" "$stage" \
+  "$tmp/dlopen.setup" -- /app/bin/dlopen /app/lib/plugin.so 1500 800
+status=$?
+grep -E "reconnected|lost:" "$tmp/idle.err" | sed 's/^/# idle: /'
+if [ $status -eq 0 ] && grep -q "/app/lib/plugin.so: opened by the namespace helper" "$tmp/idle.err" \
+    && grep -q "reconnected: *[1-9]" "$tmp/idle.err" && ! grep -q "lost:" "$tmp/idle.err"; then
+  ok "a connection the service closed while idle: eu-stacktrace connected again and found the plugin loaded later"
+else
+  not_ok "eu-stacktrace reconnects after the service's idle timeout"; diag "$tmp/idle.err"
+fi
+
 # The units as shipped (the service pointed at this build's helper).
 sed "s|@libexecdir@|$TOP_BUILDDIR|" "$TOP_SRCDIR/src/ns-helper/eu-stacktrace-ns-helper@.service.in" \
   > "$tmp/eu-stacktrace-ns-helper@.service"

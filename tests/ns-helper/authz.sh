@@ -1,0 +1,46 @@
+#!/bin/sh
+# The helper adds reachability, never permission: a user who is not root
+# gets from the privileged service (socket activation, one helper per
+# connection, emulated by systemd-socket-activate as in service.sh) no file
+# it could not open itself, by any way or trick (authz.py has the list),
+# cannot tell a missing file from a forbidden one, and cannot take every
+# connection: 8 at most per user, and each idle one is closed.
+. "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
+make_user 2 || { not_ok "creating a second test user"; plan; exit 0; }
+uid2=$test_uid gid2=$test_gid
+make_user || { not_ok "creating a test user"; plan; exit 0; }
+idle=3
+
+mkdir -p "$tmp/private" "$tmp/pub" "$tmp/u" "$tmp/sock"
+cp "$nsh_build/libnswork.so" "$tmp/private/secret.so"
+cp "$nsh_build/libnswork.so" "$tmp/pub/secret2.so"
+chmod 600 "$tmp/private/secret.so" "$tmp/pub/secret2.so"
+chmod 700 "$tmp/private"
+chmod 755 "$tmp/pub"
+chown "$test_user" "$tmp/u"
+cp /usr/bin/sleep "$tmp/suid-sleep"
+chmod 4755 "$tmp/suid-sleep"
+
+sock=$tmp/sock/ns-helper.socket
+systemd-socket-activate --seqpacket --accept --listen="$sock" \
+  "$helper" --idle-timeout=$idle --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
+started_pids="$started_pids $!"
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+chmod 666 "$sock"
+
+"$PYTHON3" "$nsh_src/authz.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$uid2" "$gid2" "$idle" \
+  > "$tmp/authz.tap" 2> "$tmp/authz.err"
+while IFS= read -r line; do
+  case $line in
+    "ok "*) ok "${line#ok * - }" ;;
+    "not ok "*) not_ok "${line#not ok * - }" ;;
+    "1.."*) ;;
+    *) echo "$line" ;;
+  esac
+done < "$tmp/authz.tap"
+if [ -s "$tmp/authz.err" ]; then
+  echo "# authz.py said:"; diag "$tmp/authz.err"
+  grep -q Traceback "$tmp/authz.err" && not_ok "authz.py ran to the end"
+fi
+plan

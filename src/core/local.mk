@@ -34,6 +34,7 @@ src_core_libcore_a_SOURCES = \
 	src/core/sysprof-format.h \
 	src/core/symbolize.c src/core/symbolize.h \
 	src/core/symbols.c src/core/symbols.h \
+	src/core/untrusted.c src/core/untrusted.h \
 	src/core/unwind.c src/core/unwind.h \
 	src/core/unwinder.c src/core/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/profile.pb-c.c src/core/profile.pb-c.h

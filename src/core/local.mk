@@ -2,6 +2,7 @@
 noinst_LIBRARIES += src/core/libcore.a
 src_core_libcore_a_SOURCES = \
 	src/core/callchain.h \
+	src/core/debuginfo-host.c src/core/debuginfo-host.h \
 	src/core/elf-file.c src/core/elf-file.h \
 	src/core/event.h \
 	src/core/find-debuginfo.c src/core/find-debuginfo.h \

@@ -413,8 +413,9 @@ st_flatpak_detect (pid_t pid)
   char why[64];
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  int fd = root < 0 ? -1 : st_open_in_root (root, ".flatpak-info",
-                                             RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, why, sizeof why);
+  (void) why;
+  int fd = root < 0 ? -1 : st_open_untrusted_in (root, path, ".flatpak-info", ST_UNTRUSTED_IN_ROOT,
+                                                 NULL);
   if (root >= 0)
     close (root);
   char *text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;

@@ -66,10 +66,16 @@ st_untrusted_strerror (int err)
     }
 }
 
-/* A name for the record: the directory's path, then PATH.  */
+/* A name for the record: the directory's path (DIR_NAME, else what the
+   kernel says DIR_FD is), then PATH.  */
 static void
-record_name (int dir_fd, const char *path, char *out, size_t size)
+record_name (int dir_fd, const char *dir_name, const char *path, char *out, size_t size)
 {
+  if (dir_name != NULL)
+    {
+      snprintf (out, size, "%s/%s", dir_name, path);
+      return;
+    }
   if (dir_fd == AT_FDCWD || path[0] == '/')
     {
       snprintf (out, size, "%s", path);
@@ -116,6 +122,13 @@ st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat 
 int
 st_open_untrusted (int dir_fd, const char *path, unsigned flags, struct stat *st)
 {
+  return st_open_untrusted_in (dir_fd, NULL, path, flags, st);
+}
+
+int
+st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsigned flags,
+                      struct stat *st)
+{
   int pfd;
   if (flags & (ST_UNTRUSTED_IN_ROOT | ST_UNTRUSTED_BENEATH))
     {
@@ -141,7 +154,7 @@ st_open_untrusted (int dir_fd, const char *path, unsigned flags, struct stat *st
     {
       if (!(flags & ST_UNTRUSTED_QUIET) && (r == -ST_UNTRUSTED_ENOTREG || r == -ST_UNTRUSTED_EPSEUDO))
         {
-          record_name (dir_fd, path, name, sizeof name);
+          record_name (dir_fd, dir_name, path, name, sizeof name);
           st_untrusted_refuse (name, NULL, st_untrusted_strerror (r));
         }
       close (pfd);

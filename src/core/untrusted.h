@@ -43,6 +43,11 @@
    recorded for --stats (unless ST_UNTRUSTED_QUIET).  */
 int st_open_untrusted (int dir_fd, const char *path, unsigned flags, struct stat *st);
 
+/* The same, with DIR_NAME naming DIR_FD in the record (the kernel's name of
+   a process's root seen from here says little: "/proc/PID/root" does).  */
+int st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsigned flags,
+                          struct stat *st);
+
 /* The same checks for an O_PATH (or any) fd the caller already holds; the
    reopened fd is returned, PATH_FD is left open.  NAME is for the record.  */
 int st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat *st);

@@ -308,9 +308,15 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
      not even looked at (its files are that user's to plant).  */
   if (stat (runtime_dir, &rst) != 0 || !st_proc_owned_by (owners, rst.st_uid))
     return NULL;
-  DIR *d = opendir (path);
+  /* The user's own .flatpak, not a symlink to someone else's.  */
+  int dirfd_ = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  DIR *d = dirfd_ >= 0 ? fdopendir (dirfd_) : NULL;
   if (d == NULL)
-    return NULL;
+    {
+      if (dirfd_ >= 0)
+        close (dirfd_);
+      return NULL;
+    }
   struct st_container *c = NULL;
   struct dirent *e;
   while (c == NULL && (e = readdir (d)) != NULL)

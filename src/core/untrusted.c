@@ -87,7 +87,7 @@ record_name (int dir_fd, const char *dir_name, const char *path, char *out, size
   if (n < 0)
     n = 0;
   dir[n] = '\0';
-  snprintf (out, size, "%s/%s", n > 0 ? dir : "?", path);
+  snprintf (out, size, "%s%s%s", n > 0 ? dir : "?", n == 1 && dir[0] == '/' ? "" : "/", path);
 }
 
 int

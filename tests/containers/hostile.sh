@@ -54,6 +54,9 @@ HA=/home/$A
 install -d -o "$A" -g "$A" -m 700 "/run/user/$UID_A"
 install -d -o "$V" -g "$V" -m 700 "/run/user/$UID_V"
 as() { local u=$1; shift; (cd / && runuser -u "$u" -- env -i HOME="/home/$u" PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"); }
+# bg USER CMD...: in the background, not as a job of ours (no "Killed"
+# notices), with nothing of ours open.
+bg() { ( as "$@" < /dev/null > /dev/null 2>&1 & ); sleep 0.3; }
 
 # The planted program: a stripped library whose .gnu_debuglink names
 # libhl.debug (which will be whatever is planted), and a static spinner for
@@ -95,7 +98,8 @@ plant() {
   mkdir -p "$(dirname "$path")"
   case $type in
     fifo) mkfifo "$path" ;;
-    socket) python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$path" ;;
+    socket) # bound by its name in its directory: a socket's path has at most 107 bytes
+      (cd "$(dirname "$path")" && python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$(basename "$path")") ;;
     chardev) mknod "$path" c 1 5 ;;   # /dev/zero
     kmsg) : > "$path"; mount --bind /proc/kmsg "$path" && MOUNTS+=("$path") ;;
   esac
@@ -147,9 +151,11 @@ TYPES="fifo socket chardev kmsg"
 # --- 1. the mapped file ----------------------------------------------------
 # A's process maps ~/hl/libhl.so; then the path becomes something else.
 for t in $TYPES; do
-  as "$A" "$HA/hl/prog" & sleep 0.3
+  bg "$A" "$HA/hl/prog"
   pid=$(pgrep -n -u "$A" -x prog)
-  mv "$HA/hl/libhl.so" "$W/libhl.so.mapped"
+  # Unlinked, the maps say "PATH (deleted)" and PATH is tried (a rename
+  # would show the new name).
+  rm -f "$HA/hl/libhl.so"
   plant "$t" "$HA/hl/libhl.so" "$A"
   sample "map-$t" "$pid"
   judge "mapped file is a $t" "map-$t" "$HA/hl/libhl.so"
@@ -167,7 +173,7 @@ for where in "$HA/hl/libhl.debug" "$HA/hl/.debug/libhl.debug" "/usr/lib/debug$HA
   esac
   for t in $TYPES; do
     plant "$t" "$where" "$A"
-    as "$A" "$HA/hl/prog" & sleep 0.3
+    bg "$A" "$HA/hl/prog"
     pid=$(pgrep -n -u "$A" -x prog)
     sample "dbg-$t" "$pid"
     judge "$what is a $t" "dbg-$t" "$where"
@@ -195,7 +201,8 @@ nsplant() { # TYPE PATH-IN-ROOT: prints nothing; A's spinner runs in the backgro
       chardev) : > "$r/$path"; mount --bind /dev/zero "$r/$path" ;;
       kmsg) : > "$r/$path"; mount --bind /proc/kmsg "$r/$path" ;;
     esac
-    exec chroot "$r" /w/spin' sh "$r" "$1" "$2" "$HA/hl/spin" &
+    exec chroot "$r" /w/spin' sh "$r" "$1" "$2" "$HA/hl/spin" < /dev/null > "$W/nsplant.err" 2>&1 &
+  disown
   sleep 0.4
 }
 for path in run/.containerenv .flatpak-info; do
@@ -220,7 +227,7 @@ write_storage() { # the container ID, a valid small storage
   as "$A" sh -c "echo '[{\"id\":\"$ID\",\"names\":[\"evilpod\"],\"layer\":\"\"}]' > $S/overlay-containers/containers.json
                  echo '[]' > $S/overlay-layers/layers.json"
 }
-nsspin() { as "$A" unshare -Urm "$HA/hl/spin" & sleep 0.3; pgrep -n -u "$A" -x spin; }
+nsspin() { bg "$A" unshare -Urm "$HA/hl/spin"; pgrep -n -u "$A" -x spin; }
 
 write_storage
 for f in overlay-containers/containers.json overlay-layers/layers.json; do
@@ -290,7 +297,7 @@ rm -rf "$S"
 # A writes an instance directory, then a podman container, naming V's
 # process; A's own process, named the same way, is labelled (the plant is
 # well formed), V's is not.
-vspin() { as "$V" unshare -Urm "$HA/hl/spin" & sleep 0.3; pgrep -n -u "$V" -x spin; }
+vspin() { bg "$V" unshare -Urm "$HA/hl/spin"; pgrep -n -u "$V" -x spin; }
 spoof_flatpak() { # PID
   local ino; ino=$(stat -L -c %i "/proc/$1/ns/mnt")
   local app=$HA/.local/share/flatpak/app/org.evil.Spoof/x86_64/master/abc/files

@@ -169,7 +169,7 @@ int
 st_read_untrusted (int fd, size_t max, char **out, size_t *len)
 {
   *out = NULL;
-  struct stat st;
+  struct stat st = { .st_size = 0 };
   if (fstat (fd, &st) == 0 && (uint64_t) st.st_size > max)
     return -EFBIG;
   /* The size is a hint only (the file may grow): read at most MAX + 1.  */
@@ -311,8 +311,10 @@ void
 st_untrusted_print_summary (FILE *out)
 {
   pthread_mutex_lock (&ledger_lock);
-  fprintf (out, "container metadata: %" PRIu64 " files parsed (%" PRIu64 " bytes) in %.1f ms\n",
-           ledger.storage_files, ledger.storage_bytes, ledger.storage_ns / 1e6);
+  if (ledger.storage_ns > 0)
+    fprintf (out, "container storage metadata: %" PRIu64 " files parsed (%" PRIu64 " bytes), "
+             "%.1f ms in all\n", ledger.storage_files, ledger.storage_bytes,
+             ledger.storage_ns / 1e6);
   fprintf (out, "refused untrusted files: %u\n", ledger.refused);
   for (unsigned i = 0; i < ledger.refused && i < MAX_LISTED; i++)
     if (ledger.listed[i] != NULL)

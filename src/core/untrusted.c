@@ -56,7 +56,7 @@ st_untrusted_strerror (int err)
   switch (-err)
     {
     case ST_UNTRUSTED_ENOTREG:
-      return "not a regular file (a FIFO, socket, device or directory)";
+      return "not a regular file (a FIFO, socket, device, directory or symlink)";
     case ST_UNTRUSTED_EPSEUDO:
       return "on a pseudo file system (proc, sys, devpts, FUSE...), not data";
     case EFBIG:

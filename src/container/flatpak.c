@@ -416,10 +416,8 @@ st_flatpak_detect (pid_t pid)
     return c;
   /* No instance directory: /.flatpak-info inside the sandbox, never a
      host path (it may be a symlink to one).  */
-  char why[64];
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  (void) why;
   int fd = root < 0 ? -1 : st_open_untrusted_in (root, path, ".flatpak-info", ST_UNTRUSTED_IN_ROOT,
                                                  NULL);
   if (root >= 0)

@@ -371,12 +371,11 @@ id_from_cgroup (pid_t pid, char id[65])
 static bool
 id_from_containerenv (pid_t pid, char id[65])
 {
-  char path[64], why[64];
+  char path[64];
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return false;
-  (void) why;
   int fd = st_open_untrusted_in (root, path, "run/.containerenv", ST_UNTRUSTED_IN_ROOT, NULL);
   close (root);
   if (fd < 0)

@@ -141,8 +141,8 @@ now_ns (void)
 
 /* Opens, checks and parses FILE; NULL (said) when refused.  */
 static json_object *
-parse_file (int fd, const struct stat *st, const char *name, uid_t owner, const char *who,
-            uint64_t *parsed_bytes)
+parse_file (int fd, const struct stat *st, const struct key *k, const char *name, uid_t owner,
+            const char *who, uint64_t *parsed_bytes)
 {
   char why[128];
   if ((uint64_t) st->st_size > ST_STORAGE_JSON_MAX)
@@ -153,7 +153,7 @@ parse_file (int fd, const struct stat *st, const char *name, uid_t owner, const 
       return NULL;
     }
   if (owner != 0 && !st_untrusted_budget_take (owner, (uint64_t) st->st_size,
-                                               ST_STORAGE_JSON_BUDGET))
+                                               ST_STORAGE_JSON_BUDGET, k, sizeof *k))
     {
       snprintf (why, sizeof why, "over the user's budget of %u MiB of storage metadata per run",
                 ST_STORAGE_JSON_BUDGET >> 20);
@@ -219,7 +219,7 @@ st_storage_json_load (int dir_fd, const char *file, uid_t owner, const char *who
       c = calloc (1, sizeof *c);
       if (c != NULL)
         {
-          c->o = parse_file (fd, &st, name, owner, who, &parsed);
+          c->o = parse_file (fd, &st, &k, name, owner, who, &parsed);
           files = 1;
           /* Past MAX_CACHED files (storage rewritten over and over), parse
              without keeping: the budget still bounds the bytes.  */

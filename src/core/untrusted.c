@@ -232,6 +232,7 @@ static struct {
   unsigned refused;
   char *listed[MAX_LISTED];
   struct st_hashmap *budget;      /* uid -> uint64_t bytes taken */
+  struct st_hashmap *paid;        /* file versions charged to a budget */
   uint64_t storage_ns, storage_files, storage_bytes;
 } ledger;
 
@@ -263,10 +264,18 @@ st_untrusted_refuse (const char *file, const char *who, const char *why)
 }
 
 bool
-st_untrusted_budget_take (unsigned uid, uint64_t bytes, uint64_t budget)
+st_untrusted_budget_take (unsigned uid, uint64_t bytes, uint64_t budget, const void *file_key,
+                          size_t key_len)
 {
   bool ok = false;
   pthread_mutex_lock (&ledger_lock);
+  if (ledger.paid == NULL)
+    ledger.paid = st_hashmap_new (free);
+  if (ledger.paid != NULL && st_hashmap_get (ledger.paid, file_key, key_len) != NULL)
+    {
+      pthread_mutex_unlock (&ledger_lock);
+      return true;
+    }
   if (ledger.budget == NULL)
     ledger.budget = st_hashmap_new (free);
   uint64_t *used = ledger.budget ? st_hashmap_get (ledger.budget, &uid, sizeof uid) : NULL;
@@ -283,6 +292,9 @@ st_untrusted_budget_take (unsigned uid, uint64_t bytes, uint64_t budget)
     {
       *used += bytes;
       ok = true;
+      char *mark = ledger.paid != NULL ? strdup ("") : NULL;
+      if (mark != NULL && st_hashmap_put (ledger.paid, file_key, key_len, mark) < 0)
+        free (mark);
     }
   pthread_mutex_unlock (&ledger_lock);
   return ok;

@@ -70,7 +70,11 @@ void st_untrusted_refuse (const char *file, const char *who, const char *why);
 
 /* The container storage ledger: bytes parsed per user (the budget), time
    spent reading storage metadata.  Thread-safe.  */
-bool st_untrusted_budget_take (unsigned uid, uint64_t bytes, uint64_t budget);
+/* Takes BYTES from UID's BUDGET for the file version FILE_KEY (KEY_LEN
+   bytes): false when over it.  A version already paid for (by another
+   unwinding thread, whose cache parses it again) is not charged twice.  */
+bool st_untrusted_budget_take (unsigned uid, uint64_t bytes, uint64_t budget,
+                               const void *file_key, size_t key_len);
 void st_untrusted_add_storage_time (uint64_t ns, uint64_t files_parsed, uint64_t bytes_parsed);
 
 /* The --stats lines: refused untrusted files, storage metadata time.  */

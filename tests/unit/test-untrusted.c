@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "container/container.h"
 #include "core/untrusted.h"
@@ -92,6 +93,40 @@ test_json_prescan (void **state)
   free (ones);
 }
 
+/* Storage JSON: parsed once per file version, refused unread over the
+   cap, a user's budget charged once per version.  */
+static void
+test_storage_json (void **state)
+{
+  char p[256];
+  path_in (p, sizeof p, "containers.json");
+  FILE *f = fopen (p, "w");
+  fputs ("[{\"id\":\"x\"}]", f);
+  fclose (f);
+  int dfd = open (dir, O_PATH | O_DIRECTORY);
+  assert_true (dfd >= 0);
+  json_object *a = st_storage_json_load (dfd, "containers.json", 4242, "user t");
+  json_object *b = st_storage_json_load (dfd, "containers.json", 4242, "user t");
+  assert_non_null (a);
+  assert_ptr_equal (a, b);   /* the cached parse */
+  json_object_put (a);
+  json_object_put (b);
+
+  path_in (p, sizeof p, "big.json");
+  f = fopen (p, "w");
+  assert_int_equal (ftruncate (fileno (f), ST_STORAGE_JSON_MAX + 1), 0);
+  fclose (f);
+  unsigned before = st_untrusted_refused_count ();
+  assert_null (st_storage_json_load (dfd, "big.json", 4242, "user t"));
+  assert_int_equal (st_untrusted_refused_count (), before + 1);
+  close (dfd);
+
+  int key = 1, other = 2;
+  assert_true (st_untrusted_budget_take (77, 600, 1000, &key, sizeof key));
+  assert_true (st_untrusted_budget_take (77, 600, 1000, &key, sizeof key));   /* paid */
+  assert_false (st_untrusted_budget_take (77, 600, 1000, &other, sizeof other));
+}
+
 int
 main (void)
 {
@@ -101,6 +136,7 @@ main (void)
     cmocka_unit_test (test_fifo_device_proc_refused),
     cmocka_unit_test (test_regular_file_bounded_read),
     cmocka_unit_test (test_json_prescan),
+    cmocka_unit_test (test_storage_json),
   };
   int r = cmocka_run_group_tests (tests, NULL, NULL);
   char cmd[300];

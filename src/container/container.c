@@ -13,6 +13,7 @@
 #include "container/container.h"
 #include "core/hashmap.h"
 #include "core/log.h"
+#include "core/untrusted.h"
 
 struct st_containers {
   unsigned kinds;
@@ -31,30 +32,20 @@ struct entry {
   bool adopted;                   /* c is a stored one, by st_containers_adopt */
 };
 
+/* Every file below is opened through st_open_untrusted (core/untrusted.h):
+   whoever controls a container or a storage folder may have planted a
+   FIFO, a device or a /proc file at the path.  */
 int
 st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t why_size)
 {
-  struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = resolve };
-  int fd = (int) syscall (SYS_openat2, root_fd, path, &how, sizeof how);
+  unsigned flags = (resolve & RESOLVE_IN_ROOT) ? ST_UNTRUSTED_IN_ROOT : ST_UNTRUSTED_BENEATH;
+  int fd = st_open_untrusted (root_fd, path, flags, NULL);
   if (fd < 0)
     {
-      snprintf (why, why_size, "%s", strerror (errno));
+      snprintf (why, why_size, "%s", st_untrusted_strerror (fd));
       return -1;
     }
-  struct stat st;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      close (fd);
-      snprintf (why, why_size, "not a regular file");
-      return -1;
-    }
-  char self[64];
-  snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-  int rfd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (rfd < 0)
-    snprintf (why, why_size, "%s", strerror (errno));
-  close (fd);
-  return rfd;
+  return fd;
 }
 
 /* A directory (or file) under DIR_FD without following any symlink: for
@@ -62,60 +53,33 @@ st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t w
 int
 st_open_beneath (int dir_fd, const char *path, bool directory)
 {
-  struct open_how how = {
-    .flags = (directory ? O_PATH | O_DIRECTORY : O_RDONLY | O_NOCTTY | O_NONBLOCK) | O_CLOEXEC,
-    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-  };
-  int fd = (int) syscall (SYS_openat2, dir_fd, path, &how, sizeof how);
-  if (fd >= 0 && !directory)
+  if (!directory)
     {
-      struct stat st;
-      if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+      int fd = st_open_untrusted (dir_fd, path, ST_UNTRUSTED_BENEATH, NULL);
+      if (fd < 0)
         {
-          close (fd);
-          errno = EINVAL;
+          errno = -fd;
           return -1;
         }
+      return fd;
     }
-  return fd;
+  struct open_how how = {
+    .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+  };
+  return (int) syscall (SYS_openat2, dir_fd, path, &how, sizeof how);
 }
 
+/* FD must come from st_open_untrusted (or the kernel's own /proc): the
+   read is bounded by MAX and never waits.  */
 char *
 st_read_small_file (int fd, size_t max, size_t *len)
 {
-  size_t cap = 4096, n = 0;
-  char *buf = malloc (cap + 1);
-  while (buf != NULL)
-    {
-      if (n == cap)
-        {
-          if (cap >= max)
-            {
-              free (buf);
-              return NULL;
-            }
-          cap *= 2;
-          char *b = realloc (buf, cap + 1);
-          if (b == NULL)
-            break;
-          buf = b;
-        }
-      ssize_t r = read (fd, buf + n, cap - n);
-      if (r < 0 && errno == EINTR)
-        continue;
-      if (r < 0)
-        break;
-      if (r == 0)
-        {
-          buf[n] = '\0';
-          if (len != NULL)
-            *len = n;
-          return buf;
-        }
-      n += (size_t) r;
-    }
-  free (buf);
-  return NULL;
+  char *text = NULL;
+  int r = st_read_untrusted (fd, max, &text, len);
+  if (r < 0)
+    errno = -r;
+  return r < 0 ? NULL : text;
 }
 
 /* Labels end up in folded stacks, where ';' and whitespace separate.  */

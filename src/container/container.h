@@ -79,6 +79,23 @@ int st_containers_foreach_stored (struct st_containers *cs,
                                   void *arg);
 
 /* Internal: shared by podman.c and flatpak.c.  */
+
+/* Container storage JSON, bounded (bounded-json.c): over ST_STORAGE_JSON_MAX
+   bytes a file is refused unread; a user's files are read up to
+   ST_STORAGE_JSON_BUDGET bytes per run.  */
+#define ST_STORAGE_JSON_MAX (8u << 20)
+#define ST_STORAGE_JSON_BUDGET (16u << 20)
+/* FILE under DIR_FD (no symlink followed), parsed once per thread and
+   file version, as a new reference (json_object_put it), or NULL when
+   missing, not JSON or refused (said once, naming the file and WHO).
+   OWNER: the storage's user, whose budget pays (0: root, no budget).  */
+struct json_object;
+struct json_object *st_storage_json_load (int dir_fd, const char *file, uid_t owner,
+                                          const char *who);
+/* 0 when TEXT has at most MAX_VALUES values and MAX_DEPTH nesting, else
+   -E2BIG or -ELOOP; strings are skipped, nothing is allocated.  */
+int st_json_prescan (const char *text, size_t len, size_t max_values, size_t max_depth);
+
 int st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t why_size);
 int st_open_beneath (int dir_fd, const char *path, bool directory);
 char *st_read_small_file (int fd, size_t max, size_t *len);

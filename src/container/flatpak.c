@@ -14,6 +14,8 @@
 
 #include "container/container.h"
 #include "core/log.h"
+#include "core/procfs.h"
+#include "core/untrusted.h"
 
 /* flatpak: each running sandbox has an instance directory,
    $XDG_RUNTIME_DIR/.flatpak/<instance>/, with bwrapinfo.json (the sandbox's
@@ -274,16 +276,47 @@ instance_holds (long long child, ino_t mnt, pid_t pid)
   return false;
 }
 
-/* The live instance whose sandbox holds PID (mount namespace MNT), under
-   RUNTIME_DIR.  */
+/* Is FD (an instance directory or a file in it) one that may describe a
+   process with OWNERS?  A user writes their own /run/user/UID: their
+   bwrapinfo.json may name any pid, another user's too.  */
+static bool
+instance_trusted (int fd, const char *dir, const char *file, const uid_t owners[2])
+{
+  struct stat st;
+  if (fstat (fd, &st) != 0)
+    return false;
+  if (st_proc_owned_by (owners, st.st_uid))
+    return true;
+  char name[700], why[128];
+  snprintf (name, sizeof name, "%s%s%s", dir, file ? "/" : "", file ? file : "");
+  snprintf (why, sizeof why, "owned by uid %u, not by the process's user (uid %u) or root",
+            (unsigned) st.st_uid, (unsigned) owners[0]);
+  st_untrusted_refuse (name, NULL, why);
+  return false;
+}
+
+/* The live instance whose sandbox holds PID (mount namespace MNT, owned by
+   OWNERS), under RUNTIME_DIR.  */
 static struct st_container *
-from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgroup_app)
+from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgroup_app,
+                const uid_t owners[2])
 {
   char path[512];
   snprintf (path, sizeof path, "%s/.flatpak", runtime_dir);
-  DIR *d = opendir (path);
-  if (d == NULL)
+  struct stat rst;
+  /* Another user's runtime directory cannot hold this process's sandbox:
+     not even looked at (its files are that user's to plant).  */
+  if (stat (runtime_dir, &rst) != 0 || !st_proc_owned_by (owners, rst.st_uid))
     return NULL;
+  /* The user's own .flatpak, not a symlink to someone else's.  */
+  int dirfd_ = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  DIR *d = dirfd_ >= 0 ? fdopendir (dirfd_) : NULL;
+  if (d == NULL)
+    {
+      if (dirfd_ >= 0)
+        close (dirfd_);
+      return NULL;
+    }
   struct st_container *c = NULL;
   struct dirent *e;
   while (c == NULL && (e = readdir (d)) != NULL)
@@ -293,11 +326,25 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
       int dfd = openat (dirfd (d), e->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (dfd < 0)
         continue;
+      snprintf (path, sizeof path, "%s/.flatpak/%s", runtime_dir, e->d_name);
+      if (!instance_trusted (dfd, path, NULL, owners))
+        {
+          close (dfd);
+          continue;
+        }
       int fd = st_open_beneath (dfd, "bwrapinfo.json", false);
+      if (fd >= 0 && !instance_trusted (fd, path, "bwrapinfo.json", owners))
+        {
+          close (fd);
+          fd = -1;
+        }
       char *text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;
       if (fd >= 0)
         close (fd);
-      json_object *o = text ? json_tokener_parse (text) : NULL;
+      /* 64 KiB of bwrapinfo.json is small, but json-c's objects are not:
+         bound them too.  */
+      json_object *o = text && st_json_prescan (text, strlen (text), 1000, 8) == 0
+                       ? json_tokener_parse (text) : NULL;
       free (text);
       long long ns = o ? json_int (o, "mnt-namespace") : -1;
       long long child = o ? json_int (o, "child-pid") : -1;
@@ -312,6 +359,12 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
       if (ns >= 0 && (ino_t) ns == mnt && instance_holds (child, mnt, pid))
         {
           fd = st_open_beneath (dfd, "info", false);
+          snprintf (path, sizeof path, "%s/.flatpak/%s", runtime_dir, e->d_name);
+          if (fd >= 0 && !instance_trusted (fd, path, "info", owners))
+            {
+              close (fd);
+              fd = -1;
+            }
           text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;
           if (fd >= 0)
             close (fd);
@@ -335,6 +388,9 @@ st_flatpak_detect (pid_t pid)
     return NULL;
   if (stat ("/proc/1/ns/mnt", &host) == 0 && st.st_ino == host.st_ino)
     return NULL;
+  uid_t owners[2];
+  if (st_proc_owners (pid, owners) < 0)
+    return NULL;
   const char *cgroup_app = app_from_cgroup (pid, cg, sizeof cg) ? cg : NULL;
   if (cgroup_app != NULL)
     st_info ("pid %d: its cgroup names flatpak app %s", (int) pid, cgroup_app);
@@ -346,25 +402,24 @@ st_flatpak_detect (pid_t pid)
       {
         char dir[300];
         snprintf (dir, sizeof dir, "/run/user/%s", e->d_name);
-        c = from_instances (dir, pid, st.st_ino, cgroup_app);
+        c = from_instances (dir, pid, st.st_ino, cgroup_app, owners);
       }
   if (d != NULL)
     closedir (d);
   /* Without XDG_RUNTIME_DIR (root, no logind) flatpak uses ~/.cache.  */
   if (c == NULL)
-    c = from_instances ("/root/.cache", pid, st.st_ino, cgroup_app);
+    c = from_instances ("/root/.cache", pid, st.st_ino, cgroup_app, owners);
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
   if (c == NULL && xdg != NULL && xdg[0] == '/')
-    c = from_instances (xdg, pid, st.st_ino, cgroup_app);
+    c = from_instances (xdg, pid, st.st_ino, cgroup_app, owners);
   if (c != NULL)
     return c;
   /* No instance directory: /.flatpak-info inside the sandbox, never a
      host path (it may be a symlink to one).  */
-  char why[64];
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  int fd = root < 0 ? -1 : st_open_in_root (root, ".flatpak-info",
-                                             RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, why, sizeof why);
+  int fd = root < 0 ? -1 : st_open_untrusted_in (root, path, ".flatpak-info", ST_UNTRUSTED_IN_ROOT,
+                                                 NULL);
   if (root >= 0)
     close (root);
   char *text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;

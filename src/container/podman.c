@@ -15,6 +15,8 @@
 
 #include "container/container.h"
 #include "core/log.h"
+#include "core/procfs.h"
+#include "core/untrusted.h"
 
 /* podman's storage (containers/storage): a graph root holds
    <driver>-containers/containers.json, <driver>-layers/layers.json and
@@ -27,6 +29,8 @@ static const char *const drivers[] = { "overlay", "vfs" };
 
 struct graph {
   int fd;                   /* O_PATH of the graph root */
+  uid_t owner;              /* whose storage: 0 rootful, else the user's */
+  char who[300];            /* for messages: "root", "user NAME (uid N)" */
   char runroot[256];
   const char *driver;
   json_object *containers, *layers, *images;  /* arrays (NULL: none) */
@@ -66,30 +70,22 @@ first_name (json_object *o)
   return NULL;
 }
 
-/* Appends the array in FILE (under the graph root) to *ARR.  */
+/* Appends the array in FILE (under the graph root) to *ARR.  The parsed
+   file is shared (bounded-json.c caches it): *ARR is our own array of
+   references to its elements, so that the volatile file's elements can be
+   added without touching the cached one.  */
 static void
-load_array (int graph_fd, const char *file, json_object **arr)
+load_array (const struct graph *g, const char *file, json_object **arr)
 {
-  int fd = st_open_beneath (graph_fd, file, false);
-  if (fd < 0)
-    return;
-  char *text = st_read_small_file (fd, 64 << 20, NULL);
-  close (fd);
-  if (text == NULL)
-    return;
-  json_object *o = json_tokener_parse (text);
-  free (text);
+  json_object *o = st_storage_json_load (g->fd, file, g->owner, g->who);
   if (o == NULL || !json_object_is_type (o, json_type_array))
     {
       json_object_put (o);
       return;
     }
   if (*arr == NULL)
-    {
-      *arr = o;
-      return;
-    }
-  for (size_t i = 0; i < json_object_array_length (o); i++)
+    *arr = json_object_new_array ();
+  for (size_t i = 0; *arr != NULL && i < json_object_array_length (o); i++)
     json_object_array_add (*arr, json_object_get (json_object_array_get_idx (o, i)));
   json_object_put (o);
 }
@@ -106,9 +102,11 @@ graph_free (struct graph *g)
 
 /* Loads the storage at ROOT with DRIVER.  -1 when it has none.  */
 static int
-graph_load (struct graph *g, const char *root, const char *runroot, const char *driver)
+graph_load (struct graph *g, const char *root, const char *runroot, const char *driver,
+            uid_t owner, const char *who)
 {
-  *g = (struct graph) { .fd = -1, .driver = driver };
+  *g = (struct graph) { .fd = -1, .driver = driver, .owner = owner };
+  snprintf (g->who, sizeof g->who, "%s", who);
   struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
   g->fd = (int) syscall (SYS_openat2, AT_FDCWD, root, &how, sizeof how);
@@ -120,12 +118,12 @@ graph_load (struct graph *g, const char *root, const char *runroot, const char *
   for (int v = 0; v < 2; v++)
     {
       snprintf (path, sizeof path, "%s-containers/%scontainers.json", driver, volatility[v]);
-      load_array (g->fd, path, &g->containers);
+      load_array (g, path, &g->containers);
       snprintf (path, sizeof path, "%s-layers/%slayers.json", driver, volatility[v]);
-      load_array (g->fd, path, &g->layers);
+      load_array (g, path, &g->layers);
     }
   snprintf (path, sizeof path, "%s-images/images.json", driver);
-  load_array (g->fd, path, &g->images);
+  load_array (g, path, &g->images);
   if (g->layers == NULL)
     {
       graph_free (g);
@@ -197,22 +195,49 @@ make_from_layers (const struct graph *g, const char *name, const char *id, const
   return c;
 }
 
+/* /etc/passwd, read once per call with a stream of our own: getpwent's is
+   shared by the whole process, and the parallel unwinders call this at the
+   same time (one of them then missed users).  Bounded like any file.  */
+static FILE *
+open_passwd (char **text)
+{
+  *text = NULL;
+  int fd = st_open_untrusted (AT_FDCWD, "/etc/passwd", 0, NULL);
+  if (fd < 0)
+    return NULL;
+  size_t len = 0;
+  int r = st_read_untrusted (fd, 16 << 20, text, &len);
+  close (fd);
+  if (r < 0)
+    {
+      st_warning ("/etc/passwd: %s", st_untrusted_strerror (r));
+      return NULL;
+    }
+  FILE *f = fmemopen (*text, len, "r");
+  if (f == NULL)
+    {
+      free (*text);
+      *text = NULL;
+    }
+  return f;
+}
+
 static void
 for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
 {
   struct graph g;
   for (size_t d = 0; d < sizeof drivers / sizeof drivers[0]; d++)
-    if (graph_load (&g, "/var/lib/containers/storage", "/run/containers/storage", drivers[d]) == 0)
+    if (graph_load (&g, "/var/lib/containers/storage", "/run/containers/storage", drivers[d],
+                    0, "root") == 0)
       {
         int r = fn (&g, arg);
         graph_free (&g);
         if (r)
           return;
       }
-  /* Each user's rootless storage.  /etc/passwd is read with a stream of
-     our own: getpwent's is shared by the whole process, and the parallel
-     unwinders call this at the same time (one of them then missed users).  */
-  FILE *users = fopen ("/etc/passwd", "re");
+  /* Each user's rootless storage.  */
+  char *passwd;
+  FILE *users = open_passwd (&passwd);
   if (users == NULL)
     return;
   struct passwd pwbuf, *pw;
@@ -221,42 +246,67 @@ for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
     {
       if (pw->pw_uid == 0 || pw->pw_dir == NULL || pw->pw_dir[0] != '/')
         continue;
-      char root[512], runroot[256];
+      char root[512], runroot[256], who[300];
       snprintf (root, sizeof root, "%s/.local/share/containers/storage", pw->pw_dir);
       snprintf (runroot, sizeof runroot, "/run/user/%u/containers", (unsigned) pw->pw_uid);
+      snprintf (who, sizeof who, "user %.200s (uid %u)", pw->pw_name, (unsigned) pw->pw_uid);
       struct stat st;
       if (stat (root, &st) != 0 || st.st_uid != pw->pw_uid)
         continue;
       for (size_t d = 0; d < sizeof drivers / sizeof drivers[0]; d++)
-        if (graph_load (&g, root, runroot, drivers[d]) == 0)
+        if (graph_load (&g, root, runroot, drivers[d], pw->pw_uid, who) == 0)
           {
             int r = fn (&g, arg);
             graph_free (&g);
             if (r)
               {
                 fclose (users);
+                free (passwd);
                 return;
               }
           }
     }
   fclose (users);
+  free (passwd);
 }
 
 struct find {
   char id[65];              /* wanted, or empty: match by mount namespace */
+  uid_t owners[2];          /* the process's (core/procfs.h) */
   ino_t mnt_ino;
   dev_t mnt_dev;
   struct st_container *found;
 };
 
+/* Does the container's pidfile name a process in F's mount namespace?
+   The runroot is the user's (/run/user/UID/containers): the pidfile is
+   believed only when it belongs to the process's user or root, and opened
+   like any untrusted file.  */
 static bool
 pid1_shares_mnt (const struct graph *g, const char *id, const struct find *f)
 {
   char path[512];
-  snprintf (path, sizeof path, "%s/%s-containers/%s/userdata/pidfile", g->runroot, g->driver, id);
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  snprintf (path, sizeof path, "%s/%s-containers/%s/userdata/pidfile", g->runroot + 1, g->driver,
+            id);
+  int rootfd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0)
+    return false;
+  struct stat st;
+  int fd = st_open_untrusted (rootfd, path, ST_UNTRUSTED_BENEATH, &st);
+  close (rootfd);
   if (fd < 0)
     return false;
+  if (!st_proc_owned_by (f->owners, st.st_uid))
+    {
+      char why[128];
+      snprintf (why, sizeof why, "owned by uid %u, not by the process's user or root",
+                (unsigned) st.st_uid);
+      close (fd);
+      snprintf (path, sizeof path, "%s/%s-containers/%s/userdata/pidfile", g->runroot, g->driver,
+                id);
+      st_untrusted_refuse (path, g->who, why);
+      return false;
+    }
   char *text = st_read_small_file (fd, 64, NULL);
   close (fd);
   int pid = text ? atoi (text) : 0;
@@ -264,7 +314,6 @@ pid1_shares_mnt (const struct graph *g, const char *id, const struct find *f)
   if (pid <= 0)
     return false;
   snprintf (path, sizeof path, "/proc/%d/ns/mnt", pid);
-  struct stat st;
   return stat (path, &st) == 0 && st.st_ino == f->mnt_ino && st.st_dev == f->mnt_dev;
 }
 
@@ -272,6 +321,9 @@ static int
 find_in_graph (struct graph *g, void *arg)
 {
   struct find *f = arg;
+  /* Only root's storage and the process's own user's may name it.  */
+  if (!st_proc_owned_by (f->owners, g->owner))
+    return 0;
   for (size_t i = 0; g->containers && i < json_object_array_length (g->containers); i++)
     {
       json_object *o = json_object_array_get_idx (g->containers, i);
@@ -319,13 +371,12 @@ id_from_cgroup (pid_t pid, char id[65])
 static bool
 id_from_containerenv (pid_t pid, char id[65])
 {
-  char path[64], why[64];
+  char path[64];
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   int root = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root < 0)
     return false;
-  int fd = st_open_in_root (root, "run/.containerenv", RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-                            why, sizeof why);
+  int fd = st_open_untrusted_in (root, path, "run/.containerenv", ST_UNTRUSTED_IN_ROOT, NULL);
   close (root);
   if (fd < 0)
     return false;
@@ -358,6 +409,8 @@ st_podman_detect (pid_t pid, int unused)
     return NULL;
   f.mnt_ino = st.st_ino;
   f.mnt_dev = st.st_dev;
+  if (st_proc_owners (pid, f.owners) < 0)
+    return NULL;
   if (id_from_cgroup (pid, f.id))
     {
       for_each_graph (find_in_graph, &f);

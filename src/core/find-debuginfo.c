@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "core/debuginfo-host.h"
 #include "core/find-debuginfo.h"
 #include "core/log.h"
 #include "core/ns-client.h"
@@ -27,19 +29,6 @@ struct request {
    malloc'ed string) when it knows one, or -1 when it has none.  */
 typedef int (*step_fn) (const struct request *q, char **path);
 
-static int
-step_host (const struct request *q, char **path)
-{
-  /* With DEBUGINFOD_URLS hidden, the debuginfod fallback at the end of
-     dwfl_standard_find_debuginfo returns at once: the debuginfod step
-     below asks, within bounds.  */
-  st_debuginfod_env_begin_host ();
-  int fd = dwfl_standard_find_debuginfo (q->mod, q->userdata, q->modname, q->base, q->file_name,
-                                         q->debuglink_file, q->debuglink_crc, path);
-  st_debuginfod_env_end_host ();
-  return fd;
-}
-
 /* libdwfl asks again, with the .gnu_debugaltlink name and no CRC, for the
    dwz file that a module's DWARF refers to.  The request for the debug file
    itself carries the module's own .gnu_debuglink, or none.  */
@@ -51,6 +40,52 @@ is_altlink_request (const struct request *q, Elf *main_elf)
   GElf_Word crc = 0;
   const char *link = dwelf_elf_gnu_debuglink (main_elf, &crc);
   return link == NULL || strcmp (link, q->debuglink_file) != 0 || crc != q->debuglink_crc;
+}
+
+/* The host's debug directories and the module's own, searched our way
+   (core/debuginfo-host.h says why not libdwfl's): every candidate opened
+   as untrusted, accepted by build-id (or CRC).  */
+static int
+step_host (const struct request *q, char **path)
+{
+  const struct st_mapping *m = q->mapping;
+  struct st_debuginfo_want w = {
+    .file_name = q->file_name,
+    .debuglink = q->debuglink_file,
+    .crc = q->debuglink_crc,
+  };
+  const unsigned char *bits = NULL;
+  GElf_Addr vaddr;
+  int n = dwfl_module_build_id (q->mod, &bits, &vaddr);
+  if (n > 0)
+    {
+      w.build_id = bits;
+      w.build_id_size = (size_t) n;
+    }
+  if (m != NULL && m->file != NULL && is_altlink_request (q, m->file->elf))
+    {
+      /* The dwz file: the module's Dwarf is set up by then (so this
+         returns at once) and names the dwz file's build-id.  */
+      Dwarf_Addr bias;
+      Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
+      const char *alt_name;
+      const void *alt_id;
+      ssize_t len = dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, &alt_id) : -1;
+      if (len <= 0)
+        return -1;
+      w.alt = true;
+      w.build_id = alt_id;
+      w.build_id_size = (size_t) len;
+      w.crc = 0;
+    }
+  struct stat st;
+  if (m != NULL && m->file != NULL && m->file->fd >= 0 && fstat (m->file->fd, &st) == 0)
+    {
+      w.has_main = true;
+      w.main_dev = st.st_dev;
+      w.main_ino = st.st_ino;
+    }
+  return st_debuginfo_host_find (&w, path);
 }
 
 /* A file that the namespace helper opened has its debug file in the same

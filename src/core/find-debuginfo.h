@@ -7,9 +7,9 @@
  *   the namespace helper: for a file the helper opened, the debug file as
  *       the process's own mount namespace has it (src/ns-helper/debuginfo.h
  *       lists the places)
- *   host: dwfl_standard_find_debuginfo (build-id and debuglink paths under
- *       /usr/lib/debug and next to the file), with libdwfl's own debuginfod
- *       use switched off (src/debuginfod/env.c says why)
+ *   host: build-id and debuglink paths under /usr/lib/debug and next to
+ *       the file, as dwfl_standard_find_debuginfo has them, but each opened
+ *       as untrusted and checked (core/debuginfo-host.h)
  *   debuginfod: by build-id, only for a module whose file lacks what the
  *       debug file would give: CFI, or with --debuginfod-symbols a symbol
  *       table  */

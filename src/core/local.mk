@@ -2,6 +2,7 @@
 noinst_LIBRARIES += src/core/libcore.a
 src_core_libcore_a_SOURCES = \
 	src/core/callchain.h \
+	src/core/debuginfo-host.c src/core/debuginfo-host.h \
 	src/core/elf-file.c src/core/elf-file.h \
 	src/core/event.h \
 	src/core/find-debuginfo.c src/core/find-debuginfo.h \
@@ -34,6 +35,7 @@ src_core_libcore_a_SOURCES = \
 	src/core/sysprof-format.h \
 	src/core/symbolize.c src/core/symbolize.h \
 	src/core/symbols.c src/core/symbols.h \
+	src/core/untrusted.c src/core/untrusted.h \
 	src/core/unwind.c src/core/unwind.h \
 	src/core/unwinder.c src/core/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/profile.pb-c.c src/core/profile.pb-c.h

@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,4 +34,42 @@ st_proc_start_time (pid_t pid, uint64_t *ticks)
   char *end;
   *ticks = strtoull (p + 1, &end, 10);
   return end != p + 1;
+}
+
+int
+st_proc_owners (pid_t pid, uid_t owners[2])
+{
+  char path[64], buf[4096];
+  snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  int e = errno;
+  close (fd);
+  if (n <= 0)
+    return n < 0 ? -e : -EIO;
+  buf[n] = '\0';
+  const char *u = strstr (buf, "\nUid:");
+  unsigned long real;
+  if (u == NULL || sscanf (u + 5, "%lu", &real) != 1)
+    return -EIO;
+  owners[0] = (uid_t) real;
+  owners[1] = (uid_t) real;
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) pid);
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd >= 0)
+    {
+      uid_t owner;
+      if (ioctl (fd, NS_GET_OWNER_UID, &owner) == 0)
+        owners[1] = owner;
+      close (fd);
+    }
+  return 0;
+}
+
+bool
+st_proc_owned_by (const uid_t owners[2], uid_t uid)
+{
+  return uid == 0 || uid == owners[0] || uid == owners[1];
 }

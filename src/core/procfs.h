@@ -9,3 +9,13 @@
    /proc/PID/stat, clock ticks since boot): it tells a reused pid from the
    process that had it.  False when there is no such process.  */
 bool st_proc_start_time (pid_t pid, uint64_t *ticks);
+
+/* Who owns PID, for deciding whose files may describe it: its real uid on
+   the host (/proc/PID/status) and the uid that owns its user namespace
+   (NS_GET_OWNER_UID; 0 for the host's).  A rootless container's process
+   runs as a subordinate uid, but its namespace is its user's.  0 or
+   -errno.  */
+int st_proc_owners (pid_t pid, uid_t owners[2]);
+/* True when a file with owner UID may describe a process with OWNERS:
+   root's files, or the process's own user's.  */
+bool st_proc_owned_by (const uid_t owners[2], uid_t uid);

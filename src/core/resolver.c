@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/ns-client.h"
 #include "core/resolver.h"
+#include "core/untrusted.h"
 #include "debuginfod/debuginfod.h"
 
 /* One cached answer: a file, or why there is none.  */
@@ -66,30 +67,17 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
                      && strcmp (path + len - (sizeof deleted - 1), deleted) == 0;
   if (was_deleted)
     path[len - (sizeof deleted - 1)] = '\0';
-  /* The path comes from the recording, which may be hostile: look before
-     opening, for opening a FIFO blocks and opening a device can act (as
-     root, /dev/watchdog arms the watchdog).  */
-  int path_fd = open (path, O_PATH | O_CLOEXEC);
-  if (path_fd < 0)
-    {
-      snprintf (c->why, sizeof c->why, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
-                strerror (errno));
-      return -1;
-    }
+  /* The path comes from the recording or a process's maps, which may be
+     hostile: a FIFO blocks the open, a device can act (as root,
+     /dev/watchdog arms the watchdog), a /proc file blocks the read.  */
   struct stat st;
-  if (fstat (path_fd, &st) != 0 || !S_ISREG (st.st_mode))
-    {
-      close (path_fd);
-      snprintf (c->why, sizeof c->why, "not a regular file");
-      return -1;
-    }
-  char self[64];
-  snprintf (self, sizeof self, "/proc/self/fd/%d", path_fd);
-  c->fd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  close (path_fd);
+  c->fd = st_open_untrusted (AT_FDCWD, path, 0, &st);
   if (c->fd < 0)
     {
-      snprintf (c->why, sizeof c->why, "%s", strerror (errno));
+      int err = c->fd;
+      c->fd = -1;
+      snprintf (c->why, sizeof c->why, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
+                st_untrusted_strerror (err));
       return -1;
     }
   if (req->build_id_size == 0 && req->has_dev_ino && st.st_ino != req->ino)

@@ -13,6 +13,7 @@
 #include "core/strbuf.h"
 #include "core/ns-client.h"
 #include "core/unwinder.h"
+#include "core/untrusted.h"
 #include "debuginfod/debuginfod.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each
@@ -628,6 +629,9 @@ st_session_print_summary (const struct st_session *s, FILE *out)
     upper_only += st_resolver_upper_only (st_unwinder_resolver (s->workers[i].unwinder));
   if (upper_only > 0)
     fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
+  /* Root's run against what users planted: what was refused, and what the
+     container metadata cost.  */
+  st_untrusted_print_summary (out);
   if (s->opts.debuginfod != NULL)
     st_debuginfod_print_summary (s->opts.debuginfod, out);
   if (s->opts.ns_client != NULL)

@@ -10,3 +10,6 @@ EXTRA_DIST += \
 # Real flatpak (system-wide, --user, .removed/), as root (.ci/run); issue 6.
 TESTS += tests/containers/flatpak.sh
 EXTRA_DIST += tests/containers/flatpak.sh
+# Root's profiler against what a user planted (issue 11), as root (.ci/run).
+TESTS += tests/containers/hostile.sh
+EXTRA_DIST += tests/containers/hostile.sh

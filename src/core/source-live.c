@@ -1,6 +1,8 @@
 #include "config.h"
 
+#include <assert.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -289,6 +291,8 @@ end_round (struct live *lv)
 }
 
 /* The sample_id_all trailer our attr implies: TID, TIME, CPU.  */
+#define TRAILER_SIZE 24
+
 static size_t
 put_trailer (uint8_t *p, pid_t pid, pid_t tid)
 {
@@ -298,15 +302,20 @@ put_trailer (uint8_t *p, pid_t pid, pid_t tid)
   memcpy (p, v, 8);
   memcpy (p + 8, &time, 8);
   memcpy (p + 16, cpu, 8);
-  return 24;
+  return TRAILER_SIZE;
 }
+
+/* /proc/PID/task/TID/comm is not bounded by TASK_COMM_LEN: the kernel
+   names workqueue workers from a 64-byte buffer ("kworker/u8:1-ext4-rsv-
+   conversion" is 32 characters), so the record is sized for that.  */
+#define PROC_COMM_MAX 64
 
 /* Records for what a running process already has: its threads' names and
    its executable mappings, as perf record synthesizes them.  */
 static int
 synthesize_comm (struct live *lv, pid_t pid, pid_t tid)
 {
-  char path[64], comm[32] = "";
+  char path[64], comm[PROC_COMM_MAX] = "";
   snprintf (path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
   FILE *f = fopen (path, "re");
   if (f == NULL)
@@ -315,12 +324,15 @@ synthesize_comm (struct live *lv, pid_t pid, pid_t tid)
     comm[0] = '\0';
   fclose (f);
   comm[strcspn (comm, "\n")] = '\0';
-  uint8_t rec[8 + 8 + 24 + 24] = { 0 };
-  size_t name_len = (strlen (comm) + 1 + 7) & ~7ul;
+  /* header, pid and tid, the name padded to 8 bytes, the trailer */
+  uint8_t rec[8 + 8 + PROC_COMM_MAX + TRAILER_SIZE] = { 0 };
+  size_t comm_len = strlen (comm) + 1;
+  size_t name_len = (comm_len + 7) & ~7ul;
+  assert (16 + name_len + TRAILER_SIZE <= sizeof rec);
   struct perf_event_header h = { PERF_RECORD_COMM, 0, 0 };
   uint32_t ids[2] = { pid, tid };
   memcpy (rec + 8, ids, 8);
-  memcpy (rec + 16, comm, strlen (comm) + 1);
+  memcpy (rec + 16, comm, comm_len);
   size_t size = 16 + name_len;
   size += put_trailer (rec + size, pid, tid);
   h.size = size;
@@ -356,9 +368,10 @@ synthesize_maps (struct live *lv, pid_t pid)
       if (name[0] == '\0')
         name = "//anon";
       size_t name_len = (strlen (name) + 1 + 7) & ~7ul;
-      if (name_len > 4096)
+      if (name_len > PATH_MAX)
         continue;
-      uint8_t rec[8 + 64 + 4096 + 24] = { 0 };
+      uint8_t rec[72 + PATH_MAX + TRAILER_SIZE] = { 0 };
+      assert (72 + name_len + TRAILER_SIZE <= sizeof rec);
       uint32_t u32[2] = { pid, pid };
       uint64_t u64[3] = { start, end - start, pgoff };
       uint32_t dev[2] = { maj, min };

@@ -550,6 +550,7 @@ sysprof_finish (struct st_sink *s)
 const struct st_sink_ops st_sink_sysprof = {
   .name = "sysprof",
   .description = "a Sysprof capture (process, map and call-chain frames)",
+  .whole_file = true,
   .new = sysprof_new,
   .sample = sysprof_sample,
   .event = sysprof_event,

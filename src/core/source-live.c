@@ -14,12 +14,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/perf-format.h"
+#include "core/signals.h"
 #include "core/source-live.h"
 #include "core/source-perf.h"
 
@@ -470,6 +472,7 @@ spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
   int go[2], err[2];
   if (pipe2 (go, O_CLOEXEC) != 0 || pipe2 (err, O_CLOEXEC) != 0)
     return -errno;
+  pid_t parent = getpid ();
   pid_t pid = fork ();
   if (pid < 0)
     return -errno;
@@ -477,12 +480,14 @@ spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
     {
       close (go[1]);
       close (err[0]);
+      /* Never orphaned: if the profiler dies (SIGKILL, a crash), so does
+         the command.  The parent may have died before the prctl.  */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
+        _exit (127);
+      st_signals_reset_for_exec ();
       char c;
       if (read (go[0], &c, 1) != 1)
         _exit (127);
-      /* The profiler's first Ctrl-C must still reach the command.  */
-      signal (SIGINT, SIG_DFL);
-      signal (SIGTERM, SIG_DFL);
       execvp (lv->opts->command[0], lv->opts->command);
       int e = errno;
       if (write (err[1], &e, sizeof e) < 0)
@@ -492,6 +497,7 @@ spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
   close (go[0]);
   close (err[1]);
   lv->child = pid;
+  st_signals_set_child (pid);
   *go_fd = go[1];
   *exec_err_fd = err[0];
   return 0;
@@ -591,6 +597,7 @@ sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats 
             {
               stats->command_status = status;
               lv->child = 0;
+              st_signals_set_child (0);
               if (lv->opts->command != NULL)
                 done = true;
             }
@@ -602,6 +609,62 @@ sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats 
     }
   free (pfds);
   return r;
+}
+
+/* Reaps the command if it ends within MS milliseconds (0: if it has
+   ended); true when it is gone.  A signal to us cuts the wait short.  */
+static bool
+reap_within (struct live *lv, struct st_live_stats *stats, int ms)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, lv->child, 0);
+  if (pidfd >= 0 && ms > 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      poll (&p, 1, ms);
+    }
+  if (pidfd >= 0)
+    close (pidfd);
+  int status;
+  pid_t w = waitpid (lv->child, &status, WNOHANG);
+  if (w == lv->child)
+    stats->command_status = status;
+  if (w == lv->child || (w < 0 && errno == ECHILD))
+    {
+      lv->child = 0;
+      st_signals_set_child (0);
+      return true;
+    }
+  return false;
+}
+
+/* The command does not outlive the run, however the run ends: it is given
+   a moment to end on the signal that stopped us (forwarded to it, or sent
+   to its process group), then SIGTERM, then SIGKILL; at once SIGKILL when
+   the run must stop at once.  */
+static void
+end_command (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats *stats)
+{
+  if (lv->child <= 0)
+    return;
+  bool now = lv->opts->force_stop != NULL && *lv->opts->force_stop;
+  if (!now && reap_within (lv, stats, *stop ? 1000 : 0))
+    return;
+  now = lv->opts->force_stop != NULL && *lv->opts->force_stop;
+  if (!now)
+    {
+      kill (lv->child, SIGTERM);
+      if (reap_within (lv, stats, 2000))
+        return;
+    }
+  kill (lv->child, SIGKILL);
+  int status;
+  pid_t w;
+  while ((w = waitpid (lv->child, &status, 0)) < 0 && errno == EINTR)
+    ;
+  if (w == lv->child)
+    stats->command_status = status;
+  lv->child = 0;
+  st_signals_set_child (0);
 }
 
 int
@@ -618,6 +681,9 @@ st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
     r = st_perf_source_new_live (&lv.attr, fn, arg, err, &lv.parser);
   if (r == 0)
     r = record_open (&lv);
+  /* Stopped before it started: nothing to run or sample.  */
+  if (r == 0 && *stop)
+    goto out;
   if (r == 0 && opts->command != NULL)
     r = spawn_command (&lv, &go_fd, &exec_err_fd);
   if (r < 0)
@@ -671,14 +737,8 @@ out:
     close (go_fd);
   if (exec_err_fd >= 0)
     close (exec_err_fd);
-  if (lv.child > 0)
-    {
-      /* Interrupted, or failed: the command does not outlive us.  */
-      int status;
-      kill (lv.child, SIGTERM);
-      if (waitpid (lv.child, &status, 0) == lv.child)
-        stats->command_status = status;
-    }
+  /* Interrupted, or failed: the command does not outlive us.  */
+  end_command (&lv, stop, stats);
   stats->records = lv.records;
   for (size_t i = 0; i < lv.n_rings; i++)
     if (lv.rings[i].meta != NULL)

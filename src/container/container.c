@@ -50,7 +50,10 @@ st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t w
     }
   char self[64];
   snprintf (self, sizeof self, "/proc/self/fd/%d", fd);
-  int rfd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: S_ISREG says nothing of /proc files, and a container may
+     bind-mount /proc/kmsg (a "regular" file whose read blocks) over the
+     file asked for: every read of it must stay bounded.  */
+  int rfd = open (self, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (rfd < 0)
     snprintf (why, why_size, "%s", strerror (errno));
   close (fd);

@@ -93,7 +93,9 @@ static const struct argp_option option_table[] = {
     "(perf record -o -) or FIFO. "
     "The format is recognized by its magic. Default: standard input when it is not a "
     "terminal, else ./perf.data", 0 },
-  { "output", 'o', "FILE", 0, "Write to FILE (truncated) instead of standard output", 0 },
+  { "output", 'o', "FILE", 0,
+    "Write to FILE (truncated) instead of standard output; folded, svg, pprof and "
+    "sysprof output replaces FILE only when the run succeeds", 0 },
   { "format", 'f', "FORMAT", 0,
     "Output format: text (the default, but sysprof for a Sysprof input; one block per "
     "sample, like perf script), folded "
@@ -200,8 +202,14 @@ static const char doc[] =
   "bigger --call-graph dwarf,SIZE), `no module' (code outside any file: JIT, or a file "
   "that could not be found), `no unwind info' (no .eh_frame or .debug_frame).\n"
   "\n"
-  "Exit status: 0 success, 1 cannot open/read/write, 2 malformed input (the message "
-  "names the byte offset; every sample before it has been written), 64 usage error.";
+  "Signals: the first SIGINT or SIGTERM ends the input (and is passed to the "
+  "COMMAND); what was read is unwound and written.  A second is absorbed; a third "
+  "stops at once, with what was unwound.\n"
+  "\n"
+  "Exit status: 0 success (also after a first signal), 1 cannot open/read/write "
+  "(the output's path or `standard output' and why: No space left on device, "
+  "Broken pipe), 2 malformed input (the message names the byte offset; every sample "
+  "before it has been written), 64 usage error, 128+N stopped at once by signal N.";
 
 static int
 parse_pids (const char *arg, struct options *o)
@@ -747,5 +755,6 @@ main (int argc, char **argv)
     status = run (&o);
   st_ns_client_free (o.ns_client);
   st_debuginfod_free (o.debuginfod);
+  free (o.pids);
   return status;
 }

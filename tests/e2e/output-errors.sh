@@ -130,13 +130,17 @@ check "| head -1 of a live command: status 1, one message, the command ended" pi
 in_place () {
   fresh_tmpfs || return 1
   mkdir "$small/ro"
+  cp "$tmp/perf.data" "$small/ro/in.data"
+  chmod 0644 "$small/ro/in.data"
+  chmod 0755 "$tmp"   # for the unprivileged user; mktemp made it 0700
   : > "$small/ro/out.folded"
   chmod 0666 "$small/ro/out.folded"
   chmod 0555 "$small/ro"
   # root ignores directory permissions: an unprivileged user shows it
   setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$EU_STACKTRACE" -i "$tmp/perf.data" -f folded -o "$small/ro/out.folded" 2> "$tmp/ro.err"
+    "$EU_STACKTRACE" -i "$small/ro/in.data" -f folded -o "$small/ro/out.folded" 2> "$tmp/ro.err"
   _st=$?
+  chmod 0700 "$tmp"
   echo "status $_st: $(cat "$tmp/ro.err"); $(wc -l < "$small/ro/out.folded") lines"
   [ $_st -eq 0 ] && [ -s "$small/ro/out.folded" ]
 }

@@ -228,16 +228,27 @@ one () {
 }
 
 t0=$(date +%s)
+# Sized for a loaded 2-core machine (~150 runs, 2-3 minutes): every
+# signal in every main mode and format; -j2, -a, streams and a deaf
+# command with the signals that exercise them.
+i=0
 for fmt in ${INTERRUPT_FORMATS:-json folded svg pprof sysprof}; do
   for how in int term int2 int3 pgrp timeout; do
-    for mode in file file-j2 pipe cmd pid; do
+    for mode in file pipe cmd pid; do
       one $mode $fmt $how
     done
   done
-  for how in int term pgrp; do one all $fmt $how; done
-  for how in int2 int3; do one stream $fmt $how; done
-  for how in int3 timeout; do one cmd-deaf $fmt $how; done
+  one file-j2 $fmt int
+  one file-j2 $fmt int3
+  set -- int term pgrp int term
+  i=$((i + 1)); eval "how=\${$i}"
+  one all $fmt "$how"
+  one stream $fmt int2
+  one stream $fmt int3
+  one cmd-deaf $fmt int3
 done
+# grace, SIGTERM, SIGKILL: a command deaf to both still ends (3 s)
+one cmd-deaf json timeout
 t1=$(date +%s)
 echo "# $runs interrupted runs in $((t1 - t0)) s: $forced ended 128+N (stopped at once), $bad_status with a bad status or a temporary file left, $reports sanitizer reports, $leftovers profiled commands left running, $target_killed -p targets killed"
 

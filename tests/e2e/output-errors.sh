@@ -32,7 +32,7 @@ check () {  # DESCRIPTION COMMAND...: a TAP line for COMMAND's status
   diag_file "$tmp/check.out" 20
 }
 
-if ! run_perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/perf.data" \
+if ! run_perf record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/perf.data" \
        -- "$WORKLOADS/deep" 300 > /dev/null 2> "$tmp/record.err"; then
   diag_file "$tmp/record.err"
   while [ "$tap_n" -lt $plan ]; do tap_not_ok "not run: perf record failed"; done
@@ -128,21 +128,22 @@ check "| head -1 of a live command: status 1, one message, the command ended" pi
 
 # 6: -o to a directory that is not writable but whose file is: in place.
 in_place () {
-  fresh_tmpfs || return 1
-  mkdir "$small/ro"
-  cp "$tmp/perf.data" "$small/ro/in.data"
-  chmod 0644 "$small/ro/in.data"
+  _ro=$tmp/ro
+  mkdir "$_ro" || return 1
+  cp "$tmp/perf.data" "$_ro/in.data"
+  chmod 0644 "$_ro/in.data"
+  : > "$_ro/out.folded"
+  chmod 0666 "$_ro/out.folded"
+  chmod 0555 "$_ro"
   chmod 0755 "$tmp"   # for the unprivileged user; mktemp made it 0700
-  : > "$small/ro/out.folded"
-  chmod 0666 "$small/ro/out.folded"
-  chmod 0555 "$small/ro"
   # root ignores directory permissions: an unprivileged user shows it
   setpriv --reuid=65534 --regid=65534 --clear-groups \
-    "$EU_STACKTRACE" -i "$small/ro/in.data" -f folded -o "$small/ro/out.folded" 2> "$tmp/ro.err"
+    "$EU_STACKTRACE" -i "$_ro/in.data" -f folded -o "$_ro/out.folded" 2> "$tmp/ro.err"
   _st=$?
   chmod 0700 "$tmp"
-  echo "status $_st: $(cat "$tmp/ro.err"); $(wc -l < "$small/ro/out.folded") lines"
-  [ $_st -eq 0 ] && [ -s "$small/ro/out.folded" ]
+  chmod 0755 "$_ro"
+  echo "status $_st: $(cat "$tmp/ro.err"); $(wc -l < "$_ro/out.folded") lines"
+  [ $_st -eq 0 ] && [ -s "$_ro/out.folded" ]
 }
 check "-o in a directory we may not create files in: the file is written in place" in_place
 

@@ -175,6 +175,7 @@ watchdog () {
 # one MODE FORMAT HOW
 one () {
   runs=$((runs + 1))
+  _t0=$(date +%s.%N)
   _d=$tmp/runs/$runs
   mkdir "$_d" "$_d/o"
   _m="eu-st-interrupt-$$-$runs"
@@ -224,6 +225,7 @@ one () {
   else
     echo "$2 $_d/o/out.$(ext "$2")" >> "$tmp/outputs.list"
   fi
+  [ -n "${INTERRUPT_TIMES:-}" ] && echo "# run $runs ($*): $(echo "$(date +%s.%N) - $_t0" | bc) s"
   # the run's temporary file is gone: renamed or removed
   if ls -A "$_d/o" | grep -q '^\.out'; then
     echo "# run $runs ($*): temporary file left: $(ls -A "$_d/o")"; bad_status=$((bad_status + 1))
@@ -231,25 +233,26 @@ one () {
 }
 
 t0=$(date +%s)
-# Sized for a loaded 2-core machine (136 runs, about 3 minutes): every
-# kind of signal in the main modes and every format; SIGTERM, -j2, -a,
-# streams and a deaf command where they matter.
+# Sized for a loaded 2-core machine (106 runs, 2 to 3 minutes at ~1.3 s a
+# run of the sanitizer build): SIGINT, two, three and a process-group
+# signal in the four main modes and every format; SIGTERM, timeout -s INT,
+# -j2, -a, streams and a deaf command in turn.
 i=0
 for fmt in ${INTERRUPT_FORMATS:-json folded svg pprof sysprof}; do
-  for how in int int2 int3 pgrp timeout; do
+  for how in int int2 int3 pgrp; do
     for mode in file pipe cmd pid; do
       one $mode $fmt $how
     done
   done
-  one file $fmt term
-  one cmd $fmt term
-  one file-j2 $fmt int3
   i=$((i + 1))
-  case $i in 1|4) how=int ;; 2|5) how=term ;; *) how=pgrp ;; esac
-  one all $fmt $how
+  case $i in
+    1) one file $fmt timeout; one cmd $fmt term; one all $fmt int; one file-j2 $fmt int3 ;;
+    2) one pipe $fmt timeout; one file $fmt term; one cmd-deaf $fmt int3; one stream $fmt int3 ;;
+    3) one cmd $fmt timeout; one pid $fmt term; one all $fmt term; one file-j2 $fmt int3 ;;
+    4) one pid $fmt timeout; one pipe $fmt term; one cmd-deaf $fmt int3; one all $fmt pgrp ;;
+    *) one cmd $fmt timeout; one cmd $fmt term; one stream $fmt int3; one file-j2 $fmt int3 ;;
+  esac
   one stream $fmt int2
-  one stream $fmt int3
-  one cmd-deaf $fmt int3
 done
 # grace, SIGTERM, SIGKILL: a command deaf to both still ends (3 s)
 one cmd-deaf json timeout

@@ -29,9 +29,9 @@ on_signal (int sig, siginfo_t *info, void *ucontext)
   int saved_errno = errno;
   (void) ucontext;
   last = sig;
-  stop_flag = 1;
   if (count < 1000)
     count++;
+  stop_flag = count;
   if (count == 1)
     {
       /* A terminal's Ctrl-C (SI_KERNEL) reached the command's process

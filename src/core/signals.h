@@ -27,8 +27,10 @@
 /* Installs the handlers; 0 or -errno.  */
 int st_signals_install (void);
 
-/* Set by every signal: sources poll it and end their input.  A source may
-   clear it to go on (a Sysprof stream, after the first).  */
+/* Set by every signal, to the number of signals so far: sources poll it
+   and end their input.  A source may clear it to go on (a Sysprof stream,
+   after the first), and tell a second request that came before it looked
+   (both signals before the stream was opened) by the value 2.  */
 volatile sig_atomic_t *st_signals_stop_flag (void);
 /* Set from the third signal on: stop at once.  */
 volatile sig_atomic_t *st_signals_force_flag (void);

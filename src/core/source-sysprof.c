@@ -631,7 +631,8 @@ st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
               r = r == -EINTR ? -EINTR : 0;
               break;
             }
-          if (reading_to_end)
+          /* Two requests may have come before the first look.  */
+          if (reading_to_end || (stop != NULL && *stop >= 2))
             {
               r = -ECANCELED;
               break;

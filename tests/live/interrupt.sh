@@ -27,7 +27,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset DEBUGINFOD_URLS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+[ -n "${INTERRUPT_KEEP:-}" ] && echo "# keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 echo "1..7"

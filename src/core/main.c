@@ -696,6 +696,7 @@ debuginfod_start (struct options *o)
     .budget = o->debuginfod_budget,
     .symbols = o->debuginfod_symbols,
     .progress = isatty (STDERR_FILENO),
+    .stop_now = st_signals_force_flag (),
   };
   o->debuginfod = st_debuginfod_new (&dopts);
   if (o->debuginfod == NULL)

@@ -39,13 +39,14 @@ result () {  # STATUS DESCRIPTION
 }
 diag () { sed 's/^/#   /' "$@" | head -20; }
 
-# wait_until CMD...: up to ~5 s for CMD to succeed (polled, not slept on).
+# wait_until CMD...: up to ~10 s for CMD to succeed (polled every 50 ms,
+# not slept on; each poll runs pgrep or ls, which cost a loaded machine).
 wait_until () {
   _i=0
   while ! "$@"; do
     _i=$((_i + 1))
-    [ $_i -le 500 ] || return 1
-    sleep 0.01
+    [ $_i -le 200 ] || return 1
+    sleep 0.05
   done
 }
 alive () { kill -0 "$1" 2> /dev/null; }

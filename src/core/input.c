@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,7 +30,14 @@ struct st_input {
   uint8_t *buf;
   size_t buf_start, buf_end;  /* valid bytes in buf */
   uint64_t buf_offset;        /* input offset of buf[0] */
+  volatile sig_atomic_t *interrupt;  /* st_input_set_interrupt */
 };
+
+void
+st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag)
+{
+  in->interrupt = flag;
+}
 
 int
 st_input_open (const char *path, struct st_input **out)
@@ -147,6 +156,39 @@ map_avail (const struct st_input *in, uint64_t n)
   return n < left ? n : left;
 }
 
+/* Waits until the stream has bytes or its end.  -EINTR when *INTERRUPT is
+   set: before the wait, or by the signal that ends it.  The signals are
+   blocked from the check until ppoll waits, so that one arriving in
+   between is not slept through.  */
+static int
+wait_readable (struct st_input *in)
+{
+  sigset_t block, old;
+  sigemptyset (&block);
+  sigaddset (&block, SIGINT);
+  sigaddset (&block, SIGTERM);
+  pthread_sigmask (SIG_BLOCK, &block, &old);
+  int r = 0;
+  for (;;)
+    {
+      if (*in->interrupt)
+        {
+          r = -EINTR;
+          break;
+        }
+      struct pollfd p = { .fd = in->fd, .events = POLLIN };
+      if (ppoll (&p, 1, NULL, &old) >= 0)
+        break;
+      if (errno != EINTR)
+        {
+          r = -errno;
+          break;
+        }
+    }
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  return r;
+}
+
 /* Tops up the buffer until it holds N bytes or the input ends.  */
 static ssize_t
 fill (struct st_input *in, size_t n)
@@ -164,6 +206,12 @@ fill (struct st_input *in, size_t n)
     }
   while (in->buf_end < n)
     {
+      if (in->interrupt != NULL)
+        {
+          int w = wait_readable (in);
+          if (w < 0)
+            return w;
+        }
       ssize_t r = read (in->fd, in->buf + in->buf_end, BUFFER_SIZE - in->buf_end);
       if (r < 0)
         {

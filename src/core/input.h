@@ -2,6 +2,8 @@
  * read known, so that an error can always say where it happened.  */
 #pragma once
 
+#include <signal.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,10 @@ struct st_input;
 /* PATH "-" is standard input.  Returns 0 or -errno.  */
 int st_input_open (const char *path, struct st_input **out);
 void st_input_free (struct st_input *in);
+/* A pipe or FIFO that has nothing to read blocks until it has, unless
+   *FLAG is set (a stop was asked for): reads then return -EINTR, however
+   the signal's handler was installed (SA_RESTART).  */
+void st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag);
 
 const char *st_input_name (const struct st_input *in);
 bool st_input_seekable (const struct st_input *in);

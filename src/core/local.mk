@@ -12,11 +12,13 @@ src_core_libcore_a_SOURCES = \
 	src/core/ns-client.c src/core/ns-client.h \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
 	src/core/ordered-queue.c src/core/ordered-queue.h \
+	src/core/output.c src/core/output.h \
 	src/core/perf-format.h \
 	src/core/process.c src/core/process.h \
 	src/core/regs.c src/core/regs.h \
 	src/core/resolver.c src/core/resolver.h \
 	src/core/session.c src/core/session.h \
+	src/core/signals.c src/core/signals.h \
 	src/core/sink.c src/core/sink.h \
 	src/core/sink-folded.c \
 	src/core/sink-json.c \

@@ -17,7 +17,9 @@
 #include "core/input.h"
 #include "core/log.h"
 #include "core/ns-client.h"
+#include "core/output.h"
 #include "core/session.h"
+#include "core/signals.h"
 #include "core/sink.h"
 #include "core/source-live.h"
 #include "core/source.h"
@@ -91,7 +93,9 @@ static const struct argp_option option_table[] = {
     "(perf record -o -) or FIFO. "
     "The format is recognized by its magic. Default: standard input when it is not a "
     "terminal, else ./perf.data", 0 },
-  { "output", 'o', "FILE", 0, "Write to FILE (truncated) instead of standard output", 0 },
+  { "output", 'o', "FILE", 0,
+    "Write to FILE (truncated) instead of standard output; folded, svg, pprof and "
+    "sysprof output replaces FILE only when the run succeeds", 0 },
   { "format", 'f', "FORMAT", 0,
     "Output format: text (the default, but sysprof for a Sysprof input; one block per "
     "sample, like perf script), folded "
@@ -198,8 +202,14 @@ static const char doc[] =
   "bigger --call-graph dwarf,SIZE), `no module' (code outside any file: JIT, or a file "
   "that could not be found), `no unwind info' (no .eh_frame or .debug_frame).\n"
   "\n"
-  "Exit status: 0 success, 1 cannot open/read/write, 2 malformed input (the message "
-  "names the byte offset; every sample before it has been written), 64 usage error.";
+  "Signals: the first SIGINT or SIGTERM ends the input (and is passed to the "
+  "COMMAND); what was read is unwound and written.  A second is absorbed; a third "
+  "stops at once, with what was unwound.\n"
+  "\n"
+  "Exit status: 0 success (also after a first signal), 1 cannot open/read/write "
+  "(the output's path or `standard output' and why: No space left on device, "
+  "Broken pipe), 2 malformed input (the message names the byte offset; every sample "
+  "before it has been written), 64 usage error, 128+N stopped at once by signal N.";
 
 static int
 parse_pids (const char *arg, struct options *o)
@@ -396,28 +406,6 @@ parse_opt (int key, char *arg, struct argp_state *state)
   return 0;
 }
 
-static volatile sig_atomic_t stop_requested;
-
-/* The first Ctrl-C ends the input: what was read is still unwound and
-   written.  The second one is not caught (SA_RESETHAND).  */
-static void
-on_interrupt (int sig)
-{
-  stop_requested = 1;
-}
-
-static void
-install_signal_handlers (void)
-{
-  struct sigaction sa;
-  memset (&sa, 0, sizeof sa);
-  sa.sa_handler = on_interrupt;
-  sa.sa_flags = SA_RESETHAND;
-  sigemptyset (&sa.sa_mask);
-  sigaction (SIGINT, &sa, NULL);
-  sigaction (SIGTERM, &sa, NULL);
-}
-
 static int
 report_source_error (const char *input, int r, const struct st_source_error *err)
 {
@@ -430,10 +418,19 @@ report_source_error (const char *input, int r, const struct st_source_error *err
   return EXIT_RUNTIME;
 }
 
+/* The exit status of a run that a third signal stopped at once (or a
+   second one, on a Sysprof stream): what the shell shows for a process
+   that the signal killed, though this one wrote what it had.  */
+static int
+forced_status (void)
+{
+  return 128 + st_signals_last ();
+}
+
 /* Where unwound samples go: the output file, its sink and the session
    that feeds it, the same for every kind of input.  */
 struct output {
-  FILE *file;
+  struct st_output file;
   const struct st_sink_ops *sink_ops;
   struct st_sink *sink;
   struct st_session *session;
@@ -444,24 +441,12 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
              const char *default_format, struct output *out)
 {
   memset (out, 0, sizeof *out);
-  out->file = stdout;
-  if (o->output != NULL && strcmp (o->output, "-") != 0)
-    {
-      out->file = fopen (o->output, "we");
-      if (out->file == NULL)
-        {
-          st_error ("cannot open %s for writing: %s", o->output, strerror (errno));
-          return EXIT_RUNTIME;
-        }
-    }
-  /* Big blocks for files and pipes; on a terminal, samples show up as they
-     are unwound.  */
-  static char buffer[1 << 16];
-  setvbuf (out->file, buffer, isatty (fileno (out->file)) ? _IOLBF : _IOFBF, sizeof buffer);
   out->sink_ops = st_sink_lookup (o->format ? o->format : default_format);
+  if (st_output_open (&out->file, o->output, out->sink_ops->whole_file) < 0)
+    return EXIT_RUNTIME;
   struct st_sink_options sink_opts = o->sink;
   sink_opts.output_name = o->output;
-  out->sink = out->sink_ops->new (out->file, &sink_opts);
+  out->sink = out->sink_ops->new (out->file.file, &sink_opts);
   struct st_session_options sopts = {
     .max_frames = o->max_frames,
     .inline_frames = o->inline_frames,
@@ -471,6 +456,7 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
     .ns_client = o->ns_client,
     .containers = (unsigned) st_containers_parse_kinds (o->container),
     .mode = o->mode,
+    .force_stop = st_signals_force_flag (),
   };
   out->session = out->sink ? st_session_new (&sopts, out->sink, out->sink_ops) : NULL;
   if (out->session == NULL)
@@ -481,37 +467,50 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
   return EXIT_OK;
 }
 
-/* Ends the output; STATUS is the run's so far, the result the final one.  */
+/* True when the session's sink failed: the run ends, and output_close
+   says why, once.  */
+static bool
+output_failed (const struct output *out)
+{
+  return out->session != NULL && st_session_output_error (out->session) < 0;
+}
+
+/* Ends the output; STATUS is the run's so far, the result the final one.
+   A whole-file output replaces the -o file only when the run did not fail
+   (a malformed input or a stop on a signal keep what was read).  */
 static int
 output_close (const struct options *o, struct output *out, int status)
 {
+  int write_error = 0;
   if (out->session != NULL)
     {
       int r = st_session_finish (out->session);
-      if (r < 0 && status == EXIT_OK)
+      write_error = st_session_output_error (out->session);
+      if (write_error < 0)
         {
-          st_error ("writing %s: %s", o->output ? o->output : "standard output", strerror (-r));
+          st_error ("writing %s: %s", out->file.name, strerror (-write_error));
           status = EXIT_RUNTIME;
         }
-      uint64_t lost = st_session_stats (out->session)->lost;
-      if (lost > 0)
+      else if (r < 0 && status != EXIT_RUNTIME)
+        {
+          st_error ("unwinding: %s", strerror (-r));
+          status = EXIT_RUNTIME;
+        }
+      const struct st_stats *st = st_session_stats (out->session);
+      if (st->lost > 0)
         st_warning ("the kernel lost %" PRIu64 " samples (the run could not keep up: "
-                    "sample less often with -F, or unwind with more --jobs)", lost);
+                    "sample less often with -F, or unwind with more --jobs)", st->lost);
+      if (st->dropped > 0)
+        st_warning ("stopped at once: %" PRIu64 " samples read were not unwound",
+                    st->dropped);
       if (o->stats || o->verbose > 0)
         st_session_print_summary (out->session, stderr);
     }
   st_session_free (out->session);
   if (out->sink != NULL)
     out->sink_ops->free (out->sink);
-  if (out->file != NULL && out->file != stdout)
-    {
-      if (fclose (out->file) != 0 && status == EXIT_OK)
-        {
-          st_error ("writing %s: %s", o->output, strerror (errno));
-          status = EXIT_RUNTIME;
-        }
-    }
-  else if (fflush (stdout) != 0 && status == EXIT_OK)
+  bool keep = status != EXIT_RUNTIME && status != EXIT_USAGE;
+  if (st_output_close (&out->file, keep, write_error < 0) < 0)
     status = EXIT_RUNTIME;
   return status;
 }
@@ -531,6 +530,7 @@ run_input (const struct options *o)
       st_error ("cannot open %s: %s", input_path, strerror (-r));
       return EXIT_RUNTIME;
     }
+  volatile sig_atomic_t *stop = st_signals_stop_flag ();
   const char *name = st_input_name (in);
   const uint8_t *magic;
   ssize_t got = st_input_peek (in, 8, &magic);
@@ -575,12 +575,23 @@ run_input (const struct options *o)
                           source == &st_source_sysprof ? "sysprof" : "text", &out);
   if (status == EXIT_OK)
     {
-      install_signal_handlers ();
-      r = source->run (src, st_session_handle_event, out.session, &stop_requested, &err);
-      if (r < 0)
-        status = report_source_error (name, r, &err);
-      if (stop_requested)
+      /* From here on, a stop ends a read that waits on a pipe (a source
+         opening its input reads what it must, whatever comes).  */
+      st_input_set_interrupt (in, stop);
+      r = source->run (src, st_session_handle_event, out.session, stop, &err);
+      if (output_failed (&out))
+        status = EXIT_RUNTIME;   /* the output's error, not the input's */
+      else if (r == -ECANCELED)
+        {
+          st_warning ("interrupted again: the stream was not read to its end");
+          status = forced_status ();
+        }
+      else if (r == -EINTR || (r == 0 && *stop))
         st_warning ("interrupted: the input was not read to its end");
+      else if (r < 0)
+        status = report_source_error (name, r, &err);
+      if (status == EXIT_OK && *st_signals_force_flag ())
+        status = forced_status ();
       if (source->report != NULL)
         source->report (src);
     }
@@ -612,6 +623,7 @@ run_live (const struct options *o)
     .kernel = o->kernel,
     .record_path = o->record,
     .arch = arch,
+    .force_stop = st_signals_force_flag (),
   };
   /* One unwinding thread keeps up with sampling at any sane rate and costs
      the least CPU: the point of live profiling is to disturb little.  */
@@ -621,18 +633,21 @@ run_live (const struct options *o)
   struct st_source_error err = { 0 };
   if (status == EXIT_OK)
     {
-      install_signal_handlers ();
       struct rusage before;
       getrusage (RUSAGE_SELF, &before);
-      int r = st_live_run (&lopts, st_session_handle_event, out.session, &stop_requested,
-                           &lstats, &err);
-      if (r == -EBADMSG)
+      int r = st_live_run (&lopts, st_session_handle_event, out.session,
+                           st_signals_stop_flag (), &lstats, &err);
+      if (output_failed (&out))
+        status = EXIT_RUNTIME;   /* output_close says why */
+      else if (r == -EBADMSG)
         status = report_source_error ("the sample buffer", r, &err);
       else if (r < 0)
         status = EXIT_RUNTIME;   /* st_live_run said why */
+      else if (*st_signals_force_flag ())
+        status = forced_status ();
       /* The cost of profiling, against what was profiled (cpu-clock
          periods are nanoseconds of sampled CPU time).  */
-      if (status == EXIT_OK)
+      if (status != EXIT_RUNTIME)
         st_session_finish (out.session);
       struct rusage after;
       getrusage (RUSAGE_SELF, &after);
@@ -681,6 +696,7 @@ debuginfod_start (struct options *o)
     .budget = o->debuginfod_budget,
     .symbols = o->debuginfod_symbols,
     .progress = isatty (STDERR_FILENO),
+    .stop_now = st_signals_force_flag (),
   };
   o->debuginfod = st_debuginfod_new (&dopts);
   if (o->debuginfod == NULL)
@@ -698,6 +714,13 @@ const char *argp_program_version = PACKAGE_NAME " " PACKAGE_VERSION;
 int
 main (int argc, char **argv)
 {
+  /* Before anything that takes time: a signal that finds the default
+     action loses what is buffered and leaves a cut file.  */
+  if (st_signals_install () < 0)
+    {
+      st_error ("cannot install the signal handlers: %m");
+      return EXIT_RUNTIME;
+    }
   struct options o = {
     .max_frames = 256,
     .mode = ST_MODE_NAIVE,
@@ -733,5 +756,6 @@ main (int argc, char **argv)
     status = run (&o);
   st_ns_client_free (o.ns_client);
   st_debuginfod_free (o.debuginfod);
+  free (o.pids);
   return status;
 }

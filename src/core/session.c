@@ -12,6 +12,7 @@
 #include "core/session.h"
 #include "core/strbuf.h"
 #include "core/ns-client.h"
+#include "core/signals.h"
 #include "core/unwinder.h"
 #include "core/untrusted.h"
 #include "debuginfod/debuginfod.h"
@@ -32,6 +33,7 @@ struct job {
   struct st_unwound result;
   struct st_strbuf text;      /* the sink's formatting of it, done there */
   bool formatted;
+  bool dropped;               /* a sample not unwound: stopped at once */
   struct st_frame *frames;    /* result.frames storage */
 };
 
@@ -50,7 +52,8 @@ struct st_session {
   struct st_sink *sink;
   const struct st_sink_ops *sink_ops;
   struct st_stats stats;
-  int output_error;
+  int output_error;           /* the run's first error, unwinding or output */
+  int sink_error;             /* the sink's first: the output's */
   bool finished;
 
   /* --jobs 1: the reader's thread unwinds.  */
@@ -148,6 +151,23 @@ write_event (struct st_session *s, const struct st_event *ev, const struct st_un
   return s->sink_ops->event != NULL ? s->sink_ops->event (s->sink, ev) : 0;
 }
 
+static bool
+forced (const struct st_session *s)
+{
+  return s->opts.force_stop != NULL && *s->opts.force_stop;
+}
+
+/* write_event, remembering a sink's error as the output's.  */
+static int
+output_event (struct st_session *s, const struct st_event *ev, const struct st_unwound *u,
+              const struct st_strbuf *text)
+{
+  int r = write_event (s, ev, u, text);
+  if (r < 0 && s->sink_error == 0)
+    s->sink_error = r;
+  return r;
+}
+
 /* Parallel unwinding.  */
 
 /* Appends N bytes from SRC at *P; returns where they went (NULL for none).  */
@@ -240,8 +260,11 @@ worker_main (void *arg)
           int r = 0;
           if (job->ev.kind != ST_EVENT_SAMPLE)
             r = st_unwinder_event (w->unwinder, &job->ev);
+          else if (job->worker == w->index && forced (s))
+            job->dropped = true;
           else if (job->worker == w->index)
             {
+              job->dropped = false;
               r = st_unwinder_sample (w->unwinder, &job->ev.sample, &job->result);
               /* Formatting is as costly as unwinding is: do it here, in
                  parallel, not in the thread that writes.  */
@@ -288,9 +311,11 @@ retire (struct st_session *s)
   for (; s->tail < done; s->tail++)
     {
       struct job *job = &s->ring[s->tail % RING_SIZE];
-      if (s->output_error == 0)
+      if (job->ev.kind == ST_EVENT_SAMPLE && job->dropped)
+        s->stats.dropped++;
+      else if (s->output_error == 0)
         {
-          int r = write_event (s, &job->ev, &job->result, job->formatted ? &job->text : NULL);
+          int r = output_event (s, &job->ev, &job->result, job->formatted ? &job->text : NULL);
           if (r < 0)
             s->output_error = r;
         }
@@ -408,14 +433,18 @@ start_workers (struct st_session *s, const struct st_unwinder_options *uopts)
   pthread_mutex_init (&s->lock, NULL);
   pthread_cond_init (&s->work_ready, NULL);
   pthread_cond_init (&s->progress, NULL);
-  for (unsigned i = 0; i < s->n_workers; i++)
+  /* Signals are the main thread's: they interrupt its waits (a pipe's
+     read, live sampling's poll), which a worker taking them would not.  */
+  sigset_t old;
+  st_signals_block (&old);
+  int r = 0;
+  for (unsigned i = 0; i < s->n_workers && r == 0; i++)
     {
-      int r = pthread_create (&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
-      if (r != 0)
-        return -r;
-      s->workers[i].started = true;
+      r = -pthread_create (&s->workers[i].thread, NULL, worker_main, &s->workers[i]);
+      s->workers[i].started = r == 0;
     }
-  return 0;
+  st_signals_restore (&old);
+  return r;
 }
 
 struct st_session *
@@ -499,8 +528,13 @@ st_session_handle_event (const struct st_event *ev, void *arg)
   struct st_unwound *result = &s->inline_result;
   if (ev->kind != ST_EVENT_SAMPLE)
     {
-      int r = write_event (s, ev, NULL, NULL);
+      int r = output_event (s, ev, NULL, NULL);
       return r < 0 ? r : st_unwinder_event (u, ev);
+    }
+  if (forced (s))
+    {
+      s->stats.dropped++;
+      return 0;
     }
   if (s->opts.mode == ST_MODE_PASSTHRU)
     {
@@ -515,7 +549,16 @@ st_session_handle_event (const struct st_event *ev, void *arg)
       if (r < 0)
         return r;
     }
-  return write_sample (s, &ev->sample, result, NULL);
+  int r = write_sample (s, &ev->sample, result, NULL);
+  if (r < 0 && s->sink_error == 0)
+    s->sink_error = r;
+  return r;
+}
+
+int
+st_session_output_error (const struct st_session *s)
+{
+  return s->sink_error;
 }
 
 int
@@ -526,6 +569,8 @@ st_session_finish (struct st_session *s)
   s->finished = true;
   int r = drain (s);
   int f = s->sink_ops->finish (s->sink);
+  if (f < 0 && s->sink_error == 0)
+    s->sink_error = f;
   if (r == 0)
     r = f;
   if (s->output_error == 0)
@@ -603,6 +648,8 @@ st_session_print_summary (const struct st_session *s, FILE *out)
                100.0 * st->stops[i] / (st->samples ? st->samples : 1));
   if (st->lost > 0)
     fprintf (out, "samples lost by the kernel: %" PRIu64 "\n", st->lost);
+  if (st->dropped > 0)
+    fprintf (out, "samples read, not unwound (stopped at once): %" PRIu64 "\n", st->dropped);
 
   struct st_hashmap *files = st_hashmap_new (free);
   if (files == NULL)

@@ -4,6 +4,7 @@
  * the other events for sinks that want them.  Data flows one way.  */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,10 @@ struct st_session_options {
   struct st_debuginfod *debuginfod; /* NULL: off; outlives the session */
   struct st_ns_client *ns_client;   /* NULL: off; outlives the session */
   unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
+  /* When *FORCE_STOP becomes non-zero (a third signal), samples not unwound
+     yet are dropped, counted in st_stats.dropped: the run ends at once with
+     what it has.  NULL: never.  */
+  volatile sig_atomic_t *force_stop;
 };
 
 struct st_stats {
@@ -39,6 +44,7 @@ struct st_stats {
   uint64_t lost;              /* samples the kernel dropped */
   uint64_t period_sum;        /* sum of the samples' periods */
   uint64_t mmaps, comms, forks, exits;
+  uint64_t dropped;           /* read, not unwound: the run was stopped at once */
 };
 
 struct st_session;
@@ -52,8 +58,13 @@ void st_session_free (struct st_session *s);
 int st_session_handle_event (const struct st_event *event, void *session);
 
 /* Waits for every sample to be written, then ends the output (aggregating
-   sinks write now).  Returns 0 or the first error of the run's output.  */
+   sinks write now).  Returns 0 or the run's first error (unwinding or
+   output).  */
 int st_session_finish (struct st_session *s);
+
+/* The first error the sink returned (writing the output), or 0: an error
+   of st_session_handle_event that is the output's, not the input's.  */
+int st_session_output_error (const struct st_session *s);
 
 const struct st_stats *st_session_stats (const struct st_session *s);
 /* The summary printed by --stats and -v.  */

@@ -164,7 +164,7 @@ folded_finish (struct st_sink *s)
   free (lines.v);
   if (r < 0)
     return r;
-  return fflush (s->out) == 0 && !ferror (s->out) ? 0 : -EIO;
+  return st_sink_flush (s->out);
 }
 
 static void
@@ -177,6 +177,7 @@ folded_free (struct st_sink *s)
 const struct st_sink_ops st_sink_folded = {
   .name = "folded",
   .description = "collapsed stacks for flame graphs",
+  .whole_file = true,
   .new = folded_new,
   .sample = folded_sample,
   .finish = folded_finish,

@@ -98,13 +98,13 @@ json_sample (struct st_sink *s, const struct st_callchain *c)
       text = s->buf.data;
       len = s->buf.len;
     }
-  return fwrite_unlocked (text, 1, len, s->out) == len ? 0 : -EIO;
+  return st_sink_write (s->out, text, len);
 }
 
 static int
 json_finish (struct st_sink *s)
 {
-  return fflush (s->out) == 0 ? 0 : -errno;
+  return st_sink_flush (s->out);
 }
 
 static void

@@ -499,11 +499,8 @@ gzip_run (struct gzip_buffer *b, int flush)
           return;
         }
       size_t n = sizeof b->chunk - b->z.avail_out;
-      if (n > 0 && fwrite (b->chunk, 1, n, b->out) != n)
-        {
-          b->error = -EIO;
-          return;
-        }
+      if (n > 0 && (b->error = st_sink_write (b->out, b->chunk, n)) < 0)
+        return;
     }
   while (b->z.avail_out == 0 || (flush == Z_FINISH && r != Z_STREAM_END));
 }
@@ -702,7 +699,7 @@ pprof_finish (struct st_sink *s)
   deflateEnd (&gz->z);
   r = gz->error;
   if (r == 0)
-    r = fflush (s->out) == 0 && !ferror (s->out) ? 0 : -EIO;
+    r = st_sink_flush (s->out);
 
 out:
   free (maps);
@@ -726,6 +723,7 @@ out:
 const struct st_sink_ops st_sink_pprof = {
   .name = "pprof",
   .description = "gzip-compressed pprof profile (profile.proto)",
+  .whole_file = true,
   .new = pprof_new,
   .sample = pprof_sample,
   .finish = pprof_finish,

@@ -593,7 +593,7 @@ svg_finish (struct st_sink *s)
       fputs ("</g>\n", s->out);
     }
   put_footer (s, total);
-  return fflush (s->out) == 0 && !ferror (s->out) ? 0 : -EIO;
+  return st_sink_flush (s->out);
 }
 
 static void
@@ -606,6 +606,7 @@ svg_free (struct st_sink *s)
 const struct st_sink_ops st_sink_svg = {
   .name = "svg",
   .description = "interactive flame graph",
+  .whole_file = true,
   .new = svg_new,
   .sample = svg_sample,
   .finish = svg_finish,

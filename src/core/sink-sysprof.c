@@ -186,6 +186,8 @@ flush_buf (struct st_sink *s)
       s->header_written = true;
       if (!s->capture_input)
         s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
+      if (!s->capture_input && s->header.end_time < s->header.time)
+        s->header.end_time = s->header.time;   /* a capture never ends before it starts */
       memcpy (s->buf, &s->header, sizeof s->header);
     }
   int r = write_all (s, s->buf, s->len);
@@ -515,6 +517,8 @@ fix_header (struct st_sink *s)
     times[0] = s->first_time;
   if (s->last_time > times[1])
     times[1] = s->last_time;
+  if (times[1] < times[0])
+    times[1] = times[0];   /* no timed frame (stopped before the first sample) */
   static_assert (offsetof (struct st_sysprof_file_header, end_time)
                  == offsetof (struct st_sysprof_file_header, time) + 8, "time fields");
   if (pwrite (s->fd, times, sizeof times, offsetof (struct st_sysprof_file_header, time))
@@ -550,6 +554,7 @@ sysprof_finish (struct st_sink *s)
 const struct st_sink_ops st_sink_sysprof = {
   .name = "sysprof",
   .description = "a Sysprof capture (process, map and call-chain frames)",
+  .whole_file = true,
   .new = sysprof_new,
   .sample = sysprof_sample,
   .event = sysprof_event,

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,4 +42,25 @@ st_frame_display_name (const struct st_frame *f, char *buf, size_t size)
       return buf;
     }
   return "[unknown]";
+}
+
+int
+st_sink_write (FILE *out, const void *data, size_t n)
+{
+  errno = 0;
+  if (fwrite_unlocked (data, 1, n, out) == n)
+    return 0;
+  return errno != 0 ? -errno : -EIO;
+}
+
+int
+st_sink_flush (FILE *out)
+{
+  /* An error of an earlier write the sink did not check (fputs in a
+     loop) left errno set, and stdio retries the buffer at the flush,
+     which fails the same way: its errno is the one to tell.  */
+  errno = 0;
+  if (fflush (out) != 0)
+    return errno != 0 ? -errno : -EIO;
+  return ferror (out) ? -EIO : 0;
 }

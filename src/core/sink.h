@@ -24,6 +24,9 @@ struct st_sink_options {
 struct st_sink_ops {
   const char *name;
   const char *description;
+  /* Readable only complete (a profile written at the end, a capture):
+     given with -o, it replaces the file only when the run ends well.  */
+  bool whole_file;
   /* Allocates the sink writing to OUT (owned by the caller).  */
   struct st_sink *(*new) (FILE *out, const struct st_sink_options *opts);
   /* Optional: formats one sample into OUT without touching the sink, so
@@ -46,6 +49,13 @@ extern const struct st_sink_ops st_sink_json;
 extern const struct st_sink_ops st_sink_svg;
 extern const struct st_sink_ops st_sink_pprof;
 extern const struct st_sink_ops st_sink_sysprof;
+
+/* Writes for sinks that keep the output's errno (ENOSPC, EPIPE) for the
+   message, not a generic EIO.  N bytes to OUT: 0 or -errno.  */
+int st_sink_write (FILE *out, const void *data, size_t n);
+/* Flushes OUT: 0, or -errno of the write that failed (-EIO if stdio lost
+   it).  Also reports an earlier error the stream kept.  */
+int st_sink_flush (FILE *out);
 
 /* The sink for a -f name, or NULL.  */
 const struct st_sink_ops *st_sink_lookup (const char *name);

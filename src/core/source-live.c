@@ -1,6 +1,8 @@
 #include "config.h"
 
+#include <assert.h>
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,12 +14,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/perf-format.h"
+#include "core/signals.h"
 #include "core/source-live.h"
 #include "core/source-perf.h"
 
@@ -289,6 +293,8 @@ end_round (struct live *lv)
 }
 
 /* The sample_id_all trailer our attr implies: TID, TIME, CPU.  */
+#define TRAILER_SIZE 24
+
 static size_t
 put_trailer (uint8_t *p, pid_t pid, pid_t tid)
 {
@@ -298,15 +304,20 @@ put_trailer (uint8_t *p, pid_t pid, pid_t tid)
   memcpy (p, v, 8);
   memcpy (p + 8, &time, 8);
   memcpy (p + 16, cpu, 8);
-  return 24;
+  return TRAILER_SIZE;
 }
+
+/* /proc/PID/task/TID/comm is not bounded by TASK_COMM_LEN: the kernel
+   names workqueue workers from a 64-byte buffer ("kworker/u8:1-ext4-rsv-
+   conversion" is 32 characters), so the record is sized for that.  */
+#define PROC_COMM_MAX 64
 
 /* Records for what a running process already has: its threads' names and
    its executable mappings, as perf record synthesizes them.  */
 static int
 synthesize_comm (struct live *lv, pid_t pid, pid_t tid)
 {
-  char path[64], comm[32] = "";
+  char path[64], comm[PROC_COMM_MAX] = "";
   snprintf (path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
   FILE *f = fopen (path, "re");
   if (f == NULL)
@@ -315,12 +326,15 @@ synthesize_comm (struct live *lv, pid_t pid, pid_t tid)
     comm[0] = '\0';
   fclose (f);
   comm[strcspn (comm, "\n")] = '\0';
-  uint8_t rec[8 + 8 + 24 + 24] = { 0 };
-  size_t name_len = (strlen (comm) + 1 + 7) & ~7ul;
+  /* header, pid and tid, the name padded to 8 bytes, the trailer */
+  uint8_t rec[8 + 8 + PROC_COMM_MAX + TRAILER_SIZE] = { 0 };
+  size_t comm_len = strlen (comm) + 1;
+  size_t name_len = (comm_len + 7) & ~7ul;
+  assert (16 + name_len + TRAILER_SIZE <= sizeof rec);
   struct perf_event_header h = { PERF_RECORD_COMM, 0, 0 };
   uint32_t ids[2] = { pid, tid };
   memcpy (rec + 8, ids, 8);
-  memcpy (rec + 16, comm, strlen (comm) + 1);
+  memcpy (rec + 16, comm, comm_len);
   size_t size = 16 + name_len;
   size += put_trailer (rec + size, pid, tid);
   h.size = size;
@@ -356,9 +370,10 @@ synthesize_maps (struct live *lv, pid_t pid)
       if (name[0] == '\0')
         name = "//anon";
       size_t name_len = (strlen (name) + 1 + 7) & ~7ul;
-      if (name_len > 4096)
+      if (name_len > PATH_MAX)
         continue;
-      uint8_t rec[8 + 64 + 4096 + 24] = { 0 };
+      uint8_t rec[72 + PATH_MAX + TRAILER_SIZE] = { 0 };
+      assert (72 + name_len + TRAILER_SIZE <= sizeof rec);
       uint32_t u32[2] = { pid, pid };
       uint64_t u64[3] = { start, end - start, pgoff };
       uint32_t dev[2] = { maj, min };
@@ -457,6 +472,7 @@ spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
   int go[2], err[2];
   if (pipe2 (go, O_CLOEXEC) != 0 || pipe2 (err, O_CLOEXEC) != 0)
     return -errno;
+  pid_t parent = getpid ();
   pid_t pid = fork ();
   if (pid < 0)
     return -errno;
@@ -464,12 +480,14 @@ spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
     {
       close (go[1]);
       close (err[0]);
+      /* Never orphaned: if the profiler dies (SIGKILL, a crash), so does
+         the command.  The parent may have died before the prctl.  */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
+        _exit (127);
+      st_signals_reset_for_exec ();
       char c;
       if (read (go[0], &c, 1) != 1)
         _exit (127);
-      /* The profiler's first Ctrl-C must still reach the command.  */
-      signal (SIGINT, SIG_DFL);
-      signal (SIGTERM, SIG_DFL);
       execvp (lv->opts->command[0], lv->opts->command);
       int e = errno;
       if (write (err[1], &e, sizeof e) < 0)
@@ -479,6 +497,7 @@ spawn_command (struct live *lv, int *go_fd, int *exec_err_fd)
   close (go[0]);
   close (err[1]);
   lv->child = pid;
+  st_signals_set_child (pid);
   *go_fd = go[1];
   *exec_err_fd = err[0];
   return 0;
@@ -578,6 +597,7 @@ sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats 
             {
               stats->command_status = status;
               lv->child = 0;
+              st_signals_set_child (0);
               if (lv->opts->command != NULL)
                 done = true;
             }
@@ -589,6 +609,62 @@ sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats 
     }
   free (pfds);
   return r;
+}
+
+/* Reaps the command if it ends within MS milliseconds (0: if it has
+   ended); true when it is gone.  A signal to us cuts the wait short.  */
+static bool
+reap_within (struct live *lv, struct st_live_stats *stats, int ms)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, lv->child, 0);
+  if (pidfd >= 0 && ms > 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      poll (&p, 1, ms);
+    }
+  if (pidfd >= 0)
+    close (pidfd);
+  int status;
+  pid_t w = waitpid (lv->child, &status, WNOHANG);
+  if (w == lv->child)
+    stats->command_status = status;
+  if (w == lv->child || (w < 0 && errno == ECHILD))
+    {
+      lv->child = 0;
+      st_signals_set_child (0);
+      return true;
+    }
+  return false;
+}
+
+/* The command does not outlive the run, however the run ends: it is given
+   a moment to end on the signal that stopped us (forwarded to it, or sent
+   to its process group), then SIGTERM, then SIGKILL; at once SIGKILL when
+   the run must stop at once.  */
+static void
+end_command (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats *stats)
+{
+  if (lv->child <= 0)
+    return;
+  bool now = lv->opts->force_stop != NULL && *lv->opts->force_stop;
+  if (!now && reap_within (lv, stats, *stop ? 1000 : 0))
+    return;
+  now = lv->opts->force_stop != NULL && *lv->opts->force_stop;
+  if (!now)
+    {
+      kill (lv->child, SIGTERM);
+      if (reap_within (lv, stats, 2000))
+        return;
+    }
+  kill (lv->child, SIGKILL);
+  int status;
+  pid_t w;
+  while ((w = waitpid (lv->child, &status, 0)) < 0 && errno == EINTR)
+    ;
+  if (w == lv->child)
+    stats->command_status = status;
+  lv->child = 0;
+  st_signals_set_child (0);
 }
 
 int
@@ -605,6 +681,9 @@ st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
     r = st_perf_source_new_live (&lv.attr, fn, arg, err, &lv.parser);
   if (r == 0)
     r = record_open (&lv);
+  /* Stopped before it started: nothing to run or sample.  */
+  if (r == 0 && *stop)
+    goto out;
   if (r == 0 && opts->command != NULL)
     r = spawn_command (&lv, &go_fd, &exec_err_fd);
   if (r < 0)
@@ -658,14 +737,8 @@ out:
     close (go_fd);
   if (exec_err_fd >= 0)
     close (exec_err_fd);
-  if (lv.child > 0)
-    {
-      /* Interrupted, or failed: the command does not outlive us.  */
-      int status;
-      kill (lv.child, SIGTERM);
-      if (waitpid (lv.child, &status, 0) == lv.child)
-        stats->command_status = status;
-    }
+  /* Interrupted, or failed: the command does not outlive us.  */
+  end_command (&lv, stop, stats);
   stats->records = lv.records;
   for (size_t i = 0; i < lv.n_rings; i++)
     if (lv.rings[i].meta != NULL)

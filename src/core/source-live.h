@@ -31,6 +31,9 @@ struct st_live_options {
   bool kernel;              /* also sample the kernel (kernel frames kept) */
   const char *record_path;  /* --record: also write a perf.data (pipe format) */
   const struct st_regs_arch *arch;
+  /* Set when the run must end at once (a third signal): the command is
+     killed without waiting for it to end on the signal it was given.  */
+  volatile sig_atomic_t *force_stop;
 };
 
 struct st_live_stats {

@@ -617,13 +617,29 @@ st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
   ev.raw.size = sizeof src->header;
   int r = fn (&ev, arg);
 
-  while (r == 0)
+  /* A stream (Sysprof's pipeline) is read to its end after the first stop:
+     Sysprof stops its writer and closes the pipe, and what is still in the
+     FIFO is the end of the capture.  A second stop gives up on the rest:
+     -ECANCELED.  A read that a stop interrupted says -EINTR.  */
+  bool reading_to_end = false;
+  while (r == 0 || r == -EINTR)
     {
-      if (stop != NULL && *stop)
+      if (r == -EINTR || (stop != NULL && *stop))
         {
           if (!src->stream)
-            break;
-          *stop = 0;
+            {
+              r = r == -EINTR ? -EINTR : 0;
+              break;
+            }
+          /* Two requests may have come before the first look.  */
+          if (reading_to_end || (stop != NULL && *stop >= 2))
+            {
+              r = -ECANCELED;
+              break;
+            }
+          reading_to_end = true;
+          if (stop != NULL)
+            *stop = 0;
           st_warning ("interrupted: reading the stream to its end (Ctrl-C again to stop "
                       "at once)");
         }

@@ -24,8 +24,10 @@
  * Ctrl-C: on a pipe or FIFO the first stop request is acknowledged (the
  * flag is cleared) and the stream is read to its end, as elfutils'
  * eu-stacktrace did: Sysprof stops its own writer and closes the pipe, and
- * the frames still in flight are kept.  On a regular file the run stops at
- * the next frame.  */
+ * the frames still in flight are kept; a second stop request gives up on
+ * the rest (-ECANCELED).  On a regular file the run stops at the next
+ * frame.  A read that a stop request interrupted (st_input_set_interrupt)
+ * ends the run with -EINTR, after every frame read before it.  */
 #pragma once
 
 #include <signal.h>

@@ -32,7 +32,10 @@ struct st_source_ops {
   /* True when MAGIC (LEN bytes, up to 8) starts this format.  */
   bool (*probe) (const uint8_t *magic, size_t len);
   int (*open) (struct st_input *in, void **state, struct st_source_error *err);
-  /* Delivers every event to FN; see st_perf_source_run.  */
+  /* Delivers every event to FN; see st_perf_source_run.  0, or -EINTR
+     when a stop request interrupted a read (every event read before it
+     is delivered), -ECANCELED when a second one gave up on a stream, or
+     another -errno.  */
   int (*run) (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
               struct st_source_error *err);
   /* The recording machine's architecture (uname -m), or NULL.  */

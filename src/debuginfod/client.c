@@ -30,6 +30,7 @@ enum failure {
   FAIL_UNREACHABLE,
   FAIL_RESET,
   FAIL_CANCELLED_BUDGET, /* the budget ran out while it waited */
+  FAIL_CANCELLED_STOP,   /* the run was stopped at once while it waited */
   FAIL_OTHER,
   FAIL_SKIPPED_DOWN,     /* not asked: the servers failed earlier */
   FAIL_SKIPPED_BUDGET,   /* not asked: the budget was spent */
@@ -43,6 +44,7 @@ static const char *const failure_names[FAIL_N] = {
   [FAIL_UNREACHABLE] = "server unreachable",
   [FAIL_RESET] = "connection reset",
   [FAIL_CANCELLED_BUDGET] = "cancelled: the budget ran out",
+  [FAIL_CANCELLED_STOP] = "cancelled: the run was stopped at once",
   [FAIL_OTHER] = "other error",
   [FAIL_SKIPPED_DOWN] = "not asked: the server failed earlier",
   [FAIL_SKIPPED_BUDGET] = "not asked: the budget was spent",
@@ -164,6 +166,13 @@ progress_clear (struct st_debuginfod *d)
   d->q.showing = false;
 }
 
+/* The run must end at once (a third signal): no request may hold it.  */
+static bool
+stopping (const struct st_debuginfod *d)
+{
+  return d->opts.stop_now != NULL && *d->opts.stop_now;
+}
+
 /* Called by libdebuginfod about once a second while it waits, and as data
    arrives.  A non-zero return cancels the request.  */
 static int
@@ -183,6 +192,11 @@ progress (debuginfod_client *client, long a, long b)
   if (d->spent + elapsed > d->opts.budget)
     {
       d->q.cancelled = FAIL_CANCELLED_BUDGET;
+      return 1;
+    }
+  if (stopping (d))
+    {
+      d->q.cancelled = FAIL_CANCELLED_STOP;
       return 1;
     }
   if (d->opts.progress && t - d->q.shown >= 0.2)
@@ -343,6 +357,11 @@ request_locked (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size
     {
       fail (d, e, FAIL_SKIPPED_BUDGET, 0, kind, module);
       warn_budget_spent (d);
+      return;
+    }
+  if (stopping (d))
+    {
+      fail (d, e, FAIL_CANCELLED_STOP, 0, kind, module);
       return;
     }
   char hex[2 * ST_BUILD_ID_MAX + 1];

@@ -18,6 +18,8 @@
  * their own.  */
 #pragma once
 
+#include <signal.h>
+
 #include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,6 +33,9 @@ struct st_debuginfod_options {
   bool symbols;            /* also fetch debuginfo for the symbol table of
                               modules that have CFI but are stripped */
   bool progress;           /* show progress on standard error (a terminal) */
+  /* When *STOP_NOW becomes non-zero (the run must end at once), a request
+     in flight is cancelled within a second and no new one is made.  */
+  volatile sig_atomic_t *stop_now;
 };
 
 struct st_debuginfod;

@@ -9,7 +9,8 @@ E2E_TESTS = \
 	tests/e2e/threads.sh \
 	tests/e2e/forkexec.sh \
 	tests/e2e/jobs.sh \
-	tests/e2e/bad-input.sh
+	tests/e2e/bad-input.sh \
+	tests/e2e/output-errors.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \

@@ -1,3 +1,8 @@
 # Live sampling of real programs (perf_event_open; root in CI).
 TESTS += tests/live/live.sh
 EXTRA_DIST += tests/live/live.sh tests/live/check-chains.py
+# Interrupted runs (SIGINT, SIGTERM, two, three, process group, timeout) in
+# every mode and format, with the sanitizer build: well-formed outputs, no
+# profiled command left running.  Needs tests/sysprof/sysprof-check.
+TESTS += tests/live/interrupt.sh
+EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py

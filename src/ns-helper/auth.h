@@ -62,8 +62,27 @@ enum st_auth_level {
    included.  Returns 0 or -errno.  */
 int st_peer_get (int sock, struct st_peer *peer);
 
+/* The account the connection on SOCK from PEER is counted against
+   (slots.h), into ACCOUNT: PEER's uid when the connecting process runs in
+   the helper's user namespace; else the owner of the top of its user
+   namespace's chain, whose subordinate ids all its uids are (or, when
+   root made that namespace, "userns-INODE": that container).  Returns 0,
+   or -ESRCH when the process that connected is gone, another -errno, with
+   WHY.  */
+int st_peer_account (int sock, const struct st_peer *peer, char *account, size_t size,
+                     char *why, size_t why_size);
+
 /* What may PEER have of the pinned process?  NS_FD is the descriptor the
    client passed, or -1; PRIVILEGED says whether the helper is.  Returns
    the level (ST_AUTH_CLIENT or ST_AUTH_MAPPED), or -EPERM with WHY.  */
 int st_auth_check (const struct st_peer *peer, bool privileged, const struct st_pin *pin,
                    int ns_fd, char *why, size_t why_size);
+
+/* Does PEER still pass the ptrace rule (ST_AUTH_MAPPED) on the pinned
+   process, which must still run?  Asked again after map_files was opened:
+   between st_auth_check and the open the process may have exec'd a setuid
+   program, whose mappings are then in map_files.  The kernel commits an
+   exec's credentials (and non-dumpability) before it maps the new program,
+   so a check after the open sees any exec whose mappings the open could
+   have got.  */
+bool st_auth_still_mapped (const struct st_peer *peer, const struct st_pin *pin);

@@ -1,0 +1,267 @@
+"""Attacks found in the review of issue 11's redesign (tests/ns-helper/review.sh
+runs this as root, against the test build of the helper as a socket service).
+
+usage: review.py SOCKET TMP UID GID SUID-PROG
+
+Each attack is one TAP line; the table at the end says what came back.
+  - connections from the uids of a user namespace the user owns (its
+    subordinate ids): one account, 8 connections, not 8 per uid
+  - map_files of the user's process that exec's a setuid program between
+    the helper's check and its open (the test build pauses in between)
+  - map_files of a process in a user namespace the user owns, nested in
+    root's: the kernel does not let the user read that process
+"""
+import ctypes
+import errno
+import json
+import mmap
+import os
+import select
+import socket
+import sys
+import time
+
+import nsh
+
+sock_path, tmp = sys.argv[1], sys.argv[2]
+uid, gid = int(sys.argv[3]), int(sys.argv[4])
+suid_prog = sys.argv[5]
+tap = nsh.Tap()
+rows = []
+NO_FILE = "no readable ELF file at that path"
+CLONE_NEWUSER = 0x10000000
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def record(cond, attack, result, evidence):
+    tap.ok(cond, f"{attack}: {result}", evidence)
+    rows.append((attack, result, evidence))
+
+
+def unshare_user():
+    if libc.unshare(CLONE_NEWUSER) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+
+
+def become(u, g):
+    os.setgroups([])
+    os.setresgid(g, g, g)
+    os.setresuid(u, u, u)
+    libc.prctl(4, 1, 0, 0, 0)    # PR_SET_DUMPABLE, as after an exec
+
+
+def child(fn, *args):
+    """FN(w, *ARGS) in a child; its lines on a pipe: (pid, file of lines)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            fn(w, *args)
+        except BaseException as e:   # noqa: B036 -- reported to the parent
+            os.write(w, (json.dumps({"exception": repr(e)}) + "\n").encode())
+        os._exit(0)
+    os.close(w)
+    return pid, os.fdopen(r)
+
+
+def line(f):
+    out = json.loads(f.readline() or '{"exception": "no answer"}')
+    if "exception" in out:
+        raise RuntimeError(out["exception"])
+    return out
+
+
+def say(w, **kw):
+    os.write(w, (json.dumps(kw) + "\n").encode())
+
+
+def write_map(pid, what, text):
+    with open(f"/proc/{pid}/{what}", "w") as f:
+        f.write(text)
+
+
+# 1. The uids of a user namespace the user owns (as newuidmap would map its
+#    /etc/subuid range; root writes the map here).
+def many_uids(w, go_r, n):
+    become(uid, gid)
+    unshare_user()
+    say(w, ready=True)
+    os.read(go_r, 1)
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)
+    socks = []
+    for i in range(1, n + 1):
+        os.seteuid(i)       # SO_PEERCRED reports this uid: 400000 + i
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.connect(sock_path)
+        socks.append(s)
+        os.seteuid(0)
+    time.sleep(1.5)
+    held, refusals = 0, []
+    for s in socks:
+        ready, _, _ = select.select([s], [], [], 0)
+        if ready:
+            msg = s.recv(8192)
+            refusals.append(json.loads(msg) if msg else None)
+        else:
+            held += 1
+    say(w, held=held, refused=len(refusals), example=refusals[0] if refusals else None)
+    time.sleep(30)
+
+
+go_r, go_w = os.pipe()
+pid, f = child(many_uids, go_r, 24)
+line(f)
+write_map(pid, "uid_map", "0 400000 64\n")
+write_map(pid, "gid_map", "0 400000 64\n")
+os.write(go_w, b"g")
+out = line(f)
+ex = out.get("example") or {}
+good = out["held"] <= 8 and out["refused"] >= 16
+record(good, "24 connections from 24 uids of a user namespace the user owns",
+       f"{out['held']} held, {out['refused']} refused",
+       f"errno {ex.get('errno')}: {ex.get('message')}")
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+time.sleep(0.5)
+
+
+# 2. exec of a setuid program between the check and the open of map_files.
+def race_exec(w):
+    become(uid, gid)
+    r, wr = os.pipe()
+    target = os.fork()
+    if target == 0:
+        os.close(wr)
+        os.read(r, 1)
+        os.execv(suid_prog, [suid_prog])
+        os._exit(1)
+    os.close(r)
+    h = nsh.Helper(socket_path=sock_path)
+    req = {"v": 1, "id": 1, "op": "open", "pid": target, "path": suid_prog,
+           "ways": ["map_files"], "start": "0x400000", "end": "0x401000"}
+    h.sock.sendmsg([json.dumps(req).encode()])
+    time.sleep(0.5)          # the helper has judged the process: the user's
+    os.write(wr, b"x")       # now it becomes the setuid program
+    reply, fd = h.receive()
+    ino = os.fstat(fd).st_ino if fd is not None else None
+    if fd is not None:
+        os.close(fd)
+    status = open(f"/proc/{target}/status").read()
+    uids = [ln for ln in status.splitlines() if ln.startswith("Uid:")][0]
+    readable = os.access(suid_prog, os.R_OK)
+    os.kill(target, 9)
+    os.waitpid(target, 0)
+    say(w, reply=reply, ino=ino, uids=uids, readable=readable)
+
+
+pid, f = child(race_exec)
+out = line(f)
+os.waitpid(pid, 0)
+reply = out["reply"] or {}
+secret_ino = os.stat(suid_prog).st_ino
+served = out["ino"] == secret_ino
+good = not served and not reply.get("ok") and reply.get("errno") == errno.ENOENT
+record(good, "map_files of the user's process that exec's a setuid 4711 program after the check",
+       "SERVED the unreadable program" if served else "refused",
+       f"target {out['uids']}, user may read it: {out['readable']}; "
+       f"errno {reply.get('errno')}: {reply.get('message')}")
+
+
+# 3. A user namespace the user owns, nested in root's: root's container
+#    maps its root to the user's uid and 300000 to its uid 1.
+nested_dir = f"{tmp}/nested"
+secret = f"{nested_dir}/secret.so"
+
+
+def nested_b(w, go_r):
+    unshare_user()               # owned by the user's uid: A's root is it
+    say(w, ready=True)
+    os.read(go_r, 1)
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)        # 300000 on the host
+    libc.prctl(4, 1, 0, 0, 0)    # dumpable, as after an exec
+    fd = os.open(secret, os.O_RDONLY)
+    m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)   # noqa: F841 -- kept mapped
+    os.close(fd)
+    for ln in open("/proc/self/maps"):
+        parts = ln.split()
+        if len(parts) >= 6 and parts[5] == secret:
+            a, b = parts[0].split("-")
+            say(w, start=hex(int(a, 16)), end=hex(int(b, 16)), pid=os.getpid())
+            break
+    time.sleep(60)
+
+
+def nested_a(w, go_r):
+    unshare_user()               # root's
+    say(w, ready=True)
+    os.read(go_r, 1)
+    os.setresgid(0, 0, 0)
+    os.setresuid(0, 0, 0)        # the user's uid on the host, root in A
+    libc.prctl(4, 1, 0, 0, 0)    # dumpable: it writes its child's maps
+    go2_r, go2_w = os.pipe()
+    bpid, bf = child(nested_b, go2_r)
+    line(bf)
+    write_map(bpid, "uid_map", "0 1 1\n")
+    write_map(bpid, "gid_map", "0 1 1\n")
+    os.write(go2_w, b"g")
+    out = line(bf)
+    say(w, **out)
+    time.sleep(60)
+
+
+os.makedirs(nested_dir, exist_ok=True)
+os.chmod(nested_dir, 0o755)
+with open(secret, "wb") as dst, open(f"{tmp}/secret-src.so", "rb") as src:
+    dst.write(src.read())
+os.chown(secret, 300000, 300000)
+os.chmod(secret, 0o600)
+go_r, go_w = os.pipe()
+apid, af = child(nested_a, go_r)
+line(af)
+write_map(apid, "uid_map", f"0 {uid} 1\n1 300000 10\n")
+write_map(apid, "gid_map", f"0 {gid} 1\n1 300000 10\n")
+os.write(go_w, b"g")
+b = line(af)
+
+
+def user_tries(w, bpid, start, end):
+    become(uid, gid)
+    try:
+        os.readlink(f"/proc/{bpid}/exe")
+        kernel = "the kernel lets the user read it"
+    except OSError as e:
+        kernel = f"the kernel: /proc/{bpid}/exe: {errno.errorcode[e.errno]}"
+    h = nsh.Helper(socket_path=sock_path)
+    reply, fd = h.request(op="open", pid=bpid, path=secret, ways=["map_files"], start=start,
+                          end=end)
+    sha = nsh.sha256_fd(fd) if fd is not None else None
+    if fd is not None:
+        os.close(fd)
+    say(w, reply=reply, sha=sha, kernel=kernel)
+
+
+pid, f = child(user_tries, b["pid"], b["start"], b["end"])
+out = line(f)
+os.waitpid(pid, 0)
+reply = out["reply"] or {}
+served = out["sha"] == nsh.sha256(secret)
+good = not served and not reply.get("ok")
+record(good, "map_files of a process in the user's user namespace nested in root's (uid 300000)",
+       "SERVED a file of uid 300000" if served else "refused",
+       f"{out['kernel']}; errno {reply.get('errno')}: {reply.get('message')}")
+os.kill(apid, 9)
+os.waitpid(apid, 0)
+try:
+    os.kill(b["pid"], 9)
+except ProcessLookupError:
+    pass
+
+tap.note("")
+tap.note("attack | result | evidence")
+for attack, result, evidence in rows:
+    tap.note(f"{attack} | {result} | {evidence}")
+tap.done()

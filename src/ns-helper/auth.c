@@ -59,23 +59,58 @@ status_ids (const char *status, const char *key, unsigned long ids[4])
   return true;
 }
 
+/* The hex mask of a "CapPrm:" line of /proc/PID/status.  */
+static bool
+status_caps (const char *status, const char *key, unsigned long long *caps)
+{
+  const char *p = strstr (status, key);
+  if (p == NULL)
+    return false;
+  char *end;
+  errno = 0;
+  *caps = strtoull (p + strlen (key), &end, 16);
+  return errno == 0 && end != p + strlen (key);
+}
+
+static bool
+same_namespace (int fd, const char *path)
+{
+  struct stat a, b;
+  return fstat (fd, &a) == 0 && stat (path, &b) == 0 && a.st_dev == b.st_dev
+         && a.st_ino == b.st_ino;
+}
+
 /* ptrace's own rule for a client without privileges: the same real,
-   effective and saved ids, and a dumpable process (the kernel makes a
-   non-dumpable process's /proc/PID root's).  */
+   effective and saved ids, a dumpable process (the kernel makes a
+   non-dumpable process's /proc/PID root's), in the client's user namespace
+   (the helper's), and no capability (the kernel wants the process's to be
+   a subset of the client's, which SO_PEERCRED does not tell: a client of
+   the service is taken to have none).  A process of the client's uid with
+   capabilities (a service's AmbientCapabilities=CAP_DAC_READ_SEARCH) may
+   map what the client may not read, and the kernel does not let the
+   client read it; nor one of its uid in someone else's user namespace.  */
 static bool
 same_user (const struct st_peer *peer, const struct st_pin *pin)
 {
   char status[4096];
   unsigned long uids[4], gids[4];
+  unsigned long long cap_prm;
   struct stat st;
   if (st_proc_read (pin->proc_fd, "status", status, sizeof status) < 0
       || !status_ids (status, "\nUid:", uids) || !status_ids (status, "\nGid:", gids)
+      || !status_caps (status, "\nCapPrm:", &cap_prm) || cap_prm != 0
       || fstat (pin->proc_fd, &st) != 0)
     return false;
   for (int i = 0; i < 3; i++)
     if (uids[i] != peer->uid || gids[i] != peer->gid)
       return false;
-  return st.st_uid == peer->uid;
+  if (st.st_uid != peer->uid)
+    return false;
+  int ns = openat (pin->proc_fd, "ns/user", O_RDONLY | O_CLOEXEC);
+  bool ours = ns >= 0 && same_namespace (ns, "/proc/self/ns/user");
+  if (ns >= 0)
+    close (ns);
+  return ours;
 }
 
 /* The user namespace at the top of NS_FD's chain: the ancestor (or NS_FD

@@ -10,6 +10,8 @@ Each attack is one TAP line; the table at the end says what came back.
     the helper's check and its open (the test build pauses in between)
   - map_files of a process in a user namespace the user owns, nested in
     root's: the kernel does not let the user read that process
+  - map_files of a process of the user's uid with capabilities the user
+    lacks (ambient): neither
 """
 import ctypes
 import errno
@@ -18,6 +20,7 @@ import mmap
 import os
 import select
 import socket
+import subprocess
 import sys
 import time
 
@@ -259,6 +262,46 @@ try:
     os.kill(b["pid"], 9)
 except ProcessLookupError:
     pass
+
+# 4. The user's own uid, but capabilities the user lacks (a service's
+#    AmbientCapabilities=): the kernel's ptrace rule wants the target's
+#    capabilities to be a subset of the caller's.
+rootonly = f"{tmp}/rootonly"
+os.makedirs(rootonly, exist_ok=True)
+os.chmod(rootonly, 0o700)
+capsecret = f"{rootonly}/secret.so"
+with open(capsecret, "wb") as dst, open(f"{tmp}/secret-src.so", "rb") as src:
+    dst.write(src.read())
+os.chmod(capsecret, 0o600)
+capped = subprocess.Popen(
+    ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+     "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", sys.executable, "-c",
+     "import mmap, sys, time\n"
+     "f = open(sys.argv[1], 'rb')\n"
+     "m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n"
+     "print(open('/proc/self/maps').read(), flush=True)\n"
+     "time.sleep(60)\n", capsecret], stdout=subprocess.PIPE, text=True)
+rng = None
+for ln in capped.stdout:
+    parts = ln.split()
+    if len(parts) >= 6 and parts[5] == capsecret:
+        a, b2 = parts[0].split("-")
+        rng = (hex(int(a, 16)), hex(int(b2, 16)))
+        break
+cap_status = [ln for ln in open(f"/proc/{capped.pid}/status").read().splitlines()
+              if ln.startswith(("Uid:", "CapPrm:"))]
+pid, f = child(user_tries, capped.pid, rng[0], rng[1])
+out = line(f)
+os.waitpid(pid, 0)
+reply = out["reply"] or {}
+served = out["sha"] == nsh.sha256(capsecret)
+good = not served and not reply.get("ok")
+record(good, "map_files of the user's uid with CAP_DAC_READ_SEARCH (ambient) mapping a root-only "
+       "file", "SERVED the root-only file" if served else "refused",
+       f"{' '.join(cap_status)}; {out['kernel']}; errno {reply.get('errno')}: "
+       f"{reply.get('message')}")
+capped.kill()
+capped.wait()
 
 tap.note("")
 tap.note("attack | result | evidence")

@@ -196,14 +196,16 @@ st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level
       /* The process may have exec'd a setuid program since it was judged:
          what the open got is the client's only if the client may still
          read the process now (auth.h).  */
-      if (fd >= 0 && ways->limited_peer != NULL && !st_auth_still_mapped (ways->limited_peer, pin))
+      bool changed = fd >= 0 && ways->limited_peer != NULL
+                     && !st_auth_still_mapped (ways->limited_peer, pin);
+      if (changed)
         {
           close (fd);
           fd = -EPERM;
         }
       if (fd < 0)
         attempt_failed (&a, fd, "map_files: %s",
-                        level < ST_AUTH_MAPPED || fd == -EPERM
+                        level < ST_AUTH_MAPPED || changed
                         ? "only for a process the client may read itself"
                         : fd == -EDESTADDRREQ ? "no address range given"
                         : fd == -ESRCH ? "the process exited" : strerror (-fd));

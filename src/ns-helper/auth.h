@@ -10,10 +10,14 @@
  *
  *   ST_AUTH_MAPPED  the kernel's ptrace read rule, judged on the client's
  *                   credentials: the process's real, effective and saved
- *                   uids and gids are the client's and it is dumpable (a
- *                   process that exec'd a setuid program is not), or it
- *                   runs in a user namespace the client owns (or one
- *                   nested inside).  Unlocks every way, map_files
+ *                   uids and gids are the client's, it is dumpable (a
+ *                   process that exec'd a setuid program is not), runs
+ *                   in the helper's user namespace and has no permitted
+ *                   capability; or the top of its user namespace chain
+ *                   (the one whose parent is the helper's) is the
+ *                   client's, as the kernel judges, and its /proc/PID is
+ *                   not the global root's.  Judged again after a
+ *                   map_files open (st_auth_still_mapped).  Unlocks every way, map_files
  *                   included: a mapped file is one the process, which the
  *                   client controls, opened.
  *   ST_AUTH_CLIENT  the client passed a descriptor of the pinned

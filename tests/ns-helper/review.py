@@ -12,6 +12,7 @@ Each attack is one TAP line; the table at the end says what came back.
     root's: the kernel does not let the user read that process
   - map_files of a process of the user's uid with capabilities the user
     lacks (ambient): neither
+  - malformed binary ops to the opener from a parser taken over
 """
 import ctypes
 import errno
@@ -303,6 +304,47 @@ record(good, "map_files of the user's uid with CAP_DAC_READ_SEARCH (ambient) map
        f"{reply.get('message')}")
 capped.kill()
 capped.wait()
+
+# 5. A parser taken over (the test build's "raw-op:N", parser.c): the
+#    opener gets malformed binary ops on one connection, refuses each and
+#    lives on to serve the user's own process.
+def raw_ops(w):
+    become(uid, gid)
+    own = subprocess.Popen(["sleep", "60"])
+    time.sleep(0.3)
+    h = nsh.Helper(socket_path=sock_path)
+    answers = {}
+    for n in range(23):
+        reply, fd = h.request(op="debug-syscall", syscall=f"raw-op:{n}")
+        if fd is not None:
+            os.close(fd)
+        answers[n] = (reply or {}).get("message")
+    reply, fd = h.request(op="open", pid=own.pid, path="/usr/bin/sleep", ways=["openat2"])
+    if fd is not None:
+        os.close(fd)
+    own.kill()
+    own.wait()
+    say(w, answers=answers, after=reply)
+
+
+pid, f = child(raw_ops)
+out = line(f)
+os.waitpid(pid, 0)
+answers = {int(k): v for k, v in out["answers"].items()}
+bad = []
+for n, msg in sorted(answers.items()):
+    want = ("errno 1, 0 fds: uid" if n == 0
+            else "errno 1, 0 fds: uid" if n == 22
+            else "errno 22, 0 fds: a malformed operation")
+    if not (msg or "").startswith(f"raw-op:{n}: {want}"):
+        bad.append(f"{n}: {msg}")
+good = not bad and (out["after"] or {}).get("ok")
+record(good, "22 malformed binary ops from a parser taken over (magic, length, op, unterminated "
+       "strings, ways, build-id size, ns_fd and fd counts, pid, relative path, debuglink with /, "
+       "range, a socket as proof)",
+       "each refused, opener alive" if good else "NOT ALL REFUSED",
+       "; ".join(bad) if bad else f"0: {answers[0]}; 22: {answers[22]}; then served by "
+       f"{(out['after'] or {}).get('way')}")
 
 tap.note("")
 tap.note("attack | result | evidence")

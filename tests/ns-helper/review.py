@@ -13,6 +13,7 @@ Each attack is one TAP line; the table at the end says what came back.
   - map_files of a process of the user's uid with capabilities the user
     lacks (ambient): neither
   - malformed binary ops to the opener from a parser taken over
+  - namespace proofs of other kinds (user, pid namespace, pidfd, a file)
 """
 import ctypes
 import errno
@@ -345,6 +346,43 @@ record(good, "22 malformed binary ops from a parser taken over (magic, length, o
        "each refused, opener alive" if good else "NOT ALL REFUSED",
        "; ".join(bad) if bad else f"0: {answers[0]}; 22: {answers[22]}; then served by "
        f"{(out['after'] or {}).get('way')}")
+
+# 6. Namespace "proof" descriptors of other kinds for root's process (this
+#    script): the user's own user and pid namespaces, a pidfd of the target,
+#    a regular file; the user's own mount namespace is the control (same
+#    namespace as root's process: openat2 with the user's credentials only).
+def wrong_proofs(w, target):
+    become(uid, gid)
+    kinds = {
+        "own /proc/self/ns/user": lambda: os.open("/proc/self/ns/user", os.O_RDONLY),
+        "own /proc/self/ns/pid": lambda: os.open("/proc/self/ns/pid", os.O_RDONLY),
+        "a pidfd of root's process": lambda: os.pidfd_open(target),
+        "a regular file": lambda: os.open("/etc/hostname", os.O_RDONLY),
+        "own /proc/self/ns/mnt, map_files": lambda: os.open("/proc/self/ns/mnt", os.O_RDONLY),
+    }
+    out = {}
+    for what, opener in kinds.items():
+        proof = opener()
+        h = nsh.Helper(socket_path=sock_path)
+        ways = ["map_files"] if "map_files" in what else ["openat2"]
+        path = capsecret if "map_files" in what else "/usr/bin/sleep"
+        reply, fd = h.request(fds=[proof], op="open", pid=target, path=path, ways=ways,
+                              ns_fd=True, start="0x1000", end="0x2000")
+        if fd is not None:
+            os.close(fd)
+        os.close(proof)
+        h.close()
+        out[what] = [reply.get("ok"), reply.get("errno"), reply.get("message")]
+    say(w, out=out)
+
+
+pid, f = child(wrong_proofs, os.getpid())
+out = line(f)["out"]
+os.waitpid(pid, 0)
+good = all(not v[0] for v in out.values())
+record(good, "ns_fd of another kind (user ns, pid ns, pidfd, a file) or own mount namespace for "
+       "map_files, for root's process", "each refused" if good else "ONE SERVED",
+       "; ".join(f"{k}: {v[1]} {v[2]}" for k, v in out.items()))
 
 tap.note("")
 tap.note("attack | result | evidence")

@@ -140,7 +140,15 @@ serve_file (struct st_opener *o, const struct st_op *op, int ns_fd, struct st_fo
   int r = st_pins_get (&o->pins, req.pid, req.has_start_time ? &req.start_time : NULL, &pin,
                        why, why_size);
   if (r < 0)
-    return r;
+    {
+      /* The pinning was done with the opener's privileges: what it met
+         (the real start time, a descriptor it could not open) is not for
+         a client who may not read /proc/PID itself (hidepid=).  The errno
+         stays: ESRCH, the process is gone or not the one named.  */
+      if (client_is_limited (o))
+        snprintf (why, why_size, "no process %d (started at the time named)", req.pid);
+      return r;
+    }
   int level = st_auth_check (&o->peer, o->privileged, pin, ns_fd, why, why_size);
   if (level < 0)
     {

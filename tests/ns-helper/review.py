@@ -14,6 +14,7 @@ Each attack is one TAP line; the table at the end says what came back.
     lacks (ambient): neither
   - malformed binary ops to the opener from a parser taken over
   - namespace proofs of other kinds (user, pid namespace, pidfd, a file)
+  - a wrong start_time for root's process: not answered with the real one
 """
 import ctypes
 import errno
@@ -383,6 +384,26 @@ good = all(not v[0] for v in out.values())
 record(good, "ns_fd of another kind (user ns, pid ns, pidfd, a file) or own mount namespace for "
        "map_files, for root's process", "each refused" if good else "ONE SERVED",
        "; ".join(f"{k}: {v[1]} {v[2]}" for k, v in out.items()))
+
+# 7. A wrong start_time for root's process: the answer must not tell the
+#    real one (under hidepid= the user may not read /proc/PID/stat).
+def wrong_start(w, target):
+    become(uid, gid)
+    h = nsh.Helper(socket_path=sock_path)
+    reply, fd = h.request(op="open", pid=target, path="/usr/bin/sleep", start_time=1)
+    if fd is not None:
+        os.close(fd)
+    say(w, reply=reply)
+
+
+real_start = str(nsh.start_time(os.getpid()))
+pid, f = child(wrong_start, os.getpid())
+reply = line(f)["reply"] or {}
+os.waitpid(pid, 0)
+told = real_start in (reply.get("message") or "")
+record(not told and not reply.get("ok"), "a wrong start_time for root's process",
+       "TELLS the real start time" if told else "refused, start time not told",
+       f"real {real_start}; errno {reply.get('errno')}: {reply.get('message')}")
 
 tap.note("")
 tap.note("attack | result | evidence")

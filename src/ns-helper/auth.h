@@ -10,10 +10,14 @@
  *
  *   ST_AUTH_MAPPED  the kernel's ptrace read rule, judged on the client's
  *                   credentials: the process's real, effective and saved
- *                   uids and gids are the client's and it is dumpable (a
- *                   process that exec'd a setuid program is not), or it
- *                   runs in a user namespace the client owns (or one
- *                   nested inside).  Unlocks every way, map_files
+ *                   uids and gids are the client's, it is dumpable (a
+ *                   process that exec'd a setuid program is not), runs
+ *                   in the helper's user namespace and has no permitted
+ *                   capability; or the top of its user namespace chain
+ *                   (the one whose parent is the helper's) is the
+ *                   client's, as the kernel judges, and its /proc/PID is
+ *                   not the global root's.  Judged again after a
+ *                   map_files open (st_auth_still_mapped).  Unlocks every way, map_files
  *                   included: a mapped file is one the process, which the
  *                   client controls, opened.
  *   ST_AUTH_CLIENT  the client passed a descriptor of the pinned
@@ -62,8 +66,27 @@ enum st_auth_level {
    included.  Returns 0 or -errno.  */
 int st_peer_get (int sock, struct st_peer *peer);
 
+/* The account the connection on SOCK from PEER is counted against
+   (slots.h), into ACCOUNT: PEER's uid when the connecting process runs in
+   the helper's user namespace; else the owner of the top of its user
+   namespace's chain, whose subordinate ids all its uids are (or, when
+   root made that namespace, "userns-INODE": that container).  Returns 0,
+   or -ESRCH when the process that connected is gone, another -errno, with
+   WHY.  */
+int st_peer_account (int sock, const struct st_peer *peer, char *account, size_t size,
+                     char *why, size_t why_size);
+
 /* What may PEER have of the pinned process?  NS_FD is the descriptor the
    client passed, or -1; PRIVILEGED says whether the helper is.  Returns
    the level (ST_AUTH_CLIENT or ST_AUTH_MAPPED), or -EPERM with WHY.  */
 int st_auth_check (const struct st_peer *peer, bool privileged, const struct st_pin *pin,
                    int ns_fd, char *why, size_t why_size);
+
+/* Does PEER still pass the ptrace rule (ST_AUTH_MAPPED) on the pinned
+   process, which must still run?  Asked again after map_files was opened:
+   between st_auth_check and the open the process may have exec'd a setuid
+   program, whose mappings are then in map_files.  The kernel commits an
+   exec's credentials (and non-dumpability) before it maps the new program,
+   so a check after the open sees any exec whose mappings the open could
+   have got.  */
+bool st_auth_still_mapped (const struct st_peer *peer, const struct st_pin *pin);

@@ -270,8 +270,10 @@ main (int argc, char **argv)
   /* Before anything is read: one user holds so many connections at most.  */
   if (o.privileged && o.peer.uid != 0)
     {
-      char why[256];
-      r = st_slot_take (opts.slots_dir, o.peer.uid, ST_SLOTS_PER_UID, why, sizeof why);
+      char why[256], account[64];
+      r = st_peer_account (SOCKET_FD, &o.peer, account, sizeof account, why, sizeof why);
+      if (r == 0)
+        r = st_slot_take (opts.slots_dir, account, ST_SLOTS_PER_UID, why, sizeof why);
       if (r < 0)
         refuse (SOCKET_FD, -r, why);
       /* Kept open, as the slot, for as long as the opener lives.  */

@@ -193,9 +193,20 @@ st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level
       int fd = level < ST_AUTH_MAPPED ? -EPERM
                : !req->has_range ? -EDESTADDRREQ
                : !st_pin_alive (pin) ? -ESRCH : open_map_files (pin, req->start, req->end);
+      /* The process may have exec'd a setuid program since it was judged:
+         what the open got is the client's only if the client may still
+         read the process now (auth.h).  */
+      bool changed = fd >= 0 && ways->limited_peer != NULL
+                     && !st_auth_still_mapped (ways->limited_peer, pin);
+      if (changed)
+        {
+          close (fd);
+          fd = -EPERM;
+        }
       if (fd < 0)
         attempt_failed (&a, fd, "map_files: %s",
-                        level < ST_AUTH_MAPPED ? "only for a process the client may read itself"
+                        level < ST_AUTH_MAPPED || changed
+                        ? "only for a process the client may read itself"
                         : fd == -EDESTADDRREQ ? "no address range given"
                         : fd == -ESRCH ? "the process exited" : strerror (-fd));
       else if (accept_file (fd, true, want, want_size, ST_NSH_WAY_MAP_FILES, req->path, found,

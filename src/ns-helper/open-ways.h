@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 
+#include "ns-helper/auth.h"
 #include "ns-helper/broker.h"
 #include "ns-helper/check.h"
 #include "ns-helper/pin.h"
@@ -33,6 +34,9 @@ struct st_ways {
   /* A client that is not root, of a privileged helper: its uid, for the
      user namespaces it owns; -1 otherwise.  */
   long client_uid;
+  /* The same client, whose right to map_files is checked again after the
+     open (auth.h, st_auth_still_mapped); NULL otherwise.  */
+  const struct st_peer *limited_peer;
 };
 
 struct st_found {

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +140,15 @@ serve_file (struct st_opener *o, const struct st_op *op, int ns_fd, struct st_fo
   int r = st_pins_get (&o->pins, req.pid, req.has_start_time ? &req.start_time : NULL, &pin,
                        why, why_size);
   if (r < 0)
-    return r;
+    {
+      /* The pinning was done with the opener's privileges: what it met
+         (the real start time, a descriptor it could not open) is not for
+         a client who may not read /proc/PID itself (hidepid=).  The errno
+         stays: ESRCH, the process is gone or not the one named.  */
+      if (client_is_limited (o))
+        snprintf (why, why_size, "no process %d (started at the time named)", req.pid);
+      return r;
+    }
   int level = st_auth_check (&o->peer, o->privileged, pin, ns_fd, why, why_size);
   if (level < 0)
     {
@@ -148,11 +157,19 @@ serve_file (struct st_opener *o, const struct st_op *op, int ns_fd, struct st_fo
     }
   if (level > pin->auth)
     pin->auth = level;
+#ifdef ST_NSH_TEST_HOOKS
+  /* Test builds: a pause between the judgement and the opens, so that a
+     test can change the process in between (tests/ns-helper/review.py).  */
+  const char *delay = getenv ("ST_NSH_TEST_AUTH_DELAY_MS");
+  if (delay != NULL)
+    poll (NULL, 0, atoi (delay));
+#endif
   struct st_ways ways = {
     .resolver = &o->resolver,
     .broker = &o->broker,
     .privileged = o->privileged,
     .client_uid = client_is_limited (o) ? (long) o->peer.uid : -1,
+    .limited_peer = client_is_limited (o) ? &o->peer : NULL,
   };
   if (req.op == ST_NSH_OP_OPEN)
     r = st_open_mapping (&ways, pin, level, &req, found, why, why_size);

@@ -52,6 +52,70 @@ reply_send (struct parser *p, const struct st_nsh_reply *reply, int fd)
     die ("sending a reply: %s", strerror (-r));
 }
 
+#ifdef ST_NSH_TEST_HOOKS
+/* Test builds: the parser taken over by its client.  "raw-op:N" sends the
+   opener the well-formed op "open the opener's /usr/bin/sleep" (N = 0) or one malformed the
+   N-th way, as code running here could, and says what came back:
+   tests/ns-helper/review.py holds that the opener refuses each and lives
+   on.  */
+static void
+raw_op (struct parser *p, int n, char *why, size_t why_size)
+{
+  static struct st_op op;
+  static struct st_op_result res;
+  memset (&op, 0, sizeof op);
+  op.magic = ST_OP_MAGIC;
+  op.op = ST_OP_OPEN;
+  op.pid = getppid ();      /* the opener: no client may read it */
+  op.ways = ST_NSH_WAYS_ALL;
+  strcpy (op.path, "/usr/bin/sleep");
+  size_t len = sizeof op;
+  /* The client's own socket: a descriptor of the parser's to slip in.  */
+  int fds[2] = { p->client, p->client };
+  size_t n_fds = 0;
+  switch (n)
+    {
+    case 0: break;
+    case 1: op.magic ^= 1; break;
+    case 2: len--; break;
+    case 3: len = 16; break;
+    case 4: op.op = ST_OP_N; break;
+    case 5: op.op = 0xffffffffu; break;
+    case 6: memset (op.path, 'a', sizeof op.path); op.path[0] = '/'; break;
+    case 7: memset (op.debuglink, 'a', sizeof op.debuglink); break;
+    case 8: memset (op.syscall, 'a', sizeof op.syscall); break;
+    case 9: memset (op.in, 'a', sizeof op.in); break;
+    case 10: op.ways = 0xffffffffu; break;
+    case 11: op.build_id_size = 255; break;
+    case 12: op.ns_fd = 1; break;                      /* no descriptor */
+    case 13: n_fds = 1; break;                         /* ns_fd 0, one sent */
+    case 14: op.ns_fd = 2; n_fds = 1; break;
+    case 15: op.ns_fd = 1; n_fds = 2; break;
+    case 16: op.pid = 0; break;
+    case 17: op.pid = -1; break;
+    case 18: strcpy (op.path, "usr/bin/sleep"); break;
+    case 19: strcpy (op.debuglink, "../../etc/shadow"); op.op = ST_OP_DEBUGINFO;
+             op.build_id_size = 20; break;
+    case 20: op.op = ST_OP_DEBUGINFO; break;           /* no build-id */
+    case 21: op.has_range = 1; op.start = 0x2000; op.end = 0x1000; break;
+    case 22: op.ns_fd = 1; n_fds = 1; break;            /* a socket as the proof */
+    default: snprintf (why, why_size, "raw-op:%d: no such case", n); return;
+    }
+  int r = st_nsh_send (p->opener, &op, len, fds, n_fds);
+  int got[1];
+  size_t n_got = 0;
+  unsigned flags = 0;
+  ssize_t m = r < 0 ? r : st_nsh_recv (p->opener, &res, sizeof res, got, 1, &n_got, &flags);
+  for (size_t i = 0; i < n_got; i++)
+    close (got[i]);
+  if (m != (ssize_t) sizeof res || res.magic != ST_OP_MAGIC)
+    snprintf (why, why_size, "raw-op:%d: the opener is gone (%zd)", n, m);
+  else
+    snprintf (why, why_size, "raw-op:%d: errno %d, %zu fds: %.400s", n, res.error, n_got,
+              memchr (res.message, '\0', sizeof res.message) ? res.message : "(unterminated)");
+}
+#endif
+
 /* One message in, one reply out.  */
 static void
 handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int *fds,
@@ -89,7 +153,12 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
         }
     }
 #ifdef ST_NSH_TEST_HOOKS
-  if (r == 0 && req.op == ST_NSH_OP_DEBUG_SYSCALL
+  if (r == 0 && req.op == ST_NSH_OP_DEBUG_SYSCALL && strncmp (req.syscall, "raw-op:", 7) == 0)
+    {
+      raw_op (p, atoi (req.syscall + 7), reply.message, sizeof reply.message);
+      r = -EINVAL;
+    }
+  else if (r == 0 && req.op == ST_NSH_OP_DEBUG_SYSCALL
       && (req.in[0] == '\0' || strcmp (req.in, "parser") == 0))
     {
       int e = st_sandbox_try_forbidden (req.syscall);

@@ -49,7 +49,7 @@ open_dir (const char *dir, char *why, size_t why_size)
 }
 
 int
-st_slot_take (const char *dir, uid_t uid, unsigned max, char *why, size_t why_size)
+st_slot_take (const char *dir, const char *account, unsigned max, char *why, size_t why_size)
 {
   int dir_fd = open_dir (dir, why, why_size);
   if (dir_fd < 0)
@@ -57,7 +57,7 @@ st_slot_take (const char *dir, uid_t uid, unsigned max, char *why, size_t why_si
   for (unsigned i = 0; i < max; i++)
     {
       char name[64];
-      snprintf (name, sizeof name, "%u.%u", (unsigned) uid, i);
+      snprintf (name, sizeof name, "%s.%u", account, i);
       /* Read-only: an flock needs no write access, and nothing here is
          ever written.  */
       int fd = openat (dir_fd, name, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -84,7 +84,7 @@ st_slot_take (const char *dir, uid_t uid, unsigned max, char *why, size_t why_si
     }
   close (dir_fd);
   snprintf (why, why_size,
-            "uid %u holds %u connections to the namespace helper already, the most one user may",
-            (unsigned) uid, max);
+            "%s%s holds %u connections to the namespace helper already, the most one user may",
+            strchr (account, '-') == NULL ? "uid " : "", account, max);
   return -EUSERS;
 }

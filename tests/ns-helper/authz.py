@@ -242,16 +242,17 @@ def hold(n, report_fd):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         s.connect(sock_path)
         socks.append(s)
-    time.sleep(1.5)
-    held = []
-    for s in socks:
-        r, _, _ = select.select([s], [], [], 0)
-        if r:
+    # Each refusal comes once its helper has started: 64 of them take a
+    # while on a loaded machine.  Wait for them (up to 30 s), not 1.5 s.
+    held = list(socks)
+    t0 = time.monotonic()
+    while len(held) > 8 and time.monotonic() - t0 < 30 or time.monotonic() - t0 < 1.5:
+        r, _, _ = select.select(held, [], [], 0.25)
+        for s in r:
             msg = s.recv(8192)
             refusals.append(json.loads(msg) if msg else None)
             s.close()
-        else:
-            held.append(s)
+            held.remove(s)
     os.write(report_fd, (json.dumps({"held": len(held), "refused": len(refusals),
                                      "example": refusals[0] if refusals else None}) + "\n")
              .encode())

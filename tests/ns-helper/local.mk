@@ -10,7 +10,8 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/authz.sh \
 	tests/ns-helper/fuzz.sh \
 	tests/ns-helper/sandbox.sh \
-	tests/ns-helper/restart.sh
+	tests/ns-helper/restart.sh \
+	tests/ns-helper/review.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \
@@ -19,6 +20,7 @@ EXTRA_DIST += \
 	tests/ns-helper/nsh.py \
 	tests/ns-helper/attacks.py \
 	tests/ns-helper/authz.py \
+	tests/ns-helper/review.py \
 	tests/ns-helper/fuzz.py
 
 # The program that runs inside the namespaces, and its library.  Its own

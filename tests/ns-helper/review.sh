@@ -1,0 +1,43 @@
+#!/bin/sh
+# Attacks from the review of the helper's authorization (review.py has the
+# list): a user's subordinate uids take no more connections than the user,
+# an exec of a setuid program between the check and the open of map_files
+# gets the user nothing, and owning a user namespace nested in root's
+# container proves nothing.  Against the test build (a pause between the
+# check and the open, ST_NSH_TEST_AUTH_DELAY_MS) as a socket service.
+. "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
+make_user || { not_ok "creating a test user"; plan; exit 0; }
+test_helper=$nsh_build/eu-stacktrace-ns-helper-test
+
+mkdir -p "$tmp/sock" "$tmp/suid"
+chmod 755 "$tmp/suid"
+cp "$nsh_build/libnswork.so" "$tmp/secret-src.so"
+# A setuid program the user may run but not read, at a fixed address (not
+# PIE: a setuid exec drops ADDR_NO_RANDOMIZE).
+printf '#include <unistd.h>\nint main (void) { sleep (30); return 0; }\n' > "$tmp/suid/prog.c"
+${CC:-cc} -no-pie -O0 -o "$tmp/suid/prog" "$tmp/suid/prog.c" || not_ok "building the setuid program"
+chmod 4711 "$tmp/suid/prog"
+
+sock=$tmp/sock/ns-helper.socket
+systemd-socket-activate --seqpacket --accept --listen="$sock" -E ST_NSH_TEST_AUTH_DELAY_MS=1500 \
+  "$test_helper" --idle-timeout=60 --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
+started_pids="$started_pids $!"
+i=0
+while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+chmod 666 "$sock"
+
+"$PYTHON3" "$nsh_src/review.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$tmp/suid/prog" \
+  > "$tmp/review.tap" 2> "$tmp/review.err"
+while IFS= read -r line; do
+  case $line in
+    "ok "*) ok "${line#ok * - }" ;;
+    "not ok "*) not_ok "${line#not ok * - }" ;;
+    "1.."*) ;;
+    *) echo "$line" ;;
+  esac
+done < "$tmp/review.tap"
+if [ -s "$tmp/review.err" ]; then
+  echo "# review.py said:"; diag "$tmp/review.err"
+  grep -q Traceback "$tmp/review.err" && not_ok "review.py ran to the end"
+fi
+plan

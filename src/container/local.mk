@@ -1,5 +1,5 @@
 EXTRA_DIST += src/container/README
 src_core_libcore_a_SOURCES += \
 	src/container/container.c src/container/container.h \
-	src/container/flatpak.c \
-	src/container/podman.c
+	src/container/flatpak.c src/container/flatpak-parse.h \
+	src/container/podman.c src/container/podman-storage.h

@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 
 #include "container/container.h"
+#include "container/podman-storage.h"
 #include "core/log.h"
 
 /* podman's storage (containers/storage): a graph root holds
@@ -77,21 +78,28 @@ load_array (int graph_fd, const char *file, json_object **arr)
   close (fd);
   if (text == NULL)
     return;
-  json_object *o = json_tokener_parse (text);
+  st_podman_storage_parse (text, arr);
   free (text);
+}
+
+int
+st_podman_storage_parse (const char *text, json_object **arr)
+{
+  json_object *o = json_tokener_parse (text);
   if (o == NULL || !json_object_is_type (o, json_type_array))
     {
       json_object_put (o);
-      return;
+      return -EINVAL;
     }
   if (*arr == NULL)
     {
       *arr = o;
-      return;
+      return 0;
     }
   for (size_t i = 0; i < json_object_array_length (o); i++)
     json_object_array_add (*arr, json_object_get (json_object_array_get_idx (o, i)));
   json_object_put (o);
+  return 0;
 }
 
 static void
@@ -431,6 +439,34 @@ collect_graph (struct graph *g, void *arg)
           }
       collect_add (c, ct);
     }
+  return 0;
+}
+
+/* graph_load and st_podman_foreach_stored on texts rather than files.  */
+int
+st_podman_storage_collect (int graph_fd, const char *driver,
+                           const char *const texts[ST_PODMAN_STORAGE_N],
+                           struct st_container ***cache, size_t *n_cache)
+{
+  struct graph g = { .fd = -1, .driver = driver };
+  json_object **arrays[ST_PODMAN_STORAGE_N] = {
+    [ST_PODMAN_CONTAINERS] = &g.containers, [ST_PODMAN_LAYERS] = &g.layers,
+    [ST_PODMAN_VOLATILE_CONTAINERS] = &g.containers, [ST_PODMAN_VOLATILE_LAYERS] = &g.layers,
+    [ST_PODMAN_IMAGES] = &g.images,
+  };
+  for (int i = 0; i < ST_PODMAN_STORAGE_N; i++)
+    if (texts[i] != NULL)
+      st_podman_storage_parse (texts[i], arrays[i]);
+  if (g.layers == NULL)
+    {
+      graph_free (&g);
+      return -1;
+    }
+  g.fd = graph_fd;
+  struct collect c = { cache, n_cache, *n_cache };
+  collect_graph (&g, &c);
+  g.fd = -1;
+  graph_free (&g);
   return 0;
 }
 

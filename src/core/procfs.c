@@ -32,3 +32,24 @@ st_proc_start_time (pid_t pid, uint64_t *ticks)
   *ticks = strtoull (p + 1, &end, 10);
   return end != p + 1;
 }
+
+bool
+st_proc_parse_maps_line (char *line, struct st_proc_map *m)
+{
+  unsigned long long start, end, pgoff, inode;
+  char perms[8] = "";
+  int name_at = -1;
+  if (sscanf (line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &m->maj,
+              &m->min, &inode, &name_at) < 7
+      || name_at < 0 || strlen (perms) != 4 || start >= end)
+    return false;
+  m->start = start;
+  m->end = end;
+  m->pgoff = pgoff;
+  m->inode = inode;
+  memcpy (m->perms, perms, 5);
+  char *name = line + name_at;
+  name[strcspn (name, "\n")] = '\0';
+  m->name = name;
+  return true;
+}

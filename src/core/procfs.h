@@ -9,3 +9,17 @@
    /proc/PID/stat, clock ticks since boot): it tells a reused pid from the
    process that had it.  False when there is no such process.  */
 bool st_proc_start_time (pid_t pid, uint64_t *ticks);
+
+/* One line of /proc/PID/maps: "START-END PERMS PGOFF MAJ:MIN INODE  NAME".
+   The kernel writes every field but NAME, which the process chose (any
+   bytes but a newline; "" for an anonymous mapping).  */
+struct st_proc_map {
+  uint64_t start, end, pgoff, inode;
+  unsigned maj, min;
+  char perms[5];            /* "r-xp": always 4 characters */
+  const char *name;         /* inside the line, its newline cut */
+};
+
+/* Parses LINE (NUL-terminated; its newline is replaced by a NUL) into *M.
+   False when it is not a maps line, or START is not below END.  */
+bool st_proc_parse_maps_line (char *line, struct st_proc_map *m);

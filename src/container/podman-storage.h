@@ -1,10 +1,12 @@
 /* podman's storage files, parsed from bytes: the part of podman.c that
  * reads what a rootless user writes (containers.json, layers.json,
- * images.json and their volatile- twins), without the file system around
- * it, for tests and tests/fuzz/fuzz-podman-storage.c.  */
+ * images.json and their volatile- twins) and of a process (its cgroup,
+ * the container's /run/.containerenv), without the file system around
+ * it, for tests and tests/fuzz/fuzz-podman-*.c.  */
 #pragma once
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "container/container.h"
@@ -33,3 +35,12 @@ int st_podman_storage_parse (const char *text, json_object **arr);
 int st_podman_storage_collect (int graph_fd, const char *driver,
                                const char *const texts[ST_PODMAN_STORAGE_N],
                                struct st_container ***cache, size_t *n_cache);
+
+/* The container id (64 lowercase hex digits, into ID) of the first
+   libpod-<id> cgroup (not libpod-conmon-<id>, conmon's) in TEXT, the
+   contents of /proc/PID/cgroup.  False when there is none.  */
+bool st_podman_id_from_cgroup_text (const char *text, char id[65]);
+
+/* The id="<id>" line of TEXT, a container's /run/.containerenv (written
+   inside the container: a hint only).  False when there is none.  */
+bool st_podman_id_from_containerenv_text (const char *text, char id[65]);

@@ -305,21 +305,28 @@ id_from_cgroup (pid_t pid, char id[65])
     return false;
   char *text = st_read_small_file (fd, 1 << 20, NULL);
   close (fd);
-  bool ok = false;
-  for (char *p = text; p != NULL && (p = strstr (p, "libpod-")) != NULL; p += 7)
+  bool ok = text != NULL && st_podman_id_from_cgroup_text (text, id);
+  free (text);
+  return ok;
+}
+
+bool
+st_podman_id_from_cgroup_text (const char *text, char id[65])
+{
+  for (const char *p = text; (p = strstr (p, "libpod-")) != NULL; p += 7)
     {
       if (strncmp (p, "libpod-conmon-", 14) == 0)
         continue;
+      /* 64 bytes only when the text has them: a short name at its end
+         must not be copied past its NUL.  */
+      if (strnlen (p + 7, 64) < 64)
+        continue;
       memcpy (id, p + 7, 64);
       id[64] = '\0';
-      if (strlen (p + 7) >= 64 && is_id (id))
-        {
-          ok = true;
-          break;
-        }
+      if (is_id (id))
+        return true;
     }
-  free (text);
-  return ok;
+  return false;
 }
 
 /* /run/.containerenv, read inside the process's root.  Untrusted: only a
@@ -339,16 +346,20 @@ id_from_containerenv (pid_t pid, char id[65])
     return false;
   char *text = st_read_small_file (fd, 1 << 16, NULL);
   close (fd);
-  char *p = text ? strstr (text, "\nid=\"") : NULL;
-  bool ok = false;
-  if (p != NULL && strlen (p + 5) >= 64)
-    {
-      memcpy (id, p + 5, 64);
-      id[64] = '\0';
-      ok = is_id (id);
-    }
+  bool ok = text != NULL && st_podman_id_from_containerenv_text (text, id);
   free (text);
   return ok;
+}
+
+bool
+st_podman_id_from_containerenv_text (const char *text, char id[65])
+{
+  const char *p = strstr (text, "\nid=\"");
+  if (p == NULL || strlen (p + 5) < 64)
+    return false;
+  memcpy (id, p + 5, 64);
+  id[64] = '\0';
+  return is_id (id);
 }
 
 struct st_container *

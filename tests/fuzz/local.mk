@@ -17,6 +17,7 @@ check_PROGRAMS += \
 	tests/fuzz/fuzz-sysprof-source-replay \
 	tests/fuzz/fuzz-nsh-protocol-replay \
 	tests/fuzz/fuzz-podman-storage-replay \
+	tests/fuzz/fuzz-podman-ids-replay \
 	tests/fuzz/fuzz-flatpak-replay \
 	tests/fuzz/fuzz-proc-maps-replay
 
@@ -45,6 +46,12 @@ tests_fuzz_fuzz_podman_storage_replay_CFLAGS = $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_podman_storage_replay_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_fuzz_fuzz_podman_storage_replay_LDADD = $(FUZZ_LDADD)
 
+# A process's podman container id: its cgroup, /run/.containerenv.
+tests_fuzz_fuzz_podman_ids_replay_SOURCES = tests/fuzz/fuzz-podman-ids.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_podman_ids_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_podman_ids_replay_LDFLAGS = $(ASAN_FLAGS_LD)
+tests_fuzz_fuzz_podman_ids_replay_LDADD = $(FUZZ_LDADD)
+
 # flatpak's .flatpak-info, bwrapinfo.json and cgroup app id.
 tests_fuzz_fuzz_flatpak_replay_SOURCES = tests/fuzz/fuzz-flatpak.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_flatpak_replay_CFLAGS = $(FUZZ_CFLAGS)
@@ -61,10 +68,7 @@ tests_fuzz_fuzz_proc_maps_replay_LDADD = $(FUZZ_LDADD)
 # or `make dist' would drop it).
 FUZZ_CORPUS = \
 	tests/fuzz/corpus/flatpak/seed-bwrapinfo.json \
-	tests/fuzz/corpus/flatpak/seed-cgroup-podman-rootful \
-	tests/fuzz/corpus/flatpak/seed-cgroup-podman-rootless \
 	tests/fuzz/corpus/flatpak/seed-cgroup-v1-flatpak-no-scope \
-	tests/fuzz/corpus/flatpak/seed-containerenv-toolbox \
 	tests/fuzz/corpus/flatpak/seed-flatpak-info \
 	tests/fuzz/corpus/flatpak/synth-cgroup-hybrid-escaped-app-scope \
 	tests/fuzz/corpus/flatpak/synth-cgroup-v2-app-scope \
@@ -121,6 +125,11 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/perf-source/seed-file-two-events.data \
 	tests/fuzz/corpus/perf-source/seed-pipe-buildid-mmap.data \
 	tests/fuzz/corpus/perf-source/seed-pipe-demo.data \
+	tests/fuzz/corpus/podman-ids/crash-cgroup-short-libpod-name \
+	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-rootful \
+	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-rootless \
+	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-toolbox \
+	tests/fuzz/corpus/podman-ids/seed-containerenv-toolbox \
 	tests/fuzz/corpus/podman-storage/seed-mixed-volatile-storage \
 	tests/fuzz/corpus/podman-storage/seed-rootful-vfs-containers.json \
 	tests/fuzz/corpus/podman-storage/seed-rootful-vfs-images.json \

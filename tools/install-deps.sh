@@ -10,6 +10,7 @@ packages="
   systemd libcap2-bin
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go
+  clang libclang-rt-14-dev
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -131,6 +132,35 @@ st_json_prescan (const char *text, size_t len, size_t max_values, size_t max_dep
   return 0;
 }
 
+json_object *
+st_json_parse_bounded (const char *text, size_t len, size_t max_values, size_t max_depth,
+                       int *error)
+{
+  int r = st_json_prescan (text, len, max_values, max_depth);
+  json_object *o = NULL;
+  if (r == 0)
+    {
+      json_tokener *tok = json_tokener_new_ex ((int) max_depth);
+      o = tok && len <= INT_MAX ? json_tokener_parse_ex (tok, text, (int) len) : NULL;
+      if (tok == NULL || json_tokener_get_error (tok) != json_tokener_success)
+        {
+          json_object_put (o);
+          o = NULL;
+          r = -EINVAL;
+        }
+      json_tokener_free (tok);
+    }
+  if (error != NULL)
+    *error = r;
+  return o;
+}
+
+json_object *
+st_storage_json_parse (const char *text, size_t len, int *error)
+{
+  return st_json_parse_bounded (text, len, MAX_VALUES, MAX_DEPTH, error);
+}
+
 static uint64_t
 now_ns (void)
 {
@@ -169,23 +199,13 @@ parse_file (int fd, const struct stat *st, const struct key *k, const char *name
       return NULL;
     }
   *parsed_bytes = len;
-  r = st_json_prescan (text, len, MAX_VALUES, MAX_DEPTH);
-  if (r < 0)
+  json_object *o = st_storage_json_parse (text, len, &r);
+  if (r == -ELOOP || r == -E2BIG)
     {
       snprintf (why, sizeof why, r == -ELOOP ? "JSON nested deeper than %d" :
                 "more than %d JSON values", r == -ELOOP ? MAX_DEPTH : MAX_VALUES);
       st_untrusted_refuse (name, who, why);
-      free (text);
-      return NULL;
     }
-  json_tokener *tok = json_tokener_new_ex (MAX_DEPTH);
-  json_object *o = tok ? json_tokener_parse_ex (tok, text, (int) len) : NULL;
-  if (tok != NULL && json_tokener_get_error (tok) != json_tokener_success)
-    {
-      json_object_put (o);
-      o = NULL;
-    }
-  json_tokener_free (tok);
   free (text);
   return o;
 }

@@ -95,6 +95,14 @@ struct json_object *st_storage_json_load (int dir_fd, const char *file, uid_t ow
 /* 0 when TEXT has at most MAX_VALUES values and MAX_DEPTH nesting, else
    -E2BIG or -ELOOP; strings are skipped, nothing is allocated.  */
 int st_json_prescan (const char *text, size_t len, size_t max_values, size_t max_depth);
+/* TEXT parsed by json-c after st_json_prescan passed it, with json-c's
+   own nesting limit at MAX_DEPTH.  NULL when refused or not JSON; *ERROR
+   (when not NULL) then says which: -E2BIG, -ELOOP or -EINVAL.  */
+struct json_object *st_json_parse_bounded (const char *text, size_t len, size_t max_values,
+                                           size_t max_depth, int *error);
+/* st_json_parse_bounded with the limits of storage metadata: what
+   st_storage_json_load parses each file with.  */
+struct json_object *st_storage_json_parse (const char *text, size_t len, int *error);
 
 int st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t why_size);
 int st_open_beneath (int dir_fd, const char *path, bool directory);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "container/container.h"
+#include "container/flatpak-parse.h"
 #include "core/log.h"
 #include "core/procfs.h"
 #include "core/untrusted.h"
@@ -160,12 +161,20 @@ app_from_cgroup (pid_t pid, char *out, size_t size)
   char *text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;
   if (fd >= 0)
     close (fd);
+  bool found = text != NULL && st_flatpak_app_from_cgroup_text (text, out, size);
+  free (text);
+  return found;
+}
+
+bool
+st_flatpak_app_from_cgroup_text (const char *text, char *out, size_t size)
+{
   bool found = false;
-  for (char *line = text; !found && line != NULL && *line; line = strchr (line, '\n'), line = line ? line + 1 : NULL)
+  for (const char *line = text; !found && line != NULL && *line; line = strchr (line, '\n'), line = line ? line + 1 : NULL)
     {
       size_t n = strcspn (line, "\n");
-      char *s = NULL;
-      for (char *q = line; q < line + n; q++)
+      const char *s = NULL;
+      for (const char *q = line; q < line + n; q++)
         if ((q == line || q[-1] == '/') && strncmp (q, "app-flatpak-", 12) == 0)
           s = q + 12;
       if (s == NULL)
@@ -199,7 +208,6 @@ app_from_cgroup (pid_t pid, char *out, size_t size)
       out[o] = '\0';
       found = ok && o > 0 && strchr (out, '.') != NULL;
     }
-  free (text);
   return found;
 }
 
@@ -231,6 +239,13 @@ from_info (const char *text, const char *instance, const char *source, const cha
   return c;
 }
 
+struct st_container *
+st_flatpak_from_info_text (const char *text, const char *instance, const char *cgroup_app)
+{
+  return from_info (text, instance, instance ? "its instance directory" : "/.flatpak-info",
+                    cgroup_app);
+}
+
 static long long
 json_int (json_object *o, const char *key)
 {
@@ -238,6 +253,17 @@ json_int (json_object *o, const char *key)
   if (!json_object_object_get_ex (o, key, &v) || !json_object_is_type (v, json_type_int))
     return -1;
   return json_object_get_int64 (v);
+}
+
+void
+st_flatpak_parse_bwrapinfo (const char *text, long long *mnt_ns, long long *child_pid)
+{
+  /* 64 KiB of bwrapinfo.json is small, but json-c's objects are not:
+     bound them too.  */
+  json_object *o = st_json_parse_bounded (text, strlen (text), 1000, 8, NULL);
+  *mnt_ns = o ? json_int (o, "mnt-namespace") : -1;
+  *child_pid = o ? json_int (o, "child-pid") : -1;
+  json_object_put (o);
 }
 
 static pid_t
@@ -341,14 +367,10 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
       char *text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;
       if (fd >= 0)
         close (fd);
-      /* 64 KiB of bwrapinfo.json is small, but json-c's objects are not:
-         bound them too.  */
-      json_object *o = text && st_json_prescan (text, strlen (text), 1000, 8) == 0
-                       ? json_tokener_parse (text) : NULL;
+      long long ns = -1, child = -1;
+      if (text != NULL)
+        st_flatpak_parse_bwrapinfo (text, &ns, &child);
       free (text);
-      long long ns = o ? json_int (o, "mnt-namespace") : -1;
-      long long child = o ? json_int (o, "child-pid") : -1;
-      json_object_put (o);
       if (ns < 0 && child > 0)
         {
           struct stat st;

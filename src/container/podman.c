@@ -14,6 +14,7 @@
 #include <linux/openat2.h>
 
 #include "container/container.h"
+#include "container/podman-storage.h"
 #include "core/log.h"
 #include "core/procfs.h"
 #include "core/untrusted.h"
@@ -70,24 +71,38 @@ first_name (json_object *o)
   return NULL;
 }
 
-/* Appends the array in FILE (under the graph root) to *ARR.  The parsed
-   file is shared (bounded-json.c caches it): *ARR is our own array of
-   references to its elements, so that the volatile file's elements can be
-   added without touching the cached one.  */
-static void
-load_array (const struct graph *g, const char *file, json_object **arr)
+/* Appends the elements of the array O to *ARR (our own array of
+   references to them, so that the volatile file's elements can be added
+   without touching a cached, shared O) and drops the reference O.
+   -EINVAL, *ARR untouched, when O is not an array.  */
+static int
+append_array (json_object *o, json_object **arr)
 {
-  json_object *o = st_storage_json_load (g->fd, file, g->owner, g->who);
   if (o == NULL || !json_object_is_type (o, json_type_array))
     {
       json_object_put (o);
-      return;
+      return -EINVAL;
     }
   if (*arr == NULL)
     *arr = json_object_new_array ();
   for (size_t i = 0; *arr != NULL && i < json_object_array_length (o); i++)
     json_object_array_add (*arr, json_object_get (json_object_array_get_idx (o, i)));
   json_object_put (o);
+  return 0;
+}
+
+/* Appends the array in FILE (under the graph root) to *ARR.  The parsed
+   file is shared (bounded-json.c caches it).  */
+static void
+load_array (const struct graph *g, const char *file, json_object **arr)
+{
+  append_array (st_storage_json_load (g->fd, file, g->owner, g->who), arr);
+}
+
+int
+st_podman_storage_parse (const char *text, json_object **arr)
+{
+  return append_array (st_storage_json_parse (text, strlen (text), NULL), arr);
 }
 
 static void
@@ -349,21 +364,28 @@ id_from_cgroup (pid_t pid, char id[65])
     return false;
   char *text = st_read_small_file (fd, 1 << 20, NULL);
   close (fd);
-  bool ok = false;
-  for (char *p = text; p != NULL && (p = strstr (p, "libpod-")) != NULL; p += 7)
+  bool ok = text != NULL && st_podman_id_from_cgroup_text (text, id);
+  free (text);
+  return ok;
+}
+
+bool
+st_podman_id_from_cgroup_text (const char *text, char id[65])
+{
+  for (const char *p = text; (p = strstr (p, "libpod-")) != NULL; p += 7)
     {
       if (strncmp (p, "libpod-conmon-", 14) == 0)
         continue;
+      /* 64 bytes only when the text has them: a short name at its end
+         must not be copied past its NUL.  */
+      if (strnlen (p + 7, 64) < 64)
+        continue;
       memcpy (id, p + 7, 64);
       id[64] = '\0';
-      if (strlen (p + 7) >= 64 && is_id (id))
-        {
-          ok = true;
-          break;
-        }
+      if (is_id (id))
+        return true;
     }
-  free (text);
-  return ok;
+  return false;
 }
 
 /* /run/.containerenv, read inside the process's root.  Untrusted: only a
@@ -382,16 +404,20 @@ id_from_containerenv (pid_t pid, char id[65])
     return false;
   char *text = st_read_small_file (fd, 1 << 16, NULL);
   close (fd);
-  char *p = text ? strstr (text, "\nid=\"") : NULL;
-  bool ok = false;
-  if (p != NULL && strlen (p + 5) >= 64)
-    {
-      memcpy (id, p + 5, 64);
-      id[64] = '\0';
-      ok = is_id (id);
-    }
+  bool ok = text != NULL && st_podman_id_from_containerenv_text (text, id);
   free (text);
   return ok;
+}
+
+bool
+st_podman_id_from_containerenv_text (const char *text, char id[65])
+{
+  const char *p = strstr (text, "\nid=\"");
+  if (p == NULL || strlen (p + 5) < 64)
+    return false;
+  memcpy (id, p + 5, 64);
+  id[64] = '\0';
+  return is_id (id);
 }
 
 struct st_container *
@@ -484,6 +510,34 @@ collect_graph (struct graph *g, void *arg)
           }
       collect_add (c, ct);
     }
+  return 0;
+}
+
+/* graph_load and st_podman_foreach_stored on texts rather than files.  */
+int
+st_podman_storage_collect (int graph_fd, const char *driver,
+                           const char *const texts[ST_PODMAN_STORAGE_N],
+                           struct st_container ***cache, size_t *n_cache)
+{
+  struct graph g = { .fd = -1, .driver = driver };
+  json_object **arrays[ST_PODMAN_STORAGE_N] = {
+    [ST_PODMAN_CONTAINERS] = &g.containers, [ST_PODMAN_LAYERS] = &g.layers,
+    [ST_PODMAN_VOLATILE_CONTAINERS] = &g.containers, [ST_PODMAN_VOLATILE_LAYERS] = &g.layers,
+    [ST_PODMAN_IMAGES] = &g.images,
+  };
+  for (int i = 0; i < ST_PODMAN_STORAGE_N; i++)
+    if (texts[i] != NULL)
+      st_podman_storage_parse (texts[i], arrays[i]);
+  if (g.layers == NULL)
+    {
+      graph_free (&g);
+      return -1;
+    }
+  g.fd = graph_fd;
+  struct collect c = { cache, n_cache, *n_cache };
+  collect_graph (&g, &c);
+  g.fd = -1;
+  graph_free (&g);
   return 0;
 }
 

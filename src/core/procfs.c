@@ -73,3 +73,24 @@ st_proc_owned_by (const uid_t owners[2], uid_t uid)
 {
   return uid == 0 || uid == owners[0] || uid == owners[1];
 }
+
+bool
+st_proc_parse_maps_line (char *line, struct st_proc_map *m)
+{
+  unsigned long long start, end, pgoff, inode;
+  char perms[8] = "";
+  int name_at = -1;
+  if (sscanf (line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &m->maj,
+              &m->min, &inode, &name_at) < 7
+      || name_at < 0 || strlen (perms) != 4 || start >= end)
+    return false;
+  m->start = start;
+  m->end = end;
+  m->pgoff = pgoff;
+  m->inode = inode;
+  memcpy (m->perms, perms, 5);
+  char *name = line + name_at;
+  name[strcspn (name, "\n")] = '\0';
+  m->name = name;
+  return true;
+}

@@ -19,3 +19,17 @@ int st_proc_owners (pid_t pid, uid_t owners[2]);
 /* True when a file with owner UID may describe a process with OWNERS:
    root's files, or the process's own user's.  */
 bool st_proc_owned_by (const uid_t owners[2], uid_t uid);
+
+/* One line of /proc/PID/maps: "START-END PERMS PGOFF MAJ:MIN INODE  NAME".
+   The kernel writes every field but NAME, which the process chose (any
+   bytes but a newline; "" for an anonymous mapping).  */
+struct st_proc_map {
+  uint64_t start, end, pgoff, inode;
+  unsigned maj, min;
+  char perms[5];            /* "r-xp": always 4 characters */
+  const char *name;         /* inside the line, its newline cut */
+};
+
+/* Parses LINE (NUL-terminated; its newline is replaced by a NUL) into *M.
+   False when it is not a maps line, or START is not below END.  */
+bool st_proc_parse_maps_line (char *line, struct st_proc_map *m);

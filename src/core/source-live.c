@@ -21,6 +21,7 @@
 
 #include "core/log.h"
 #include "core/perf-format.h"
+#include "core/procfs.h"
 #include "core/signals.h"
 #include "core/source-live.h"
 #include "core/source-perf.h"
@@ -355,15 +356,12 @@ synthesize_maps (struct live *lv, pid_t pid)
   int r = 0;
   while (r == 0 && getline (&line, &cap, f) > 0)
     {
-      unsigned long long start, end, pgoff, ino;
-      unsigned maj, min;
-      char perms[8];
-      int name_at = 0;
-      if (sscanf (line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-                  &min, &ino, &name_at) < 7)
+      struct st_proc_map m;
+      if (!st_proc_parse_maps_line (line, &m))
         continue;
-      char *name = line + name_at;
-      name[strcspn (name, "\n")] = '\0';
+      uint64_t start = m.start, end = m.end, pgoff = m.pgoff, ino = m.inode;
+      unsigned maj = m.maj, min = m.min;
+      const char *perms = m.perms, *name = m.name;
       /* Code, and the files it came from (as mmap_data reports them).  */
       if (perms[2] != 'x' && (name[0] != '/' || ino == 0))
         continue;

@@ -412,19 +412,11 @@ synthesize_from_proc (struct st_sysprof_source *src, pid_t pid, int64_t time)
   size_t n_maps = 0;
   while (r >= 0 && getline (&line, &cap, f) > 0)
     {
-      uint64_t start, end, pgoff, inode;
-      char perms[8];
-      int name_at = 0;
-      if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*x:%*x %" SCNu64 " %n",
-                  &start, &end, perms, &pgoff, &inode, &name_at) < 5
-          || name_at == 0 || perms[2] != 'x')
+      struct st_proc_map m;
+      if (!st_proc_parse_maps_line (line, &m) || m.perms[2] != 'x' || !is_code_path (m.name))
         continue;
-      char *name = line + name_at;
-      name[strcspn (name, "\n")] = '\0';
-      if (!is_code_path (name))
-        continue;
-      uint32_t prot = PROT_EXEC | (perms[0] == 'r' ? PROT_READ : 0);
-      r = emit_made_map (src, pid, time, start, end, pgoff, inode, name, prot);
+      uint32_t prot = PROT_EXEC | (m.perms[0] == 'r' ? PROT_READ : 0);
+      r = emit_made_map (src, pid, time, m.start, m.end, m.pgoff, m.inode, m.name, prot);
       n_maps++;
     }
   free (line);

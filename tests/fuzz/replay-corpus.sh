@@ -1,13 +1,13 @@
 #!/bin/sh
-# Every input of the fuzz corpus (tests/fuzz/corpus/: seed recordings and
-# each input that once crashed or hung the reader) runs through the fuzz
-# target built with ASan and UBSan: no sanitizer report, no signal, exit 0,
-# done within 60 s.  One TAP line per input, then one that checks that each
-# corpus file is listed in tests/fuzz/local.mk (or `make dist' drops it).
+# Every input of every fuzz corpus (tests/fuzz/corpus/NAME/: seeds and each
+# input that once crashed or hung a parser) runs through its target,
+# tests/fuzz/fuzz-NAME-replay, built with ASan and UBSan: no sanitizer
+# report, no signal, exit 0, done within 60 s.  One TAP line per input,
+# then one per corpus that checks each of its files is listed in
+# tests/fuzz/local.mk (or `make dist' drops it).
 : "${TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${TOP_BUILDDIR:=$TOP_SRCDIR}"
-REPLAY="$TOP_BUILDDIR/tests/fuzz/fuzz-perf-source-replay"
-CORPUS="$TOP_SRCDIR/tests/fuzz/corpus"
+CORPORA="$TOP_SRCDIR/tests/fuzz/corpus"
 LOCAL_MK="$TOP_SRCDIR/tests/fuzz/local.mk"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-fuzz.XXXXXX") || {
@@ -17,59 +17,73 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-n_inputs=0
-for f in "$CORPUS"/*; do
-  [ -f "$f" ] && n_inputs=$((n_inputs + 1))
+n_tests=0
+for d in "$CORPORA"/*/; do
+  [ -d "$d" ] || continue
+  n_tests=$((n_tests + 1))
+  for f in "$d"*; do
+    [ -f "$f" ] && n_tests=$((n_tests + 1))
+  done
 done
-if [ "$n_inputs" -eq 0 ] || ! [ -x "$REPLAY" ]; then
+if [ "$n_tests" -eq 0 ]; then
   echo "1..1"
-  echo "not ok 1 - replay the fuzz corpus: no inputs in $CORPUS or $REPLAY not built"
+  echo "not ok 1 - replay the fuzz corpora: no corpus in $CORPORA"
   exit 0
 fi
-echo "1..$((n_inputs + 1))"
+echo "1..$n_tests"
 
 unset DEBUGINFOD_URLS
 n=0
-for f in "$CORPUS"/*; do
-  [ -f "$f" ] || continue
-  n=$((n + 1))
-  name=${f##*/}
-  start=$(date +%s)
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  FUZZ_VERBOSE=error \
-    timeout -k 5 60 "$REPLAY" "$f" > "$tmp/out" 2> "$tmp/err"
-  rc=$?
-  secs=$(( $(date +%s) - start ))
-  why=""
-  if grep -q -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' \
-       -e 'runtime error:' -e 'SUMMARY: [A-Za-z]*Sanitizer' "$tmp/err"; then
-    why="sanitizer report"
-  elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-    why="did not finish within 60 s"
-  elif [ "$rc" -ne 0 ]; then
-    why="exit status $rc"
-  fi
-  # What the reader said about the input (its error, if any).
-  said=$(grep -v '^replay' "$tmp/err" | head -n 1)
-  if [ -z "$why" ]; then
-    echo "ok $n - $name ($(wc -c < "$f") bytes) replays clean in ${secs}s${said:+: $said}"
-  else
-    echo "not ok $n - $name: $why"
-    grep -n -A 40 -m 1 -e 'ERROR: ' -e 'runtime error:' "$tmp/err" | sed 's/^/#   /'
-    grep -q -e 'ERROR: ' -e 'runtime error:' "$tmp/err" || sed -n '1,40s/^/#   /p' "$tmp/err"
-  fi
-done
+for d in "$CORPORA"/*/; do
+  [ -d "$d" ] || continue
+  d=${d%/}
+  target=${d##*/}
+  replay="$TOP_BUILDDIR/tests/fuzz/fuzz-$target-replay"
+  for f in "$d"/*; do
+    [ -f "$f" ] || continue
+    n=$((n + 1))
+    name="$target/${f##*/}"
+    if ! [ -x "$replay" ]; then
+      echo "not ok $n - $name: $replay not built"
+      continue
+    fi
+    start=$(date +%s)
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    FUZZ_VERBOSE=error \
+      timeout -k 5 60 "$replay" "$f" > "$tmp/out" 2> "$tmp/err"
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    why=""
+    if grep -q -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' \
+         -e 'runtime error:' -e 'SUMMARY: [A-Za-z]*Sanitizer' "$tmp/err"; then
+      why="sanitizer report"
+    elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+      why="did not finish within 60 s"
+    elif [ "$rc" -ne 0 ]; then
+      why="exit status $rc"
+    fi
+    # What the parser said about the input (its error, if any).
+    said=$(grep -v '^replay' "$tmp/err" | head -n 1)
+    if [ -z "$why" ]; then
+      echo "ok $n - $name ($(wc -c < "$f") bytes) replays clean in ${secs}s${said:+: $said}"
+    else
+      echo "not ok $n - $name: $why"
+      grep -n -A 40 -m 1 -e 'ERROR: ' -e 'runtime error:' "$tmp/err" | sed 's/^/#   /'
+      grep -q -e 'ERROR: ' -e 'runtime error:' "$tmp/err" || sed -n '1,40s/^/#   /p' "$tmp/err"
+    fi
+  done
 
-n=$((n + 1))
-unlisted=""
-for f in "$CORPUS"/*; do
-  [ -f "$f" ] || continue
-  grep -q "tests/fuzz/corpus/${f##*/}" "$LOCAL_MK" || unlisted="$unlisted ${f##*/}"
+  n=$((n + 1))
+  unlisted=""
+  for f in "$d"/*; do
+    [ -f "$f" ] || continue
+    grep -q "tests/fuzz/corpus/$target/${f##*/}" "$LOCAL_MK" || unlisted="$unlisted ${f##*/}"
+  done
+  if [ -z "$unlisted" ]; then
+    echo "ok $n - every file of corpus/$target is listed in tests/fuzz/local.mk"
+  else
+    echo "not ok $n - corpus/$target files missing from FUZZ_CORPUS in tests/fuzz/local.mk:$unlisted"
+  fi
 done
-if [ -z "$unlisted" ]; then
-  echo "ok $n - every corpus file is listed in tests/fuzz/local.mk"
-else
-  echo "not ok $n - corpus files missing from FUZZ_CORPUS in tests/fuzz/local.mk:$unlisted"
-fi
 exit 0

@@ -1,15 +1,21 @@
 #!/bin/sh
-# Builds the perf.data fuzz target with clang's libFuzzer, ASan and UBSan,
-# and fuzzes for a while (default 60 s) on a copy of tests/fuzz/corpus/.
+# Builds one fuzz target (tests/fuzz/fuzz-NAME.c) with clang's libFuzzer,
+# ASan and UBSan, and fuzzes for a while (default 60 s) on a copy of
+# tests/fuzz/corpus/NAME/.  One run at a time on a shared machine: libFuzzer
+# uses one core (more only with -fork=N or -jobs=N).
 #
-#   tests/fuzz/run-fuzzer.sh [SECONDS] [LIBFUZZER-OPTION...]
+#   tests/fuzz/run-fuzzer.sh NAME [SECONDS] [LIBFUZZER-OPTION...]
+#
+# NAME is one of: perf-source sysprof-source nsh-protocol podman-storage podman-ids
+# flatpak proc-maps (see tests/fuzz/README).  Without NAME (a first
+# argument that is a number or an option), perf-source.
 #
 # Run it from the top of a configured build tree (config.h is taken from
 # there), or set TOP_SRCDIR and TOP_BUILDDIR.  Environment:
 #   CC               the clang to use (default: clang)
 #   FUZZ_WORKDIR     where the binary, the working corpus and the findings
-#                    go (default: ${TMPDIR:-/tmp}/eu-stacktrace-fuzz); the corpus
-#                    there grows from run to run
+#                    go (default: ${TMPDIR:-/tmp}/eu-stacktrace-fuzz/NAME); the
+#                    corpus there grows from run to run
 #   FUZZ_KEEP_GOING  1: do not stop at the first crash (libFuzzer's fork
 #                    mode with -ignore_crashes/-ignore_timeouts/-ignore_ooms)
 #   FUZZ_NO_BUILD    1: reuse the binary already in FUZZ_WORKDIR
@@ -17,18 +23,29 @@
 # Inputs are cut at 70000 bytes (-max_len) and an input that runs longer
 # than 10 s is a hang (-timeout).  Findings land in $FUZZ_WORKDIR/artifacts/
 # as crash-*, timeout-*, leak-*, oom-*.  For each one:
-#   $FUZZ_WORKDIR/fuzz-perf-source ARTIFACT             # reproduce
-#   FUZZ_VERBOSE=1 tests/fuzz/fuzz-perf-source-replay ARTIFACT   # with logs
-#   $FUZZ_WORKDIR/fuzz-perf-source -minimize_crash=1 -runs=20000 \
-#       -exact_artifact_path=small.data ARTIFACT        # make it smaller
-# then fix it, copy it to tests/fuzz/corpus/crash-WHAT.data, list it in
+#   $FUZZ_WORKDIR/fuzz-NAME ARTIFACT                     # reproduce
+#   FUZZ_VERBOSE=1 tests/fuzz/fuzz-NAME-replay ARTIFACT  # with logs
+#   $FUZZ_WORKDIR/fuzz-NAME -minimize_crash=1 -runs=20000 \
+#       -exact_artifact_path=small ARTIFACT              # make it smaller
+# then fix it, copy it to tests/fuzz/corpus/NAME/crash-WHAT, list it in
 # FUZZ_CORPUS in tests/fuzz/local.mk, and `make check` replays it forever.
+# libFuzzer's last lines (-print_final_stats=1) give the run's figures:
+# "Done N runs in S second(s)", and the "cov:" of the last #N line.
 set -eu
 
 : "${TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${TOP_BUILDDIR:=$(pwd)}"
 : "${CC:=clang}"
-: "${FUZZ_WORKDIR:=${TMPDIR:-/tmp}/eu-stacktrace-fuzz}"
+name=perf-source
+case ${1:-} in
+  ''|-*|[0-9]*) ;;
+  *) name=$1; shift ;;
+esac
+if ! [ -f "$TOP_SRCDIR/tests/fuzz/fuzz-$name.c" ]; then
+  echo "run-fuzzer.sh: no fuzz target $TOP_SRCDIR/tests/fuzz/fuzz-$name.c" >&2
+  exit 1
+fi
+: "${FUZZ_WORKDIR:=${TMPDIR:-/tmp}/eu-stacktrace-fuzz/$name}"
 seconds=60
 case ${1:-} in
   ''|-*) ;;
@@ -40,7 +57,7 @@ if ! [ -f "$TOP_BUILDDIR/config.h" ]; then
   exit 1
 fi
 mkdir -p "$FUZZ_WORKDIR/corpus" "$FUZZ_WORKDIR/artifacts"
-bin="$FUZZ_WORKDIR/fuzz-perf-source"
+bin="$FUZZ_WORKDIR/fuzz-$name"
 
 if [ "${FUZZ_NO_BUILD:-0}" != 1 ] || ! [ -x "$bin" ]; then
   # How the core is built, from the build tree's own Makefile (see
@@ -63,13 +80,14 @@ if [ "${FUZZ_NO_BUILD:-0}" != 1 ] || ! [ -x "$bin" ]; then
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -DLIBEXECDIR='"/nonexistent"' \
     -I"$TOP_SRCDIR/src" -I"$TOP_BUILDDIR/src" -I"$TOP_BUILDDIR" $(var cflags) \
-    -o "$bin" "$TOP_SRCDIR/tests/fuzz/fuzz-perf-source.c" $sources \
+    -I"$TOP_SRCDIR/tests/fuzz" -o "$bin" "$TOP_SRCDIR/tests/fuzz/fuzz-$name.c" \
+    "$TOP_SRCDIR/tests/fuzz/fuzz-replay.c" "$TOP_SRCDIR/tests/fuzz/fuzz-source.c" $sources \
     $(var libs) -lpthread
 fi
 
 # The seeds and past findings join the working corpus (never the other way:
 # copy a finding to tests/fuzz/corpus/ by hand once it is fixed).
-cp -p "$TOP_SRCDIR"/tests/fuzz/corpus/* "$FUZZ_WORKDIR/corpus/"
+cp -p "$TOP_SRCDIR/tests/fuzz/corpus/$name"/* "$FUZZ_WORKDIR/corpus/"
 
 set -- -max_len=70000 -timeout=10 -rss_limit_mb=2048 -max_total_time="$seconds" \
   -print_final_stats=1 -artifact_prefix="$FUZZ_WORKDIR/artifacts/" "$@"

@@ -2,9 +2,11 @@
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/debuginfo-host.h"
 #include "core/find-debuginfo.h"
@@ -158,6 +160,41 @@ static const struct {
   { "debuginfod", step_debuginfod },
 };
 
+/* Keeps FD (and PATH) as FILE's debug file: libdw would inflate its
+   compressed sections again for every process, so it keeps an inflated
+   copy when there are any.  */
+static void
+keep (struct st_elf_file *file, int fd, const char *path)
+{
+  int copy = st_elf_inflated_copy (fd);
+  if (copy >= 0)
+    {
+      st_debug ("%s: debug file %s inflated once for all its processes", file->path,
+                path != NULL ? path : "?");
+      close (fd);
+      fd = copy;
+    }
+  file->debug_searched = true;
+  file->debug_fd = fd;
+  free (file->debug_path);
+  file->debug_path = path != NULL ? strdup (path) : NULL;
+}
+
+/* FILE's debug file for one more Dwfl, which closes what it gets.  */
+static int
+serve_cached (const struct st_elf_file *file, char **debuginfo_file_name)
+{
+  errno = 0;
+  if (file->debug_fd < 0)
+    return -1;
+  int fd = fcntl (file->debug_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  free (*debuginfo_file_name);
+  *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+  return fd;
+}
+
 int
 st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
@@ -173,6 +210,14 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
     .debuglink_crc = debuglink_crc,
     .mapping = userdata != NULL ? *userdata : NULL,
   };
+  /* The request for a file's own debug file has one answer per run:
+     found once, served to each process that maps the file.  (The dwz
+     file, asked for by the debug file's name for it, is searched each
+     time.)  */
+  struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
+  bool cacheable = file != NULL && !is_altlink_request (&q, file->elf);
+  if (cacheable && file->debug_searched)
+    return serve_cached (file, debuginfo_file_name);
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
       char *path = NULL;
@@ -181,6 +226,12 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
         {
           st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
                     path != NULL ? path : "?");
+          if (cacheable)
+            {
+              keep (file, fd, path);
+              free (path);
+              return serve_cached (file, debuginfo_file_name);
+            }
           free (*debuginfo_file_name);
           *debuginfo_file_name = path;
           return fd;
@@ -188,6 +239,8 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
       /* libdwfl would open a name left behind.  */
       free (path);
     }
+  if (cacheable)
+    file->debug_searched = true;
   errno = 0;   /* not found is not an error */
   return -1;
 }

@@ -39,6 +39,8 @@ struct st_elf_file {
      served (a dup) to every later process that maps the file, with its
      compressed sections already inflated (find-debuginfo.c).  */
   bool debug_searched;
+  bool debug_inflate_tried;
+  unsigned debug_served;    /* Dwfls given a dup of debug_fd */
   int debug_fd;             /* -1: none */
   char *debug_path;
 };

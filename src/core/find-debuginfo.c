@@ -160,36 +160,45 @@ static const struct {
   { "debuginfod", step_debuginfod },
 };
 
-/* Keeps FD (and PATH) as FILE's debug file: libdw would inflate its
-   compressed sections again for every process, so it keeps an inflated
-   copy when there are any.  */
+/* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
 static void
 keep (struct st_elf_file *file, int fd, const char *path)
 {
-  int copy = st_elf_inflated_copy (fd);
-  if (copy >= 0)
-    {
-      st_debug ("%s: debug file %s inflated once for all its processes", file->path,
-                path != NULL ? path : "?");
-      close (fd);
-      fd = copy;
-    }
   file->debug_searched = true;
   file->debug_fd = fd;
   free (file->debug_path);
   file->debug_path = path != NULL ? strdup (path) : NULL;
 }
 
-/* FILE's debug file for one more Dwfl, which closes what it gets.  */
+/* FILE's debug file for one more Dwfl, which closes what it gets.  libdw
+   0.188 inflates every compressed debug section when it opens the file's
+   Dwarf, which libdwfl does in every process whose unwinding tries
+   .debug_frame: from the second request on, the Dwfls get a copy inflated
+   once.  (The first request may be for the symbol table alone, which is
+   then kept with the file, and a run of one process would inflate for
+   nothing.)  */
 static int
-serve_cached (const struct st_elf_file *file, char **debuginfo_file_name)
+serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
 {
   errno = 0;
   if (file->debug_fd < 0)
     return -1;
+  if (file->debug_served > 0 && !file->debug_inflate_tried)
+    {
+      file->debug_inflate_tried = true;
+      int copy = st_elf_inflated_copy (file->debug_fd);
+      if (copy >= 0)
+        {
+          st_debug ("%s: debug file %s inflated once for all its processes", file->path,
+                    file->debug_path != NULL ? file->debug_path : "?");
+          close (file->debug_fd);
+          file->debug_fd = copy;
+        }
+    }
   int fd = fcntl (file->debug_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0)
     return -1;
+  file->debug_served++;
   free (*debuginfo_file_name);
   *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
   return fd;

@@ -32,6 +32,11 @@ BENCH_FREQ=${BENCH_FREQ:-999}
 BENCH_RUNS=${BENCH_RUNS:-3}
 . "$here/bench-lib.sh"
 
+# perf keeps a build-id cache under $HOME/.debug: a private, empty one.
+mkdir -p "$work/home"
+HOME=$work/home
+export HOME
+
 if [ -n "${BASELINE:-}" ]; then
   command -v "$BASELINE" >/dev/null 2>&1 || die "BASELINE '$BASELINE' is not a program"
 fi
@@ -59,7 +64,10 @@ if [ -s "$many" ] && [ -f "$many.stamp" ] && [ "$(cat "$many.stamp")" = "$stamp"
 else
   rm -f "$many" "$many.stamp"
   say "recording many: manyproc $BENCH_PROCS $BENCH_PROC_MS deep ($BENCH_EVENT at $BENCH_FREQ Hz, --call-graph dwarf)"
-  "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf -o "$many" -- \
+  # -B: without it perf 6.1 aborted at the end of this recording, in its
+  # build-id table (util/build-id.c assertion, then a buffer overflow); the
+  # files are on this host, where eu-stacktrace and perf script find them.
+  "$PERF" record -B -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf -o "$many" -- \
     "$work/manyproc" "$BENCH_PROCS" "$BENCH_PROC_MS" "$work/deep" >/dev/null 2>"$work/record.log" || {
     sed 's/^/  | /' "$work/record.log" >&2
     die "perf record failed"

@@ -38,9 +38,9 @@ struct st_elf_file {
   /* libdwfl's answer for this file's separate debug file, found once and
      served (a dup) to every later process that maps the file, with its
      compressed sections already inflated (find-debuginfo.c).  */
+  bool symtab_building;     /* libdwfl's requests now are for symtab */
   bool debug_searched;
   bool debug_inflate_tried;
-  unsigned debug_served;    /* Dwfls given a dup of debug_fd */
   int debug_fd;             /* -1: none */
   char *debug_path;
 };

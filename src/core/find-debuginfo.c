@@ -173,17 +173,17 @@ keep (struct st_elf_file *file, int fd, const char *path)
 /* FILE's debug file for one more Dwfl, which closes what it gets.  libdw
    0.188 inflates every compressed debug section when it opens the file's
    Dwarf, which libdwfl does in every process whose unwinding tries
-   .debug_frame: from the second request on, the Dwfls get a copy inflated
-   once.  (The first request may be for the symbol table alone, which is
-   then kept with the file, and a run of one process would inflate for
-   nothing.)  */
+   .debug_frame: the Dwfls get a copy inflated once, made at the first
+   request that is not for the symbol table (which is built once per file,
+   needs no inflating, and would make a run that never needs the Dwarf
+   inflate for nothing).  */
 static int
 serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
 {
   errno = 0;
   if (file->debug_fd < 0)
     return -1;
-  if (file->debug_served > 0 && !file->debug_inflate_tried)
+  if (!file->symtab_building && !file->debug_inflate_tried)
     {
       file->debug_inflate_tried = true;
       int copy = st_elf_inflated_copy (file->debug_fd);
@@ -198,7 +198,6 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
   int fd = fcntl (file->debug_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0)
     return -1;
-  file->debug_served++;
   free (*debuginfo_file_name);
   *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
   return fd;

@@ -77,6 +77,7 @@ st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_
   f->elf = elf;
   f->found_by = found_by;
   f->debug_fd = -1;
+  f->debug_stand_in_fd = -2;
   f->build_id_size = st_elf_read_build_id (elf, f->build_id);
   st_build_id_to_hex (f->build_id, f->build_id_size, f->build_id_hex);
   return f;
@@ -97,6 +98,8 @@ st_elf_file_unref (struct st_elf_file *f)
   st_symtab_free (f->symtab);
   if (f->debug_fd >= 0)
     close (f->debug_fd);
+  if (f->debug_stand_in_fd >= 0)
+    close (f->debug_stand_in_fd);
   free (f->debug_path);
   elf_end (f->elf);
   if (f->fd >= 0)
@@ -231,4 +234,83 @@ st_elf_inflated_copy (int fd)
 fail:
   close (copy);
   return -1;
+}
+
+int
+st_elf_dwarf_stand_in (int fd)
+{
+  static char shstrtab[] = "\0.shstrtab\0.debug_line";
+  static char debug_line[4];
+  Elf *in = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  GElf_Ehdr ehdr;
+  size_t phnum;
+  int cls = in != NULL ? gelf_getclass (in) : ELFCLASSNONE;
+  if (cls == ELFCLASSNONE || gelf_getehdr (in, &ehdr) == NULL || elf_getphdrnum (in, &phnum) != 0)
+    {
+      elf_end (in);
+      return -1;
+    }
+  int copy = memfd_create ("eu-stacktrace-dwarf-stand-in", MFD_CLOEXEC);
+  Elf *out = copy >= 0 ? elf_begin (copy, ELF_C_WRITE, NULL) : NULL;
+  bool ok = out != NULL && gelf_newehdr (out, cls) != NULL
+            && (phnum == 0 || gelf_newphdr (out, phnum) != NULL);
+  for (size_t i = 0; ok && i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      ok = gelf_getphdr (in, i, &ph) != NULL && gelf_update_phdr (out, i, &ph);
+    }
+  Elf_Scn *names = ok ? elf_newscn (out) : NULL;
+  Elf_Scn *line = names != NULL ? elf_newscn (out) : NULL;
+  Elf_Data *d;
+  GElf_Shdr sh;
+  ok = line != NULL;
+  if (ok && (d = elf_newdata (names)) != NULL && gelf_getshdr (names, &sh) != NULL)
+    {
+      d->d_buf = shstrtab;
+      d->d_size = sizeof shstrtab;
+      d->d_type = ELF_T_BYTE;
+      d->d_align = 1;
+      sh.sh_type = SHT_STRTAB;
+      sh.sh_name = 1;
+      ok = gelf_update_shdr (names, &sh);
+    }
+  else
+    ok = false;
+  if (ok && (d = elf_newdata (line)) != NULL && gelf_getshdr (line, &sh) != NULL)
+    {
+      d->d_buf = debug_line;
+      d->d_size = sizeof debug_line;
+      d->d_type = ELF_T_BYTE;
+      d->d_align = 1;
+      sh.sh_type = SHT_PROGBITS;
+      sh.sh_name = 11;
+      ok = gelf_update_shdr (line, &sh);
+    }
+  else
+    ok = false;
+  if (ok)
+    {
+      GElf_Ehdr oe;
+      ok = gelf_getehdr (out, &oe) != NULL;
+      if (ok)
+        {
+          memcpy (oe.e_ident, ehdr.e_ident, EI_NIDENT);
+          oe.e_type = ehdr.e_type;
+          oe.e_machine = ehdr.e_machine;
+          oe.e_version = ehdr.e_version;
+          oe.e_entry = ehdr.e_entry;
+          oe.e_flags = ehdr.e_flags;
+          oe.e_shstrndx = elf_ndxscn (names);
+          ok = gelf_update_ehdr (out, &oe) && elf_update (out, ELF_C_WRITE) >= 0;
+        }
+    }
+  elf_end (out);
+  elf_end (in);
+  if (!ok)
+    {
+      if (copy >= 0)
+        close (copy);
+      return -1;
+    }
+  return copy;
 }

@@ -41,6 +41,8 @@ struct st_elf_file {
   bool symtab_building;     /* libdwfl's requests now are for symtab */
   bool debug_searched;
   bool debug_inflate_tried;
+  bool debug_has_frame;     /* the debug file has a .debug_frame */
+  int debug_stand_in_fd;    /* st_elf_dwarf_stand_in of it, -2: not made */
   int debug_fd;             /* -1: none */
   char *debug_path;
 };
@@ -63,6 +65,12 @@ bool st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint
    them each time; -1 when FD has no compressed section or the copy cannot
    be made.  FD stays open.  */
 int st_elf_inflated_copy (int fd);
+
+/* A small ELF file (a memfd) with the ELF header and program headers of
+   the debug file FD and one tiny DWARF section: libdw opens a Dwarf from it
+   as from FD, with no .debug_frame and nothing else to read, and costs a
+   page to map.  -1 when it cannot be made.  */
+int st_elf_dwarf_stand_in (int fd);
 
 /* Reads the GNU build-id note of ELF into OUT.  Returns its size, or 0.  */
 size_t st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX]);

@@ -160,10 +160,33 @@ static const struct {
   { "debuginfod", step_debuginfod },
 };
 
+/* Whether the ELF file FD has a .debug_frame (or .zdebug_frame) section.  */
+static bool
+has_debug_frame (int fd)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  size_t shstrndx;
+  bool found = false;
+  if (elf != NULL && elf_getshdrstrndx (elf, &shstrndx) == 0)
+    for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn (elf, scn)) != NULL;)
+      {
+        GElf_Shdr shdr;
+        const char *name;
+        found = gelf_getshdr (scn, &shdr) != NULL && shdr.sh_type != SHT_NOBITS
+                && (name = elf_strptr (elf, shstrndx, shdr.sh_name)) != NULL
+                && (strcmp (name, ".debug_frame") == 0 || strcmp (name, ".zdebug_frame") == 0);
+      }
+  else
+    found = true;   /* cannot tell: keep serving it */
+  elf_end (elf);
+  return found;
+}
+
 /* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
 static void
 keep (struct st_elf_file *file, int fd, const char *path)
 {
+  file->debug_has_frame = has_debug_frame (fd);
   file->debug_searched = true;
   file->debug_fd = fd;
   free (file->debug_path);
@@ -225,7 +248,32 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
   struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
   bool cacheable = file != NULL && !is_altlink_request (&q, file->elf);
   if (cacheable && file->debug_searched)
-    return serve_cached (file, debuginfo_file_name);
+    {
+      /* Once the symbol table is built, a debug file is opened in each
+         process only for its Dwarf, which libdwfl asks for whenever
+         .eh_frame does not unwind a frame (the loader's _start, in nearly
+         every process).  Without .debug_frame and inline frames nothing
+         in it is read, but whether the Dwarf opens decides how libdwfl
+         ends the unwind ("end" or "No DWARF information found"): a stand-in
+         that opens as a Dwarf with no .debug_frame, a page to map, spares
+         mapping and unmapping the whole file in every process.  */
+      const struct st_debuginfo_finder *finder = q.mapping->finder;
+      if (file->symtab != NULL && !file->symtab_building && !file->debug_has_frame
+          && finder != NULL && finder->cfi_only && file->debug_fd >= 0)
+        {
+          if (file->debug_stand_in_fd == -2)
+            file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);
+          int fd = file->debug_stand_in_fd >= 0
+                   ? fcntl (file->debug_stand_in_fd, F_DUPFD_CLOEXEC, 0) : -1;
+          if (fd >= 0)
+            {
+              free (*debuginfo_file_name);
+              *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+              return fd;
+            }
+        }
+      return serve_cached (file, debuginfo_file_name);
+    }
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
       char *path = NULL;

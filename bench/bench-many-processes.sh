@@ -96,7 +96,10 @@ if [ -n "${BASELINE:-}" ]; then
   if cmp -s "$work/before.txt" "$work/after.txt"; then
     identity="identical ($(wc -l < "$work/after.txt") lines of text)"
   else
-    identity="DIFFERENT: $(diff "$work/before.txt" "$work/after.txt" | grep -c '^[<>]') lines differ"
+    diff "$work/before.txt" "$work/after.txt" > "$work/identity.diff" || :
+    identity="DIFFERENT: $(grep -c '^[<>]' "$work/identity.diff") lines differ (see below)"
+    say "BASELINE's output differs; the first differences (all in $work/identity.diff):"
+    head -n 20 "$work/identity.diff" | sed 's/^/  | /' >&2
   fi
   say "baseline: many $base, one $base1 (s, KB); output $identity"
 fi

@@ -23,7 +23,7 @@ FILTER="$TOP_SRCDIR/tests/e2e/filter-pipe-samples.py"
 name=manyproc
 n_procs=300
 
-echo "1..9"
+echo "1..10"
 e2e_setup
 data="$tmp/perf.data"
 
@@ -147,6 +147,24 @@ else
   done
 fi
 
-[ "$tap_n" -eq 9 ] || { echo "# internal error: $tap_n results for a plan of 9"; exit 99; }
+# 10. The sanitizer build on the whole recording: clean, the same output.
+p=$(tool_problem eu-stacktrace-asan "$EU_STACKTRACE_ASAN")
+if [ -z "$problem" ] && [ -z "$p" ]; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    timeout 600 "$EU_STACKTRACE_ASAN" -i "$data" -f json -o "$tmp/asan.jsonl" 2> "$tmp/asan.err"
+  rc=$?
+  if [ "$rc" -eq 0 ] && ! grep -q -e 'ERROR: ' -e 'runtime error:' "$tmp/asan.err" \
+     && cmp -s "$tmp/ours.jsonl" "$tmp/asan.jsonl"; then
+    tap_ok "$name: the sanitizer build runs clean on the recording, with the same output"
+  else
+    diag_file "$tmp/asan.err" 40
+    tap_not_ok "$name: the sanitizer build runs clean on the recording (status $rc)"
+  fi
+else
+  tap_not_ok "$name: the sanitizer build runs clean on the recording: not run ($problem$p)"
+fi
+
+[ "$tap_n" -eq 10 ] || { echo "# internal error: $tap_n results for a plan of 10"; exit 99; }
 [ "$tap_failed" -eq 0 ] || echo "# $name: FAILED"
 exit 0

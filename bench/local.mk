@@ -10,7 +10,8 @@ EXTRA_DIST += \
 	bench/bench-flamegraph.sh \
 	bench/bench-sysprof.sh \
 	bench/bench-debuginfod.sh \
-	bench/bench-ns-helper.sh
+	bench/bench-ns-helper.sh \
+	bench/bench-many-processes.sh
 
 .PHONY: bench
 bench: all
@@ -48,3 +49,11 @@ bench-ns-helper: all tests/ns-helper/nsprog tests/ns-helper/libnswork.so \
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PYTHON3='$(PYTHON3)' \
 	TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/bench/bench-ns-helper.sh
+
+# Many short processes against one long one, and against BASELINE (an older
+# eu-stacktrace, when given) with an output identity check (bench/README).
+.PHONY: bench-many-processes
+bench-many-processes: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' BASELINE='$(BASELINE)' \
+	$(SHELL) $(top_srcdir)/bench/bench-many-processes.sh

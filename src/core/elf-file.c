@@ -1,8 +1,12 @@
 #include "config.h"
 
 #include <elfutils/libdwelf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/elf-file.h"
@@ -72,6 +76,8 @@ st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_
   f->image = image;
   f->elf = elf;
   f->found_by = found_by;
+  f->debug_fd = -1;
+  f->debug_stand_in_fd = -2;
   f->build_id_size = st_elf_read_build_id (elf, f->build_id);
   st_build_id_to_hex (f->build_id, f->build_id_size, f->build_id_hex);
   return f;
@@ -90,6 +96,11 @@ st_elf_file_unref (struct st_elf_file *f)
   if (f == NULL || --f->refs > 0)
     return;
   st_symtab_free (f->symtab);
+  if (f->debug_fd >= 0)
+    close (f->debug_fd);
+  if (f->debug_stand_in_fd >= 0)
+    close (f->debug_stand_in_fd);
+  free (f->debug_path);
   elf_end (f->elf);
   if (f->fd >= 0)
     close (f->fd);
@@ -142,4 +153,164 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
   *low = *bias + first_vaddr;
   *high = *bias + end;
   return true;
+}
+
+/* Past this many inflated bytes the copy is not made, and libdw inflates
+   the sections itself, as it would have: the copy saves time, never
+   memory.  */
+#define INFLATE_MAX ((uint64_t) 1 << 30)
+
+/* The sum of the sizes of ELF's SHF_COMPRESSED sections once inflated;
+   0 when it has none.  */
+static uint64_t
+inflated_size (Elf *elf)
+{
+  uint64_t total = 0;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      if (gelf_getshdr (scn, &shdr) == NULL || !(shdr.sh_flags & SHF_COMPRESSED)
+          || shdr.sh_type == SHT_NOBITS)
+        continue;
+      GElf_Chdr chdr;
+      if (gelf_getchdr (scn, &chdr) == NULL)
+        return UINT64_MAX;
+      if (total + chdr.ch_size < total)
+        return UINT64_MAX;
+      total += chdr.ch_size;
+    }
+  return total;
+}
+
+static bool
+copy_fd (int from, int to, off_t size)
+{
+  off_t off = 0;
+  while (off < size)
+    {
+      ssize_t n = sendfile (to, from, &off, (size_t) (size - off));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+    }
+  return true;
+}
+
+int
+st_elf_inflated_copy (int fd)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  uint64_t size = elf != NULL && elf_kind (elf) == ELF_K_ELF ? inflated_size (elf) : 0;
+  elf_end (elf);
+  if (size == 0 || size > INFLATE_MAX)
+    return -1;
+  struct stat st;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return -1;
+  int copy = memfd_create ("eu-stacktrace-debuginfo", MFD_CLOEXEC);
+  if (copy < 0)
+    return -1;
+  if (!copy_fd (fd, copy, st.st_size))
+    goto fail;
+  Elf *out = elf_begin (copy, ELF_C_RDWR, NULL);
+  if (out == NULL)
+    goto fail;
+  bool ok = true;
+  for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn (out, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      if (gelf_getshdr (scn, &shdr) == NULL)
+        ok = false;
+      else if ((shdr.sh_flags & SHF_COMPRESSED) && shdr.sh_type != SHT_NOBITS)
+        ok = elf_compress (scn, 0, 0) >= 0;
+    }
+  ok = ok && elf_update (out, ELF_C_WRITE) >= 0;
+  elf_end (out);
+  if (!ok)
+    goto fail;
+  return copy;
+
+fail:
+  close (copy);
+  return -1;
+}
+
+int
+st_elf_dwarf_stand_in (int fd)
+{
+  static char shstrtab[] = "\0.shstrtab\0.debug_line";
+  static char debug_line[4];
+  Elf *in = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  GElf_Ehdr ehdr;
+  size_t phnum;
+  int cls = in != NULL ? gelf_getclass (in) : ELFCLASSNONE;
+  if (cls == ELFCLASSNONE || gelf_getehdr (in, &ehdr) == NULL || elf_getphdrnum (in, &phnum) != 0)
+    {
+      elf_end (in);
+      return -1;
+    }
+  int copy = memfd_create ("eu-stacktrace-dwarf-stand-in", MFD_CLOEXEC);
+  Elf *out = copy >= 0 ? elf_begin (copy, ELF_C_WRITE, NULL) : NULL;
+  bool ok = out != NULL && gelf_newehdr (out, cls) != NULL
+            && (phnum == 0 || gelf_newphdr (out, phnum) != NULL);
+  for (size_t i = 0; ok && i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      ok = gelf_getphdr (in, i, &ph) != NULL && gelf_update_phdr (out, i, &ph);
+    }
+  Elf_Scn *names = ok ? elf_newscn (out) : NULL;
+  Elf_Scn *line = names != NULL ? elf_newscn (out) : NULL;
+  Elf_Data *d;
+  GElf_Shdr sh;
+  ok = line != NULL;
+  if (ok && (d = elf_newdata (names)) != NULL && gelf_getshdr (names, &sh) != NULL)
+    {
+      d->d_buf = shstrtab;
+      d->d_size = sizeof shstrtab;
+      d->d_type = ELF_T_BYTE;
+      d->d_align = 1;
+      sh.sh_type = SHT_STRTAB;
+      sh.sh_name = 1;
+      ok = gelf_update_shdr (names, &sh);
+    }
+  else
+    ok = false;
+  if (ok && (d = elf_newdata (line)) != NULL && gelf_getshdr (line, &sh) != NULL)
+    {
+      d->d_buf = debug_line;
+      d->d_size = sizeof debug_line;
+      d->d_type = ELF_T_BYTE;
+      d->d_align = 1;
+      sh.sh_type = SHT_PROGBITS;
+      sh.sh_name = 11;
+      ok = gelf_update_shdr (line, &sh);
+    }
+  else
+    ok = false;
+  if (ok)
+    {
+      GElf_Ehdr oe;
+      ok = gelf_getehdr (out, &oe) != NULL;
+      if (ok)
+        {
+          memcpy (oe.e_ident, ehdr.e_ident, EI_NIDENT);
+          oe.e_type = ehdr.e_type;
+          oe.e_machine = ehdr.e_machine;
+          oe.e_version = ehdr.e_version;
+          oe.e_entry = ehdr.e_entry;
+          oe.e_flags = ehdr.e_flags;
+          oe.e_shstrndx = elf_ndxscn (names);
+          ok = gelf_update_ehdr (out, &oe) && elf_update (out, ELF_C_WRITE) >= 0;
+        }
+    }
+  elf_end (out);
+  elf_end (in);
+  if (!ok)
+    {
+      if (copy >= 0)
+        close (copy);
+      return -1;
+    }
+  return copy;
 }

@@ -35,6 +35,16 @@ struct st_elf_file {
   enum st_found_by found_by;
   pid_t ns_pid;             /* ST_FOUND_NS_HELPER: whose namespace has it */
   struct st_symtab *symtab; /* built on first use from a Dwfl_Module */
+  /* libdwfl's answer for this file's separate debug file, found once and
+     served (a dup) to every later process that maps the file, with its
+     compressed sections already inflated (find-debuginfo.c).  */
+  bool symtab_building;     /* libdwfl's requests now are for symtab */
+  bool debug_searched;
+  bool debug_inflate_tried;
+  bool debug_has_frame;     /* the debug file has a .debug_frame */
+  int debug_stand_in_fd;    /* st_elf_dwarf_stand_in of it, -2: not made */
+  int debug_fd;             /* -1: none */
+  char *debug_path;
 };
 
 /* Takes ownership of FD (or IMAGE) and ELF.  */
@@ -49,6 +59,18 @@ void st_elf_file_unref (struct st_elf_file *f);
    no loadable segments.  */
 bool st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t pgoff,
                                uint64_t *bias, uint64_t *low, uint64_t *high);
+
+/* A copy of the ELF file FD in memory (a memfd) with its compressed
+   sections inflated, for libdw to map again and again without inflating
+   them each time; -1 when FD has no compressed section or the copy cannot
+   be made.  FD stays open.  */
+int st_elf_inflated_copy (int fd);
+
+/* A small ELF file (a memfd) with the ELF header and program headers of
+   the debug file FD and one tiny DWARF section: libdw opens a Dwarf from it
+   as from FD, with no .debug_frame and nothing else to read, and costs a
+   page to map.  -1 when it cannot be made.  */
+int st_elf_dwarf_stand_in (int fd);
 
 /* Reads the GNU build-id note of ELF into OUT.  Returns its size, or 0.  */
 size_t st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX]);

@@ -2,9 +2,11 @@
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/debuginfo-host.h"
 #include "core/find-debuginfo.h"
@@ -158,6 +160,72 @@ static const struct {
   { "debuginfod", step_debuginfod },
 };
 
+/* Whether the ELF file FD has a .debug_frame (or .zdebug_frame) section.  */
+static bool
+has_debug_frame (int fd)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  size_t shstrndx;
+  bool found = false;
+  if (elf != NULL && elf_getshdrstrndx (elf, &shstrndx) == 0)
+    for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn (elf, scn)) != NULL;)
+      {
+        GElf_Shdr shdr;
+        const char *name;
+        found = gelf_getshdr (scn, &shdr) != NULL && shdr.sh_type != SHT_NOBITS
+                && (name = elf_strptr (elf, shstrndx, shdr.sh_name)) != NULL
+                && (strcmp (name, ".debug_frame") == 0 || strcmp (name, ".zdebug_frame") == 0);
+      }
+  else
+    found = true;   /* cannot tell: keep serving it */
+  elf_end (elf);
+  return found;
+}
+
+/* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
+static void
+keep (struct st_elf_file *file, int fd, const char *path)
+{
+  file->debug_has_frame = has_debug_frame (fd);
+  file->debug_searched = true;
+  file->debug_fd = fd;
+  free (file->debug_path);
+  file->debug_path = path != NULL ? strdup (path) : NULL;
+}
+
+/* FILE's debug file for one more Dwfl, which closes what it gets.  libdw
+   0.188 inflates every compressed debug section when it opens the file's
+   Dwarf, which libdwfl does in every process whose unwinding tries
+   .debug_frame: the Dwfls get a copy inflated once, made at the first
+   request that is not for the symbol table (which is built once per file,
+   needs no inflating, and would make a run that never needs the Dwarf
+   inflate for nothing).  */
+static int
+serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
+{
+  errno = 0;
+  if (file->debug_fd < 0)
+    return -1;
+  if (!file->symtab_building && !file->debug_inflate_tried)
+    {
+      file->debug_inflate_tried = true;
+      int copy = st_elf_inflated_copy (file->debug_fd);
+      if (copy >= 0)
+        {
+          st_debug ("%s: debug file %s inflated once for all its processes", file->path,
+                    file->debug_path != NULL ? file->debug_path : "?");
+          close (file->debug_fd);
+          file->debug_fd = copy;
+        }
+    }
+  int fd = fcntl (file->debug_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  free (*debuginfo_file_name);
+  *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+  return fd;
+}
+
 int
 st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
@@ -173,6 +241,39 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
     .debuglink_crc = debuglink_crc,
     .mapping = userdata != NULL ? *userdata : NULL,
   };
+  /* The request for a file's own debug file has one answer per run:
+     found once, served to each process that maps the file.  (The dwz
+     file, asked for by the debug file's name for it, is searched each
+     time.)  */
+  struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
+  bool cacheable = file != NULL && !is_altlink_request (&q, file->elf);
+  if (cacheable && file->debug_searched)
+    {
+      /* Once the symbol table is built, a debug file is opened in each
+         process only for its Dwarf, which libdwfl asks for whenever
+         .eh_frame does not unwind a frame (the loader's _start, in nearly
+         every process).  Without .debug_frame and inline frames nothing
+         in it is read, but whether the Dwarf opens decides how libdwfl
+         ends the unwind ("end" or "No DWARF information found"): a stand-in
+         that opens as a Dwarf with no .debug_frame, a page to map, spares
+         mapping and unmapping the whole file in every process.  */
+      const struct st_debuginfo_finder *finder = q.mapping->finder;
+      if (file->symtab != NULL && !file->symtab_building && !file->debug_has_frame
+          && finder != NULL && finder->cfi_only && file->debug_fd >= 0)
+        {
+          if (file->debug_stand_in_fd == -2)
+            file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);
+          int fd = file->debug_stand_in_fd >= 0
+                   ? fcntl (file->debug_stand_in_fd, F_DUPFD_CLOEXEC, 0) : -1;
+          if (fd >= 0)
+            {
+              free (*debuginfo_file_name);
+              *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+              return fd;
+            }
+        }
+      return serve_cached (file, debuginfo_file_name);
+    }
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
       char *path = NULL;
@@ -181,6 +282,12 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
         {
           st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
                     path != NULL ? path : "?");
+          if (cacheable)
+            {
+              keep (file, fd, path);
+              free (path);
+              return serve_cached (file, debuginfo_file_name);
+            }
           free (*debuginfo_file_name);
           *debuginfo_file_name = path;
           return fd;
@@ -188,6 +295,8 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
       /* libdwfl would open a name left behind.  */
       free (path);
     }
+  if (cacheable)
+    file->debug_searched = true;
   errno = 0;   /* not found is not an error */
   return -1;
 }

@@ -25,6 +25,10 @@ struct st_ns_client;
 struct st_debuginfo_finder {
   struct st_debuginfod *debuginfod;   /* NULL: off */
   struct st_ns_client *ns_client;     /* NULL: off */
+  /* A module's Dwarf serves the unwinder's CFI only (no inline frames): a
+     debug file without .debug_frame is of no more use once the file's
+     symbol table is built.  */
+  bool cfi_only;
 };
 
 /* The Dwfl_Callbacks.find_debuginfo of every Dwfl: the module's userdata

@@ -15,7 +15,9 @@ module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
     {
       Dwarf_Addr bias = 0;
       dwfl_module_getelf (mod, &bias);
+      file->symtab_building = true;   /* find-debuginfo.c: no inflating */
       file->symtab = st_symtab_build (mod, bias);
+      file->symtab_building = false;
     }
   return file->symtab;
 }

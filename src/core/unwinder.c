@@ -40,6 +40,7 @@ st_unwinder_new (const struct st_unwinder_options *opts)
   u->max_out_frames = opts->max_frames * (opts->inline_frames ? INLINE_FRAMES_PER_FRAME : 1);
   u->finder.debuginfod = opts->debuginfod;
   u->finder.ns_client = opts->ns_client;
+  u->finder.cfi_only = !opts->inline_frames;
   u->resolver = st_resolver_new ();
   if (u->resolver != NULL)
     st_resolver_set_debuginfod (u->resolver, opts->debuginfod);

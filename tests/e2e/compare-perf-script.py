@@ -267,7 +267,12 @@ def main(argv):
                          "be complete in ours, even where perf's are not")
     ap.add_argument("--expect-min", type=int, default=200,
                     help="fewest samples each --expect-complete needs")
+    ap.add_argument("--expect-rate", type=float, default=None,
+                    help="lowest acceptable rate of each --expect-complete, "
+                         "in percent [--min-rate]")
     args = ap.parse_args(argv)
+    if args.expect_rate is None:
+        args.expect_rate = args.min_rate
 
     n = [args.tap_start]
     failed = [False]
@@ -393,12 +398,12 @@ def main(argv):
                  len(cases) - perf_short, r))
         for p, o in bad[:args.show]:
             show_chains(diag, "not complete in ours or not extending perf's", p, o)
-        tap(len(cases) >= args.expect_min and r >= args.min_rate,
+        tap(len(cases) >= args.expect_min and r >= args.expect_rate,
             "samples in %s reach the outermost frame through perf's frames "
             "in %.2f%% of %d, %d of which perf could not unwind "
             "(need %.1f%% of at least %d)" % (
                 "/".join(sorted(symbols)), r, len(cases), perf_short,
-                args.min_rate, args.expect_min))
+                args.expect_rate, args.expect_min))
 
     return 1 if failed[0] else 0
 

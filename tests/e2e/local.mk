@@ -8,6 +8,7 @@ E2E_TESTS = \
 	tests/e2e/shlib.sh \
 	tests/e2e/threads.sh \
 	tests/e2e/forkexec.sh \
+	tests/e2e/manyproc.sh \
 	tests/e2e/jobs.sh \
 	tests/e2e/bad-input.sh \
 	tests/e2e/output-errors.sh
@@ -17,4 +18,5 @@ EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/e2e-lib.sh \
 	tests/e2e/compare-perf-script.py \
+	tests/e2e/filter-pipe-samples.py \
 	tests/e2e/corrupt-perf-data.py

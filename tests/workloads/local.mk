@@ -9,7 +9,8 @@ check_PROGRAMS += \
 	tests/workloads/libwork.so \
 	tests/workloads/shlib \
 	tests/workloads/threads \
-	tests/workloads/forkexec
+	tests/workloads/forkexec \
+	tests/workloads/manyproc
 
 tests_workloads_deep_SOURCES = tests/workloads/deep.c
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
@@ -33,6 +34,10 @@ tests_workloads_threads_LDFLAGS = -pthread
 # forkexec runs the deep workload (its default: the "deep" next to itself).
 tests_workloads_forkexec_SOURCES = tests/workloads/forkexec.c
 tests_workloads_forkexec_CFLAGS = $(WORKLOAD_CFLAGS)
+
+# manyproc runs the deep workload many times, one short process each.
+tests_workloads_manyproc_SOURCES = tests/workloads/manyproc.c
+tests_workloads_manyproc_CFLAGS = $(WORKLOAD_CFLAGS)
 
 # dlopen loads plugin.so after it has run for a while (tests/live/).
 check_PROGRAMS += tests/workloads/dlopen tests/workloads/plugin.so

@@ -56,19 +56,21 @@ has_text () { grep -q "$1" "$2" 2> /dev/null; }
 exec_d () { pgrep -f "^$W/deep [0-9]+ $1\$" > /dev/null; }
 has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
 
-# 1: the whole machine for two seconds: /proc comm names longer than 24
-# characters (kworker/u8:1-ext4-rsv-conversion) once overflowed a record.
-"$E" -a -f json -o "$tmp/all.jsonl" -- sleep 2 > /dev/null 2> "$tmp/all.err"
+# 1: the whole machine for two seconds (INTERRUPT_ALL_SECONDS): /proc comm
+# names longer than 24 characters (kworker/u8:1-ext4-rsv-conversion) once
+# overflowed a record.
+all_s=${INTERRUPT_ALL_SECONDS:-2}
+"$E" -a -f json -o "$tmp/all.jsonl" -- sleep "$all_s" > /dev/null 2> "$tmp/all.err"
 st=$?
 echo "json $tmp/all.jsonl" > "$tmp/all.list"
 $CHECK "$tmp/all.list" > "$tmp/all.check" 2>&1
 r=$?
-echo "# -a for 2 s: status $st, $(wc -l < "$tmp/all.jsonl") samples, longest comm: $(awk '{ print length, $0 }' /proc/[0-9]*/task/[0-9]*/comm 2> /dev/null | sort -rn | head -1)"
+echo "# -a for $all_s s: status $st, $(wc -l < "$tmp/all.jsonl") samples, longest comm: $(awk '{ print length, $0 }' /proc/[0-9]*/task/[0-9]*/comm 2> /dev/null | sort -rn | head -1)"
 if [ $st -eq 0 ] && [ $r -eq 0 ] && ! grep -qE "Sanitizer|runtime error" "$tmp/all.err"; then
-  result 0 "-a -- sleep 2 with the sanitizer build: status 0, no report, JSON well-formed"
+  result 0 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
 else
   diag "$tmp/all.err" "$tmp/all.check"
-  result 1 "-a -- sleep 2 with the sanitizer build: status 0, no report, JSON well-formed"
+  result 1 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
 fi
 
 # Inputs: a short recording, as a file and in perf's pipe format; a Sysprof
@@ -237,8 +239,10 @@ t0=$(date +%s)
 # Sized for a loaded 2-core machine (106 runs, 2 to 3 minutes at ~1.3 s a
 # run of the sanitizer build): SIGINT, two, three and a process-group
 # signal in the four main modes and every format; SIGTERM, timeout -s INT,
-# -j2, -a, streams and a deaf command in turn.
+# -j2, -a, streams and a deaf command in turn.  INTERRUPT_ROUNDS=2 (make
+# check-long) goes through it all twice.
 i=0
+for round in $(seq "${INTERRUPT_ROUNDS:-1}"); do
 for fmt in ${INTERRUPT_FORMATS:-json folded svg pprof sysprof}; do
   for how in int int2 int3 pgrp; do
     for mode in file pipe cmd pid; do
@@ -254,6 +258,7 @@ for fmt in ${INTERRUPT_FORMATS:-json folded svg pprof sysprof}; do
     *) one cmd $fmt timeout; one cmd $fmt term; one stream $fmt int3; one file-j2 $fmt int3 ;;
   esac
   one stream $fmt int2
+done
 done
 # grace, SIGTERM, SIGKILL: a command deaf to both still ends (3 s)
 one cmd-deaf json timeout

@@ -701,8 +701,8 @@ run_live (const struct options *o)
                     "their ring was full; samples of those processes may not unwind",
                     lstats.sideband_lost);
       if (o->stats || o->verbose > 0)
-        fprintf (stderr, "processes gone without an exit record, evicted: %" PRIu64 "\n",
-                 lstats.evicted);
+        fprintf (stderr, "threads gone without an exit record, evicted: %" PRIu64
+                 " (%" PRIu64 " known at the end)\n", lstats.evicted, lstats.tracked);
       if (lstats.command_status > 0 && WIFEXITED (lstats.command_status))
         st_info ("%s exited with status %d", o->command[0], WEXITSTATUS (lstats.command_status));
     }

@@ -958,6 +958,7 @@ out:
   stats->records = lv.records;
   stats->sideband_lost = lv.sideband_lost;
   stats->evicted = lv.evicted;
+  stats->tracked = lv.threads ? st_hashmap_size (lv.threads) : 0;
   for (size_t i = 0; i < lv.n_rings; i++)
     {
       if (lv.rings[i].meta != NULL)

@@ -42,6 +42,8 @@ struct st_live_stats {
   uint64_t sideband_lost;   /* process records (maps, names, forks, exits) the kernel
                                could not store: their buffer was full */
   uint64_t evicted;         /* processes and threads found gone without an exit record */
+  uint64_t tracked;         /* threads known at the end (alive, or gone since the
+                               last sweep) */
   unsigned mmap_pages;      /* pages of sample buffer per CPU used */
   int command_status;       /* wait status of the command, -1 if none */
 };

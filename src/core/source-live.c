@@ -595,6 +595,13 @@ drain_ring (struct live *lv, struct ring *ring)
           memcpy (lv->wrap_buf + first, ring->data, h.size - first);
           rec = lv->wrap_buf;
         }
+      if (ring->sideband && h.type == PERF_RECORD_EXIT && h.size >= 24)
+        {
+          /* Its own exit is on its way: a sweep adds none.  */
+          uint32_t tid;
+          memcpy (&tid, rec + 16, sizeof tid);
+          st_hashmap_remove_u64 (lv->threads, tid);
+        }
       if (ring->sideband && h.type == PERF_RECORD_LOST && h.size >= 24)
         {
           /* Process records lost, not samples: counted apart, and kept
@@ -731,6 +738,8 @@ sweep_evict (struct live *lv)
   for (size_t i = 0; i < lv->n_dead && r == 0; i++)
     {
       pid_t pid = lv->dead[i].pid, tid = lv->dead[i].tid;
+      if (st_hashmap_get_u64 (lv->threads, (uint32_t) tid) == NULL)
+        continue;   /* its exit record came in the drain */
       uint8_t rec[8 + 24 + TRAILER_SIZE];
       struct perf_event_header h = { PERF_RECORD_EXIT, 0, sizeof rec };
       uint32_t ids[4] = { pid, pid, tid, tid };

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ struct options {
   uint64_t freq, period;
   uint32_t stack_size;
   bool kernel;
+  unsigned mmap_pages;
   const char *record;
   /* debuginfod */
   const char *debuginfod_urls;  /* --debuginfod, else $DEBUGINFOD_URLS */
@@ -77,6 +79,7 @@ enum {
   OPT_STACK_SIZE,
   OPT_KERNEL,
   OPT_RECORD,
+  OPT_MMAP_PAGES,
   OPT_DEBUGINFOD,
   OPT_NO_DEBUGINFOD,
   OPT_DEBUGINFOD_TIMEOUT,
@@ -114,6 +117,9 @@ static const struct argp_option option_table[] = {
   { "stack-size", OPT_STACK_SIZE, "BYTES", 0,
     "Bytes of user stack copied per sample (default 8192, at most 65528): raise it when "
     "unwinds stop with `stack copy exhausted'", 0 },
+  { "mmap-pages", OPT_MMAP_PAGES, "PAGES", 0,
+    "Pages of sample buffer per CPU, a power of two (default 512, 2 MiB): raise it when "
+    "the kernel loses samples while the unwinder is busy (as perf record -m)", 0 },
   { "kernel", OPT_KERNEL, NULL, 0,
     "Also take samples while the CPU runs kernel code (their user-space call chain is "
     "shown; kernel frames are not symbolized)", 0 },
@@ -360,6 +366,17 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_KERNEL:
       o->kernel = true;
       break;
+    case OPT_MMAP_PAGES:
+      {
+        errno = 0;
+        unsigned long pages = strtoul (arg, &end, 10);
+        if (errno != 0 || end == arg || *end != '\0' || pages == 0 || pages > (1ul << 20)
+            || (pages & (pages - 1)) != 0)
+          argp_error (state, "--mmap-pages wants a power of two from 1 to 1048576, not `%s'",
+                      arg);
+        o->mmap_pages = pages;
+      }
+      break;
     case OPT_RECORD:
       o->record = arg;
       break;
@@ -498,8 +515,20 @@ output_close (const struct options *o, struct output *out, int status)
         }
       const struct st_stats *st = st_session_stats (out->session);
       if (st->lost > 0)
-        st_warning ("the kernel lost %" PRIu64 " samples (the run could not keep up: "
-                    "sample less often with -F, or unwind with more --jobs)", st->lost);
+        {
+          uint64_t all = st->samples + st->dropped + st->lost;
+          if (o->command != NULL || o->n_pids > 0 || o->all_cpus)
+            st_warning ("lost %" PRIu64 " samples (%.1f%% of %" PRIu64 "): the kernel's "
+                        "sample ring was full, the unwinder could not keep up; sample less "
+                        "often (-F, now %" PRIu64 " Hz), copy less stack (--stack-size, now "
+                        "%" PRIu32 "), or give the ring more room (--mmap-pages, now %u)",
+                        st->lost, 100.0 * st->lost / all, all, o->freq, o->stack_size,
+                        o->mmap_pages ? o->mmap_pages : ST_LIVE_DEFAULT_MMAP_PAGES);
+          else
+            st_warning ("lost %" PRIu64 " samples (%.1f%% of %" PRIu64 "): the recording "
+                        "says the kernel could not store them (perf record could not keep "
+                        "up)", st->lost, 100.0 * st->lost / all, all);
+        }
       if (st->dropped > 0)
         st_warning ("stopped at once: %" PRIu64 " samples read were not unwound",
                     st->dropped);
@@ -622,9 +651,16 @@ run_live (const struct options *o)
     .stack_size = o->stack_size,
     .kernel = o->kernel,
     .record_path = o->record,
+    .mmap_pages = o->mmap_pages,
     .arch = arch,
     .force_stop = st_signals_force_flag (),
   };
+  /* A whole-machine run keeps memory for each process it unwinds (its
+     Dwfl, the debug sections libdw decompresses for it) and frees it when
+     the process goes.  glibc's adaptive threshold would serve those big
+     blocks from the heap after the first free, where they fragment it and
+     stay: a fixed threshold gives them back to the system.  */
+  mallopt (M_MMAP_THRESHOLD, 256 * 1024);
   /* One unwinding thread keeps up with sampling at any sane rate and costs
      the least CPU: the point of live profiling is to disturb little.  */
   struct output out;
@@ -660,6 +696,13 @@ run_live (const struct options *o)
         fprintf (stderr, "profiler CPU time: %.3f s for %.3f s of sampled CPU time "
                  "(overhead %.2f%%)\n", self, st->period_sum / 1e9,
                  100.0 * self / (st->period_sum / 1e9));
+      if (lstats.sideband_lost > 0)
+        st_warning ("the kernel lost %" PRIu64 " process records (maps, names, forks, exits): "
+                    "their ring was full; samples of those processes may not unwind",
+                    lstats.sideband_lost);
+      if (o->stats || o->verbose > 0)
+        fprintf (stderr, "threads gone without an exit record, evicted: %" PRIu64
+                 " (%" PRIu64 " known at the end)\n", lstats.evicted, lstats.tracked);
       if (lstats.command_status > 0 && WIFEXITED (lstats.command_status))
         st_info ("%s exited with status %d", o->command[0], WEXITSTATUS (lstats.command_status));
     }

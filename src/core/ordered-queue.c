@@ -145,3 +145,9 @@ st_ordered_queue_min_offset (const struct st_ordered_queue *q)
       min = q->heap[i].rec.offset;
   return min;
 }
+
+uint64_t
+st_ordered_queue_max_time (const struct st_ordered_queue *q)
+{
+  return q->max_time;
+}

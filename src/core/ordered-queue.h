@@ -35,5 +35,7 @@ int st_ordered_queue_round (struct st_ordered_queue *q);
 /* Releases everything (end of input).  */
 int st_ordered_queue_flush_all (struct st_ordered_queue *q);
 size_t st_ordered_queue_size (const struct st_ordered_queue *q);
+/* The latest time pushed so far (0: none).  */
+uint64_t st_ordered_queue_max_time (const struct st_ordered_queue *q);
 /* The lowest input offset of a queued record, or UINT64_MAX.  */
 uint64_t st_ordered_queue_min_offset (const struct st_ordered_queue *q);

@@ -647,7 +647,9 @@ st_session_print_summary (const struct st_session *s, FILE *out)
       fprintf (out, "  %-30s %" PRIu64 " (%.1f%%)\n", st_stop_reason_name (i), st->stops[i],
                100.0 * st->stops[i] / (st->samples ? st->samples : 1));
   if (st->lost > 0)
-    fprintf (out, "samples lost by the kernel: %" PRIu64 "\n", st->lost);
+    fprintf (out, "samples lost by the kernel: %" PRIu64 " (%.1f%% of %" PRIu64 ")\n", st->lost,
+             100.0 * st->lost / (st->samples + st->dropped + st->lost),
+             st->samples + st->dropped + st->lost);
   if (st->dropped > 0)
     fprintf (out, "samples read, not unwound (stopped at once): %" PRIu64 "\n", st->dropped);
 

@@ -17,8 +17,10 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "core/hashmap.h"
 #include "core/log.h"
 #include "core/perf-format.h"
 #include "core/procfs.h"
@@ -26,10 +28,25 @@
 #include "core/source-live.h"
 #include "core/source-perf.h"
 
-/* 2 MiB of ring per CPU: at 999 Hz and 8 KiB stacks a CPU writes ~8 MiB/s,
-   so this holds a quarter of a second while we are busy unwinding.  */
-#define RING_PAGES 512
+/* Samples and process records (maps, names, forks, exits) go to separate
+ * buffers, as perf record's side-band event does: a flood of short-lived
+ * processes cannot push samples out, nor samples the maps they need, and
+ * what the kernel reports lost in the sample buffer is samples only.
+ *
+ * The sample buffer: 2 MiB per CPU by default (--mmap-pages).  At 999 Hz
+ * and 8 KiB stacks a CPU writes ~8 MiB/s, so this holds a quarter of a
+ * second while the unwinder is busy; a bigger one mostly costs memory (the
+ * pages count in our RSS, and a round of records is copied out).  The
+ * side-band buffer, 512 KiB, holds the records of a few hundred new
+ * processes (a dynamically linked exec writes ~2 KiB of them).  */
+#define SIDEBAND_PAGES 128
 #define POLL_MS 100
+
+/* Processes whose exit records were lost would stay in the process table
+ * for ever: every second (or every EVICT_EVERY new threads) each thread
+ * seen is probed, and those that are gone get an exit record of ours.  */
+#define SWEEP_NS 1000000000ull
+#define EVICT_EVERY 4096
 
 /* As `perf record --call-graph dwarf` asks: the kernel's own callchain
    (kernel part only) tells perf script to unwind the user part from the
@@ -41,17 +58,36 @@
 struct ring {
   int fd;
   int cpu;
+  bool sideband;
+  size_t pages;
   struct perf_event_mmap_page *meta;
   uint8_t *data;
   uint64_t size;            /* bytes of data, a power of two */
 };
 
+struct dead_thread {
+  pid_t pid, tid;
+};
+
 struct live {
   const struct st_live_options *opts;
-  struct perf_event_attr attr;
+  struct perf_event_attr attr;      /* samples */
+  struct perf_event_attr sb_attr;   /* process records */
+  unsigned pages;                   /* of each sample buffer */
   struct st_perf_source *parser;
   struct ring *rings;       /* one per CPU: the first event opened there */
+  struct ring *sb_rings;    /* the same, for process records */
   size_t n_rings;
+  /* What the parser delivers goes through live_event on its way to FN.  */
+  st_event_fn fn;
+  void *fn_arg;
+  struct st_hashmap *threads;       /* tid -> pid, every thread seen */
+  size_t threads_at_sweep;
+  uint64_t last_sweep;              /* CLOCK_MONOTONIC ns */
+  struct dead_thread *dead;
+  size_t n_dead, cap_dead;
+  uint64_t sideband_lost;
+  uint64_t evicted;
   int *fds;                 /* every event, rings' included */
   size_t n_fds, cap_fds;
   pid_t child;
@@ -134,22 +170,33 @@ build_attr (struct live *lv)
   a->exclude_hv = 1;
   a->exclude_callchain_kernel = !o->kernel;
   a->exclude_callchain_user = 1;
-  a->mmap = 1;
-  a->mmap2 = 1;
-  /* Data mappings too: perf's own unwinder reads .eh_frame_hdr through
-     the read-only segment's mapping when it unwinds a --record file.  */
-  a->mmap_data = 1;
-  a->build_id = 1;
-  a->comm = 1;
-  a->comm_exec = 1;
-  a->task = 1;
-  a->namespaces = 1;
   a->sample_id_all = 1;
   a->watermark = 1;
-  a->wakeup_watermark = RING_PAGES * getpagesize () / 4;
+  a->wakeup_watermark = lv->pages * getpagesize () / 4;
   a->disabled = 1;
   a->inherit = !o->all_cpus;
   a->enable_on_exec = o->command != NULL && !o->all_cpus;
+
+  /* The process records come from a dummy event that never samples; its
+     records have the same sample_id_all trailer, so one parser reads both
+     buffers.  */
+  struct perf_event_attr *sb = &lv->sb_attr;
+  *sb = *a;
+  sb->type = PERF_TYPE_SOFTWARE;
+  sb->config = PERF_COUNT_SW_DUMMY;
+  sb->freq = 0;
+  sb->sample_period = 1;
+  sb->mmap = 1;
+  sb->mmap2 = 1;
+  /* Data mappings too: perf's own unwinder reads .eh_frame_hdr through
+     the read-only segment's mapping when it unwinds a --record file.  */
+  sb->mmap_data = 1;
+  sb->build_id = 1;
+  sb->comm = 1;
+  sb->comm_exec = 1;
+  sb->task = 1;
+  sb->namespaces = 1;
+  sb->wakeup_watermark = SIDEBAND_PAGES * getpagesize () / 4;
 }
 
 static int
@@ -168,58 +215,73 @@ add_fd (struct live *lv, int fd)
   return 0;
 }
 
-/* Opens the event for PID on every CPU; each CPU's first event gets the
+/* Opens one event of ATTR for PID on CPU R->cpu: the CPU's first gets the
    ring buffer, later ones write into it.  */
+static int
+open_one (struct live *lv, struct perf_event_attr *attr, pid_t pid, struct ring *r)
+{
+  int fd = perf_event_open (attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0 && (errno == EACCES || errno == EPERM) && attr->namespaces)
+    {
+      /* Namespace records need CAP_PERFMON; an unprivileged user
+         profiling their own program goes on without them.  */
+      st_info ("sampling without namespace records (they need CAP_PERFMON)");
+      attr->namespaces = 0;
+      fd = perf_event_open (attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    }
+  if (fd < 0)
+    {
+      int e = errno;
+      if (e == ESRCH && pid > 0 && !lv->opts->command)
+        return -ESRCH;   /* a thread that just exited: not an error */
+      explain_open_error (lv, e, pid);
+      return -e;
+    }
+  if (add_fd (lv, fd) < 0)
+    {
+      close (fd);
+      return -ENOMEM;
+    }
+  if (r->fd < 0)
+    {
+      size_t page = getpagesize ();
+      void *map = mmap (NULL, (r->pages + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        fd, 0);
+      if (map == MAP_FAILED)
+        {
+          int e = errno;
+          st_error ("cannot map the %s buffer of CPU %d (%zu KiB): %s%s",
+                    r->sideband ? "process record" : "sample", r->cpu, r->pages * page / 1024,
+                    strerror (e),
+                    e == EPERM ? " (use a smaller --mmap-pages, or raise "
+                                 "kernel.perf_event_mlock_kb)" : "");
+          return -e;
+        }
+      r->fd = fd;
+      r->meta = map;
+      r->data = (uint8_t *) map + page;
+      r->size = (uint64_t) r->pages * page;
+    }
+  else if (ioctl (fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0)
+    {
+      st_error ("cannot share the sample buffer of CPU %d: %s", r->cpu, strerror (errno));
+      return -errno;
+    }
+  return 0;
+}
+
+/* Opens the sampling event and the process-record event for PID on every
+   CPU.  */
 static int
 open_for_pid (struct live *lv, pid_t pid)
 {
   for (size_t c = 0; c < lv->n_rings; c++)
     {
-      struct ring *r = &lv->rings[c];
-      int fd = perf_event_open (&lv->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-      if (fd < 0 && (errno == EACCES || errno == EPERM) && lv->attr.namespaces)
-        {
-          /* Namespace records need CAP_PERFMON; an unprivileged user
-             profiling their own program goes on without them.  */
-          st_info ("sampling without namespace records (they need CAP_PERFMON)");
-          lv->attr.namespaces = 0;
-          fd = perf_event_open (&lv->attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        }
-      if (fd < 0)
-        {
-          int e = errno;
-          if (e == ESRCH && pid > 0 && !lv->opts->command)
-            return -ESRCH;   /* a thread that just exited: not an error */
-          explain_open_error (lv, e, pid);
-          return -e;
-        }
-      if (add_fd (lv, fd) < 0)
-        {
-          close (fd);
-          return -ENOMEM;
-        }
-      if (r->fd < 0)
-        {
-          size_t page = getpagesize ();
-          void *map = mmap (NULL, (RING_PAGES + 1) * page, PROT_READ | PROT_WRITE, MAP_SHARED,
-                            fd, 0);
-          if (map == MAP_FAILED)
-            {
-              int e = errno;
-              st_error ("cannot map the sample buffer of CPU %d: %s%s", r->cpu, strerror (e),
-                        e == EPERM ? " (raise kernel.perf_event_mlock_kb)" : "");
-              return -e;
-            }
-          r->fd = fd;
-          r->meta = map;
-          r->data = (uint8_t *) map + page;
-          r->size = (uint64_t) RING_PAGES * page;
-        }
-      else if (ioctl (fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0)
-        {
-          st_error ("cannot share the sample buffer of CPU %d: %s", r->cpu, strerror (errno));
-          return -errno;
-        }
+      int r = open_one (lv, &lv->sb_attr, pid, &lv->sb_rings[c]);
+      if (r == 0)
+        r = open_one (lv, &lv->attr, pid, &lv->rings[c]);
+      if (r < 0)
+        return r;
     }
   return 0;
 }
@@ -231,7 +293,8 @@ online_cpus (struct live *lv)
   if (n < 1)
     n = 1;
   lv->rings = calloc (n, sizeof *lv->rings);
-  if (lv->rings == NULL)
+  lv->sb_rings = calloc (n, sizeof *lv->sb_rings);
+  if (lv->rings == NULL || lv->sb_rings == NULL)
     return -ENOMEM;
   for (long c = 0; c < n; c++)
     {
@@ -241,8 +304,9 @@ online_cpus (struct live *lv)
       read_int_file (path, &online);   /* cpu0 often has no such file */
       if (!online)
         continue;
-      lv->rings[lv->n_rings].fd = -1;
-      lv->rings[lv->n_rings++].cpu = c;
+      lv->rings[lv->n_rings] = (struct ring) { .fd = -1, .cpu = c, .pages = lv->pages };
+      lv->sb_rings[lv->n_rings++] = (struct ring) { .fd = -1, .cpu = c, .sideband = true,
+                                                    .pages = SIDEBAND_PAGES };
     }
   return 0;
 }
@@ -297,10 +361,9 @@ end_round (struct live *lv)
 #define TRAILER_SIZE 24
 
 static size_t
-put_trailer (uint8_t *p, pid_t pid, pid_t tid)
+put_trailer (uint8_t *p, pid_t pid, pid_t tid, uint64_t time)
 {
   uint32_t v[2] = { pid, tid };
-  uint64_t time = 0;   /* before every real record */
   uint32_t cpu[2] = { 0, 0 };
   memcpy (p, v, 8);
   memcpy (p + 8, &time, 8);
@@ -337,7 +400,7 @@ synthesize_comm (struct live *lv, pid_t pid, pid_t tid)
   memcpy (rec + 8, ids, 8);
   memcpy (rec + 16, comm, comm_len);
   size_t size = 16 + name_len;
-  size += put_trailer (rec + size, pid, tid);
+  size += put_trailer (rec + size, pid, tid, 0);   /* before every real record */
   h.size = size;
   memcpy (rec, &h, sizeof h);
   return feed (lv, rec, size);
@@ -386,7 +449,7 @@ synthesize_maps (struct live *lv, pid_t pid)
       memcpy (rec + 64, flags, 8);
       memcpy (rec + 72, name, strlen (name) + 1);
       size_t size = 72 + name_len;
-      size += put_trailer (rec + size, pid, pid);
+      size += put_trailer (rec + size, pid, pid, 0);
       struct perf_event_header h = { PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, size };
       memcpy (rec, &h, sizeof h);
       r = feed (lv, rec, size);
@@ -530,7 +593,23 @@ drain_ring (struct live *lv, struct ring *ring)
           memcpy (lv->wrap_buf + first, ring->data, h.size - first);
           rec = lv->wrap_buf;
         }
-      r = feed (lv, rec, h.size);
+      if (ring->sideband && h.type == PERF_RECORD_EXIT && h.size >= 24)
+        {
+          /* Its own exit is on its way: a sweep adds none.  */
+          uint32_t tid;
+          memcpy (&tid, rec + 16, sizeof tid);
+          st_hashmap_remove_u64 (lv->threads, tid);
+        }
+      if (ring->sideband && h.type == PERF_RECORD_LOST && h.size >= 24)
+        {
+          /* Process records lost, not samples: counted apart, and kept
+             out of the samples' count.  */
+          uint64_t n;
+          memcpy (&n, rec + 16, sizeof n);
+          lv->sideband_lost += n;
+        }
+      else
+        r = feed (lv, rec, h.size);
       tail += h.size;
     }
   __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
@@ -538,16 +617,141 @@ drain_ring (struct live *lv, struct ring *ring)
 }
 
 static int
-drain_all (struct live *lv)
+drain_rings (struct live *lv)
 {
   for (size_t i = 0; i < lv->n_rings; i++)
-    if (lv->rings[i].fd >= 0)
-      {
-        int r = drain_ring (lv, &lv->rings[i]);
-        if (r < 0)
-          return r;
-      }
-  return end_round (lv);
+    {
+      /* Process records first: a sample's maps are read before it.  */
+      struct ring *rings[2] = { &lv->sb_rings[i], &lv->rings[i] };
+      for (size_t k = 0; k < 2; k++)
+        if (rings[k]->fd >= 0)
+          {
+            int r = drain_ring (lv, rings[k]);
+            if (r < 0)
+              return r;
+          }
+    }
+  return 0;
+}
+
+static int
+drain_all (struct live *lv)
+{
+  int r = drain_rings (lv);
+  return r < 0 ? r : end_round (lv);
+}
+
+/* Every thread the process table may hold an entry for is tracked, from
+   the events on their way to it, until its exit goes the same way.  */
+static int
+track (struct live *lv, pid_t pid, pid_t tid)
+{
+  if (pid <= 0 || tid <= 0)
+    return 0;
+  int r = 0;
+  if (st_hashmap_get_u64 (lv->threads, (uint32_t) tid) == NULL)
+    r = st_hashmap_put_u64 (lv->threads, (uint32_t) tid, (void *) (uintptr_t) pid);
+  /* The process's own entry goes with its leader's exit.  */
+  if (r == 0 && tid != pid && st_hashmap_get_u64 (lv->threads, (uint32_t) pid) == NULL)
+    r = st_hashmap_put_u64 (lv->threads, (uint32_t) pid, (void *) (uintptr_t) pid);
+  return r;
+}
+
+static int
+live_event (const struct st_event *ev, void *arg)
+{
+  struct live *lv = arg;
+  int r = 0;
+  switch (ev->kind)
+    {
+    case ST_EVENT_SAMPLE: r = track (lv, ev->sample.pid, ev->sample.tid); break;
+    case ST_EVENT_MMAP: r = track (lv, ev->mmap.pid, ev->mmap.pid); break;
+    case ST_EVENT_COMM: r = track (lv, ev->comm.pid, ev->comm.tid); break;
+    case ST_EVENT_FORK: r = track (lv, ev->task.pid, ev->task.tid); break;
+    case ST_EVENT_EXIT:
+      st_hashmap_remove_u64 (lv->threads, (uint32_t) ev->task.tid);
+      break;
+    default: break;
+    }
+  if (r < 0)
+    return r;
+  return lv->fn (ev, lv->fn_arg);
+}
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int
+probe_thread (const void *key, size_t len, void *value, void *arg)
+{
+  struct live *lv = arg;
+  uint64_t tid;
+  memcpy (&tid, key, sizeof tid);
+  pid_t pid = (pid_t) (uintptr_t) value;
+  /* A signal 0 to a thread of a process: ESRCH when either is gone (a
+     zombie still answers; its exit record was written already).  */
+  if (syscall (SYS_tgkill, pid, (pid_t) tid, 0) == 0 || errno != ESRCH)
+    return 0;
+  if (lv->n_dead == lv->cap_dead)
+    {
+      size_t cap = lv->cap_dead ? lv->cap_dead * 2 : 256;
+      struct dead_thread *d = realloc (lv->dead, cap * sizeof *d);
+      if (d == NULL)
+        return -ENOMEM;
+      lv->dead = d;
+      lv->cap_dead = cap;
+    }
+  lv->dead[lv->n_dead++] = (struct dead_thread) { pid, (pid_t) tid };
+  return 0;
+}
+
+/* Finds the threads that are gone, when a sweep is due.  Before the rings
+   are drained: whatever a thread found gone wrote is read in that drain,
+   before its exit record of ours.  */
+static int
+sweep_probe (struct live *lv, bool *due)
+{
+  uint64_t now = now_ns ();
+  size_t n = st_hashmap_size (lv->threads);
+  *due = now - lv->last_sweep >= SWEEP_NS || n >= lv->threads_at_sweep + EVICT_EVERY;
+  if (!*due)
+    return 0;
+  lv->last_sweep = now;
+  lv->n_dead = 0;
+  return st_hashmap_foreach (lv->threads, probe_thread, lv);
+}
+
+/* Exit records for the threads found gone, dated after every record read:
+   they go to the process table after the threads' last samples.  */
+static int
+sweep_evict (struct live *lv)
+{
+  uint64_t time = st_perf_source_max_time (lv->parser);
+  int r = 0;
+  for (size_t i = 0; i < lv->n_dead && r == 0; i++)
+    {
+      pid_t pid = lv->dead[i].pid, tid = lv->dead[i].tid;
+      if (st_hashmap_get_u64 (lv->threads, (uint32_t) tid) == NULL)
+        continue;   /* its exit record came in the drain */
+      uint8_t rec[8 + 24 + TRAILER_SIZE];
+      struct perf_event_header h = { PERF_RECORD_EXIT, 0, sizeof rec };
+      uint32_t ids[4] = { pid, pid, tid, tid };
+      memcpy (rec, &h, sizeof h);
+      memcpy (rec + 8, ids, sizeof ids);
+      memcpy (rec + 24, &time, sizeof time);
+      put_trailer (rec + 32, pid, tid, time);
+      st_hashmap_remove_u64 (lv->threads, (uint32_t) tid);
+      lv->evicted++;
+      r = feed (lv, rec, sizeof rec);
+    }
+  lv->n_dead = 0;
+  lv->threads_at_sweep = st_hashmap_size (lv->threads);
+  return r;
 }
 
 static bool
@@ -560,6 +764,19 @@ targets_alive (const struct live *lv)
   return false;
 }
 
+/* One pass: the rings drained, the gone threads evicted, a round ended.  */
+static int
+pass (struct live *lv)
+{
+  bool due = false;
+  int r = sweep_probe (lv, &due);
+  if (r == 0)
+    r = drain_rings (lv);
+  if (r == 0 && due)
+    r = sweep_evict (lv);
+  return r < 0 ? r : end_round (lv);
+}
+
 static void
 enable_all (struct live *lv, unsigned long request)
 {
@@ -570,13 +787,17 @@ enable_all (struct live *lv, unsigned long request)
 static int
 sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats *stats)
 {
-  struct pollfd *pfds = calloc (lv->n_rings, sizeof *pfds);
+  struct pollfd *pfds = calloc (2 * lv->n_rings, sizeof *pfds);
   if (pfds == NULL)
     return -ENOMEM;
   size_t n = 0;
   for (size_t i = 0; i < lv->n_rings; i++)
-    if (lv->rings[i].fd >= 0)
-      pfds[n++] = (struct pollfd) { .fd = lv->rings[i].fd, .events = POLLIN };
+    {
+      if (lv->rings[i].fd >= 0)
+        pfds[n++] = (struct pollfd) { .fd = lv->rings[i].fd, .events = POLLIN };
+      if (lv->sb_rings[i].fd >= 0)
+        pfds[n++] = (struct pollfd) { .fd = lv->sb_rings[i].fd, .events = POLLIN };
+    }
   int r = 0;
   bool done = false;
   while (r == 0 && !done)
@@ -603,7 +824,7 @@ sample_loop (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats 
       else if (lv->opts->n_pids > 0 && !targets_alive (lv))
         done = true;
       /* One more pass after the end: what the last moments wrote.  */
-      r = drain_all (lv);
+      r = pass (lv);
     }
   free (pfds);
   return r;
@@ -670,13 +891,17 @@ st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
              volatile sig_atomic_t *stop, struct st_live_stats *stats,
              struct st_source_error *err)
 {
-  struct live lv = { .opts = opts, .child = -1 };
+  struct live lv = { .opts = opts, .child = -1, .fn = fn, .fn_arg = arg,
+                     .pages = opts->mmap_pages ? opts->mmap_pages : ST_LIVE_DEFAULT_MMAP_PAGES };
   stats->command_status = -1;
+  stats->mmap_pages = lv.pages;
   build_attr (&lv);
+  lv.last_sweep = now_ns ();
   int go_fd = -1, exec_err_fd = -1;
-  int r = online_cpus (&lv);
+  lv.threads = st_hashmap_new (NULL);
+  int r = lv.threads != NULL ? online_cpus (&lv) : -ENOMEM;
   if (r == 0)
-    r = st_perf_source_new_live (&lv.attr, fn, arg, err, &lv.parser);
+    r = st_perf_source_new_live (&lv.attr, live_event, &lv, err, &lv.parser);
   if (r == 0)
     r = record_open (&lv);
   /* Stopped before it started: nothing to run or sample.  */
@@ -738,13 +963,23 @@ out:
   /* Interrupted, or failed: the command does not outlive us.  */
   end_command (&lv, stop, stats);
   stats->records = lv.records;
+  stats->sideband_lost = lv.sideband_lost;
+  stats->evicted = lv.evicted;
+  stats->tracked = lv.threads ? st_hashmap_size (lv.threads) : 0;
   for (size_t i = 0; i < lv.n_rings; i++)
-    if (lv.rings[i].meta != NULL)
-      munmap (lv.rings[i].meta, (RING_PAGES + 1) * (size_t) getpagesize ());
+    {
+      if (lv.rings[i].meta != NULL)
+        munmap (lv.rings[i].meta, (lv.rings[i].pages + 1) * (size_t) getpagesize ());
+      if (lv.sb_rings[i].meta != NULL)
+        munmap (lv.sb_rings[i].meta, (lv.sb_rings[i].pages + 1) * (size_t) getpagesize ());
+    }
   for (size_t i = 0; i < lv.n_fds; i++)
     close (lv.fds[i]);
   free (lv.fds);
   free (lv.rings);
+  free (lv.sb_rings);
+  free (lv.dead);
+  st_hashmap_free (lv.threads);
   if (lv.record != NULL && fclose (lv.record) != 0 && r == 0)
     {
       st_error ("writing %s: %s", opts->record_path, strerror (errno));

@@ -30,6 +30,7 @@ struct st_live_options {
   uint32_t stack_size;      /* bytes of user stack per sample */
   bool kernel;              /* also sample the kernel (kernel frames kept) */
   const char *record_path;  /* --record: also write a perf.data (pipe format) */
+  unsigned mmap_pages;      /* pages of sample buffer per CPU, a power of two (0: default) */
   const struct st_regs_arch *arch;
   /* Set when the run must end at once (a third signal): the command is
      killed without waiting for it to end on the signal it was given.  */
@@ -38,9 +39,17 @@ struct st_live_options {
 
 struct st_live_stats {
   uint64_t records;
-  uint64_t lost;            /* samples the kernel could not store */
+  uint64_t sideband_lost;   /* process records (maps, names, forks, exits) the kernel
+                               could not store: their buffer was full */
+  uint64_t evicted;         /* processes and threads found gone without an exit record */
+  uint64_t tracked;         /* threads known at the end (alive, or gone since the
+                               last sweep) */
+  unsigned mmap_pages;      /* pages of sample buffer per CPU used */
   int command_status;       /* wait status of the command, -1 if none */
 };
+
+/* The default --mmap-pages.  */
+#define ST_LIVE_DEFAULT_MMAP_PAGES 512
 
 /* Samples until the command exits, the processes are gone, or *STOP is
    set, delivering events to FN in time order.  Returns 0, FN's negative

@@ -1151,6 +1151,12 @@ st_perf_source_end_round (struct st_perf_source *src)
   return st_ordered_queue_round (src->queue);
 }
 
+uint64_t
+st_perf_source_max_time (const struct st_perf_source *src)
+{
+  return st_ordered_queue_max_time (src->queue);
+}
+
 int
 st_perf_source_flush (struct st_perf_source *src)
 {

@@ -47,6 +47,9 @@ int st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn,
 int st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size);
 /* Every buffer has been read once: release what can no longer be overtaken. */
 int st_perf_source_end_round (struct st_perf_source *src);
+/* The latest record time fed so far: a record fed now with this time is
+   delivered after every record fed before it.  */
+uint64_t st_perf_source_max_time (const struct st_perf_source *src);
 /* The end: release everything.  */
 int st_perf_source_flush (struct st_perf_source *src);
 void st_perf_source_free_live (struct st_perf_source *src);

@@ -6,3 +6,7 @@ EXTRA_DIST += tests/live/live.sh tests/live/check-chains.py
 # profiled command left running.  Needs tests/sysprof/sysprof-check.
 TESTS += tests/live/interrupt.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
+# The whole machine under a fork storm: memory bounded by the processes
+# alive, lost samples reported as a share.  A minute: in `make check-long'.
+LONG_TESTS += tests/live/fork-storm.sh
+EXTRA_DIST += tests/live/fork-storm.sh

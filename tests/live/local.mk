@@ -10,3 +10,6 @@ EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # alive, lost samples reported as a share.  A minute: in `make check-long'.
 LONG_TESTS += tests/live/fork-storm.sh
 EXTRA_DIST += tests/live/fork-storm.sh
+# interrupt.sh at the issue's size: 5 s of -a, then 212 interrupted runs.
+LONG_TESTS += tests/live/interrupt-long.sh
+EXTRA_DIST += tests/live/interrupt-long.sh

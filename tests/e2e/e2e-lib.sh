@@ -64,7 +64,9 @@ e2e_setup ()
   if [ -n "${E2E_KEEP:-}" ]; then
     trap 'echo "# kept $tmp (E2E_KEEP is set)"' EXIT
   else
-    trap 'rm -rf "$tmp"' EXIT
+    # Only the main shell removes it: $$ is its pid in every subshell too,
+    # and a subshell that ends through a trap must not take the directory.
+    trap '[ "$(sh -c '"'"'echo $PPID'"'"')" = "$$" ] && rm -rf "$tmp"' EXIT
   fi
   trap 'exit 129' HUP
   trap 'exit 130' INT

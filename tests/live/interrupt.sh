@@ -27,7 +27,16 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset DEBUGINFOD_URLS
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
-[ -n "${INTERRUPT_KEEP:-}" ] && echo "# keeping $tmp" || trap 'rm -rf "$tmp"' EXIT
+# The work directory goes with this shell only: a subshell that ends
+# through a trap (a CI run once lost it half-way, "rm: cannot remove ...")
+# must not take it along.  $$ is the main shell's pid in every subshell;
+# sh -c's $PPID is the pid of the process that runs the trap.
+main_shell () { [ "$(sh -c 'echo $PPID')" = "$$" ]; }
+if [ -n "${INTERRUPT_KEEP:-}" ]; then
+  echo "# keeping $tmp"
+else
+  trap 'if main_shell; then rm -rf "$tmp"; else echo "interrupt.sh: a subshell ended through the EXIT trap; $tmp kept" >&2; fi' EXIT
+fi
 trap 'exit 130' INT
 trap 'exit 143' TERM
 echo "1..7"

@@ -66,7 +66,9 @@ e2e_setup ()
   else
     # Only the main shell removes it: $$ is its pid in every subshell too,
     # and a subshell that ends through a trap must not take the directory.
-    trap '[ "$(sh -c '"'"'echo $PPID'"'"')" = "$$" ] && rm -rf "$tmp"' EXIT
+    # (bash's BASHPID, or in dash sh -c's $PPID, is the pid of the process
+    # that runs the trap).
+    trap '[ "${BASHPID:-$(sh -c '"'"'echo $PPID'"'"')}" = "$$" ] && rm -rf "$tmp"' EXIT
   fi
   trap 'exit 129' HUP
   trap 'exit 130' INT

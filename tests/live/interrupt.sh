@@ -30,12 +30,13 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
 # The work directory goes with this shell only: a subshell that ends
 # through a trap (a CI run once lost it half-way, "rm: cannot remove ...")
 # must not take it along.  $$ is the main shell's pid in every subshell;
-# sh -c's $PPID is the pid of the process that runs the trap.
-main_shell () { [ "$(sh -c 'echo $PPID')" = "$$" ]; }
+# bash's BASHPID (make check runs tests with bash) or, in dash, sh -c's
+# $PPID is the pid of the process that runs the trap.
+main_shell () { [ "${BASHPID:-$(sh -c 'echo $PPID')}" = "$$" ]; }
 if [ -n "${INTERRUPT_KEEP:-}" ]; then
   echo "# keeping $tmp"
 else
-  trap 'if main_shell; then rm -rf "$tmp"; else echo "interrupt.sh: a subshell ended through the EXIT trap; $tmp kept" >&2; fi' EXIT
+  trap 'if main_shell; then rm -rf "$tmp"; else echo "interrupt.sh: subshell ${BASHPID:-?} of $$ ended through the EXIT trap; $tmp left to the main shell" >&2; fi' EXIT
 fi
 trap 'exit 130' INT
 trap 'exit 143' TERM

@@ -30,4 +30,6 @@ awk '{
 }' "$data/folded" | sort -nr | head -n 8 | cut -f2-
 echo
 echo "== one sample in full, unwound again from the kept recording (eu-stacktrace -i demo.data):"
-"$tool" -i "$data/demo.data" | awk 'NR > 1 && /^$/ { exit } { print }'
+# Written to a file first: the tool reports a closed pipe (EPIPE) as an
+# error, and awk stops reading after the first sample.
+"$tool" -i "$data/demo.data" -o "$data/all.txt" && awk 'NR > 1 && /^$/ { exit } { print }' "$data/all.txt"

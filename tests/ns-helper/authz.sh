@@ -31,16 +31,5 @@ chmod 666 "$sock"
 
 "$PYTHON3" "$nsh_src/authz.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$uid2" "$gid2" "$idle" \
   > "$tmp/authz.tap" 2> "$tmp/authz.err"
-while IFS= read -r line; do
-  case $line in
-    "ok "*) ok "${line#ok * - }" ;;
-    "not ok "*) not_ok "${line#not ok * - }" ;;
-    "1.."*) ;;
-    *) echo "$line" ;;
-  esac
-done < "$tmp/authz.tap"
-if [ -s "$tmp/authz.err" ]; then
-  echo "# authz.py said:"; diag "$tmp/authz.err"
-  grep -q Traceback "$tmp/authz.err" && not_ok "authz.py ran to the end"
-fi
+relay_tap authz.py "$tmp/authz.tap" "$tmp/authz.err"
 plan

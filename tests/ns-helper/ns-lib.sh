@@ -38,6 +38,23 @@ t=0
 ok () { t=$((t + 1)); echo "ok $t - $*"; }
 not_ok () { t=$((t + 1)); echo "not ok $t - $*"; }
 diag () { sed 's/^/#   /' "$@"; }
+# relay_tap NAME TAP ERR: the TAP lines a helper script (NAME) wrote to TAP,
+# renumbered into ours; its other lines as they are; its stderr as a
+# diagnostic, and a traceback as a failure.
+relay_tap () {
+  while IFS= read -r line; do
+    case $line in
+      "ok "*) ok "${line#ok * - }" ;;
+      "not ok "*) not_ok "${line#not ok * - }" ;;
+      "1.."*) ;;
+      *) echo "$line" ;;
+    esac
+  done < "$2"
+  if [ -s "$3" ]; then
+    echo "# $1 said:"; diag "$3"
+    grep -q Traceback "$3" && not_ok "$1 ran to the end"
+  fi
+}
 plan () { echo "1..$t"; }
 
 # The copies that go into the namespaces: $stage/plain (program and library)

@@ -28,16 +28,5 @@ chmod 666 "$sock"
 
 "$PYTHON3" "$nsh_src/review.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$tmp/suid/prog" \
   > "$tmp/review.tap" 2> "$tmp/review.err"
-while IFS= read -r line; do
-  case $line in
-    "ok "*) ok "${line#ok * - }" ;;
-    "not ok "*) not_ok "${line#not ok * - }" ;;
-    "1.."*) ;;
-    *) echo "$line" ;;
-  esac
-done < "$tmp/review.tap"
-if [ -s "$tmp/review.err" ]; then
-  echo "# review.py said:"; diag "$tmp/review.err"
-  grep -q Traceback "$tmp/review.err" && not_ok "review.py ran to the end"
-fi
+relay_tap review.py "$tmp/review.tap" "$tmp/review.err"
 plan

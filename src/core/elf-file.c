@@ -236,6 +236,24 @@ fail:
   return -1;
 }
 
+/* SCN holds the SIZE bytes at BUF (kept, not copied), as a section of TYPE
+   named at offset NAME of the section name table.  */
+static bool
+fill_section (Elf_Scn *scn, void *buf, size_t size, GElf_Word type, GElf_Word name)
+{
+  Elf_Data *d = elf_newdata (scn);
+  GElf_Shdr sh;
+  if (d == NULL || gelf_getshdr (scn, &sh) == NULL)
+    return false;
+  d->d_buf = buf;
+  d->d_size = size;
+  d->d_type = ELF_T_BYTE;
+  d->d_align = 1;
+  sh.sh_type = type;
+  sh.sh_name = name;
+  return gelf_update_shdr (scn, &sh) != 0;
+}
+
 int
 st_elf_dwarf_stand_in (int fd)
 {
@@ -261,33 +279,8 @@ st_elf_dwarf_stand_in (int fd)
     }
   Elf_Scn *names = ok ? elf_newscn (out) : NULL;
   Elf_Scn *line = names != NULL ? elf_newscn (out) : NULL;
-  Elf_Data *d;
-  GElf_Shdr sh;
-  ok = line != NULL;
-  if (ok && (d = elf_newdata (names)) != NULL && gelf_getshdr (names, &sh) != NULL)
-    {
-      d->d_buf = shstrtab;
-      d->d_size = sizeof shstrtab;
-      d->d_type = ELF_T_BYTE;
-      d->d_align = 1;
-      sh.sh_type = SHT_STRTAB;
-      sh.sh_name = 1;
-      ok = gelf_update_shdr (names, &sh);
-    }
-  else
-    ok = false;
-  if (ok && (d = elf_newdata (line)) != NULL && gelf_getshdr (line, &sh) != NULL)
-    {
-      d->d_buf = debug_line;
-      d->d_size = sizeof debug_line;
-      d->d_type = ELF_T_BYTE;
-      d->d_align = 1;
-      sh.sh_type = SHT_PROGBITS;
-      sh.sh_name = 11;
-      ok = gelf_update_shdr (line, &sh);
-    }
-  else
-    ok = false;
+  ok = line != NULL && fill_section (names, shstrtab, sizeof shstrtab, SHT_STRTAB, 1)
+       && fill_section (line, debug_line, sizeof debug_line, SHT_PROGBITS, 11);
   if (ok)
     {
       GElf_Ehdr oe;

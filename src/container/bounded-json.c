@@ -13,9 +13,9 @@
 #include <json-c/json.h>
 
 #include "container/container.h"
-#include "core/hashmap.h"
-#include "core/log.h"
-#include "core/untrusted.h"
+#include "basic/hashmap.h"
+#include "basic/log.h"
+#include "basic/untrusted.h"
 
 /* Container storage JSON (containers.json, layers.json, images.json) lives
    in each user's home and is written by that user: it is parsed by root's

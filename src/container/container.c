@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "container/container.h"
-#include "core/hashmap.h"
-#include "core/log.h"
-#include "core/untrusted.h"
+#include "basic/hashmap.h"
+#include "basic/log.h"
+#include "basic/untrusted.h"
 
 struct st_containers {
   unsigned kinds;
@@ -32,7 +32,7 @@ struct entry {
   bool adopted;                   /* c is a stored one, by st_containers_adopt */
 };
 
-/* Every file below is opened through st_open_untrusted (core/untrusted.h):
+/* Every file below is opened through st_open_untrusted (basic/untrusted.h):
    whoever controls a container or a storage folder may have planted a
    FIFO, a device or a /proc file at the path.  */
 int

@@ -14,9 +14,9 @@
 
 #include "container/container.h"
 #include "container/flatpak-parse.h"
-#include "core/log.h"
-#include "core/procfs.h"
-#include "core/untrusted.h"
+#include "basic/log.h"
+#include "basic/procfs.h"
+#include "basic/untrusted.h"
 
 /* flatpak: each running sandbox has an instance directory,
    $XDG_RUNTIME_DIR/.flatpak/<instance>/, with bwrapinfo.json (the sandbox's

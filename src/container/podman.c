@@ -15,9 +15,9 @@
 
 #include "container/container.h"
 #include "container/podman-storage.h"
-#include "core/log.h"
-#include "core/procfs.h"
-#include "core/untrusted.h"
+#include "basic/log.h"
+#include "basic/procfs.h"
+#include "basic/untrusted.h"
 
 /* podman's storage (containers/storage): a graph root holds
    <driver>-containers/containers.json, <driver>-layers/layers.json and
@@ -287,7 +287,7 @@ for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
 
 struct find {
   char id[65];              /* wanted, or empty: match by mount namespace */
-  uid_t owners[2];          /* the process's (core/procfs.h) */
+  uid_t owners[2];          /* the process's (basic/procfs.h) */
   ino_t mnt_ino;
   dev_t mnt_dev;
   struct st_container *found;

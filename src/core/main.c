@@ -15,15 +15,15 @@
 #include <unistd.h>
 
 #include "container/container.h"
-#include "core/input.h"
-#include "core/log.h"
-#include "core/ns-client.h"
-#include "core/output.h"
+#include "core/input/input.h"
+#include "basic/log.h"
+#include "core/resolve/ns-client.h"
+#include "core/output/output-file.h"
 #include "core/session.h"
 #include "core/signals.h"
-#include "core/sink.h"
-#include "core/source-live.h"
-#include "core/source.h"
+#include "core/output/sink.h"
+#include "core/input/source-live.h"
+#include "core/input/source.h"
 #include "debuginfod/debuginfod.h"
 #include "ns-helper/protocol.h"
 

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/hashmap.h"
-#include "core/log.h"
+#include "basic/hashmap.h"
+#include "basic/log.h"
 #include "core/session.h"
-#include "core/strbuf.h"
-#include "core/ns-client.h"
+#include "basic/strbuf.h"
+#include "core/resolve/ns-client.h"
 #include "core/signals.h"
-#include "core/unwinder.h"
-#include "core/untrusted.h"
+#include "core/unwind/unwinder.h"
+#include "basic/untrusted.h"
 #include "debuginfod/debuginfod.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each

@@ -10,9 +10,9 @@
 #include <stdio.h>
 
 #include "core/event.h"
-#include "core/regs.h"
-#include "core/sink.h"
-#include "core/unwind.h"
+#include "core/unwind/regs.h"
+#include "core/output/sink.h"
+#include "core/unwind/dwfl-unwind.h"
 
 /* -m/--mode, as elfutils' eu-stacktrace defined it.  */
 enum st_unwind_mode {

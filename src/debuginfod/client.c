@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/elf-file.h"
-#include "core/hashmap.h"
-#include "core/log.h"
+#include "core/resolve/elf-file.h"
+#include "basic/hashmap.h"
+#include "basic/log.h"
 #include "debuginfod/debuginfod.h"
 #include "debuginfod/env.h"
 

@@ -1,5 +1,5 @@
 /* The namespace helper's protocol, shared by the helper and its client in
- * the core (src/core/ns-client.c).
+ * the core (src/core/resolve/ns-client.c).
  *
  * One SOCK_SEQPACKET connection per client.  Each request and each reply is
  * one message holding one small JSON object with a version field; a reply

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/sink.h"
+#include "core/output/sink.h"
 
 static char names[5000][48];
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/stack-tree.h"
+#include "core/output/stack-tree.h"
 
 #define PROG "/usr/bin/prog"
 #define LIBC "/usr/lib/x86_64-linux-gnu/libc.so.6"

@@ -2,7 +2,7 @@
  * (src/ns-helper/protocol.c).
  *
  * st_nsh_decode_request parses what any local user may send the privileged
- * helper; st_nsh_decode_reply what the core (src/core/ns-client.c) takes
+ * helper; st_nsh_decode_reply what the core (src/core/resolve/ns-client.c) takes
  * from whatever listens on the helper's socket.  Each input is one message
  * given to both, with its exact length and no NUL after it, as
  * st_nsh_recv leaves it in the receive buffer.

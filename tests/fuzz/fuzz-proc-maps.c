@@ -1,5 +1,5 @@
 /* Fuzz target: the /proc/PID/maps line parser (st_proc_parse_maps_line in
- * src/core/procfs.c), which the live source (source-live.c, maps of the
+ * src/basic/procfs.c), which the live source (source-live.c, maps of the
  * processes already running) and the Sysprof reader (source-sysprof.c,
  * maps of a pid the stream has none for) use.  The kernel writes every
  * field but the file name, which any process chooses: a name with spaces,
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/procfs.h"
+#include "basic/procfs.h"
 #include "fuzz.h"
 
 static void

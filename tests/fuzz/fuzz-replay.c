@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/log.h"
+#include "basic/log.h"
 #include "fuzz.h"
 
 int fuzz_verbose;

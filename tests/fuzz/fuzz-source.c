@@ -11,10 +11,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/input.h"
+#include "core/input/input.h"
 #include "core/session.h"
-#include "core/sink.h"
-#include "core/source.h"
+#include "core/output/sink.h"
+#include "core/input/source.h"
 #include "fuzz.h"
 #include "fuzz-source.h"
 

@@ -1,4 +1,4 @@
-/* Fuzz target: the Sysprof capture reader (src/core/source-sysprof.c) and
+/* Fuzz target: the Sysprof capture reader (src/core/input/source-sysprof.c) and
  * everything its frames reach: the session, the unwinder on stack-user
  * frames, and the writers, the Sysprof one included (it copies the frames
  * it does not know byte for byte).

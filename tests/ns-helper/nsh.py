@@ -1,7 +1,7 @@
 """A test client of eu-stacktrace-ns-helper's protocol (src/ns-helper/protocol.h),
 and what the tests of tests/ns-helper/ share: TAP output, the ELF build-id of
 a descriptor, descriptor counts.  Written independently of the C client in
-src/core/ns-client.c, so that the two check each other."""
+src/core/resolve/ns-client.c, so that the two check each other."""
 import array
 import hashlib
 import json

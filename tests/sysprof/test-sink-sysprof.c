@@ -19,8 +19,8 @@
 
 #include <sysprof-capture.h>
 
-#include "core/sink.h"
-#include "core/sysprof-format.h"
+#include "core/output/sink.h"
+#include "core/input/sysprof-format.h"
 
 #define N_FRAMES 9000
 #define PERF_MASK 0xff0fffULL   /* what perf record --call-graph dwarf samples */

@@ -18,10 +18,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/input.h"
+#include "core/input/input.h"
 #include "unit/test-bytes.h"
-#include "core/source-sysprof.h"
-#include "core/sysprof-format.h"
+#include "core/input/source-sysprof.h"
+#include "core/input/sysprof-format.h"
 
 static void
 put_header (struct buf *b)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/input.h"
+#include "core/input/input.h"
 
 struct buf {
   uint8_t data[1 << 16];

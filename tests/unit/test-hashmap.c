@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/hashmap.h"
+#include "basic/hashmap.h"
 
 static int freed;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "core/ordered-queue.h"
+#include "core/input/ordered-queue.h"
 
 struct released {
   uint64_t times[64];

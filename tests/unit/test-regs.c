@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "core/regs.h"
+#include "core/unwind/regs.h"
 
 /* perf's x86 register numbers.  */
 enum { AX, BX, CX, DX, SI, DI, BP, SP, IP, FLAGS, CS, SS, DS, ES, FS, GS, R8 };

@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "core/input.h"
+#include "core/input/input.h"
 #include "unit/test-bytes.h"
-#include "core/perf-format.h"
-#include "core/source-perf.h"
+#include "core/input/perf-format.h"
+#include "core/input/source-perf.h"
 
 static void
 put_u64 (struct buf *b, uint64_t v)

@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "container/container.h"
-#include "core/untrusted.h"
+#include "basic/untrusted.h"
 
 static char dir[] = "/tmp/test-untrusted.XXXXXX";
 

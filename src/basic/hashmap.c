@@ -1,0 +1,172 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/hashmap.h"
+
+struct entry {
+  struct entry *next;
+  uint64_t hash;
+  void *value;
+  size_t len;
+  unsigned char key[];
+};
+
+struct st_hashmap {
+  struct entry **buckets;
+  size_t n_buckets;  /* always a power of two */
+  size_t size;
+  st_hashmap_free_fn free_value;
+};
+
+/* FNV-1a, finished with a 64-bit mix so that small integer keys spread.  */
+uint64_t
+st_hash_bytes (const void *data, size_t len)
+{
+  const unsigned char *p = data;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < len; i++)
+    {
+      h ^= p[i];
+      h *= 0x100000001b3ULL;
+    }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+struct st_hashmap *
+st_hashmap_new (st_hashmap_free_fn free_value)
+{
+  struct st_hashmap *map = calloc (1, sizeof *map);
+  if (map == NULL)
+    return NULL;
+  map->n_buckets = 64;
+  map->buckets = calloc (map->n_buckets, sizeof *map->buckets);
+  if (map->buckets == NULL)
+    {
+      free (map);
+      return NULL;
+    }
+  map->free_value = free_value;
+  return map;
+}
+
+void
+st_hashmap_free (struct st_hashmap *map)
+{
+  if (map == NULL)
+    return;
+  for (size_t i = 0; i < map->n_buckets; i++)
+    for (struct entry *e = map->buckets[i], *next; e != NULL; e = next)
+      {
+        next = e->next;
+        if (map->free_value != NULL)
+          map->free_value (e->value);
+        free (e);
+      }
+  free (map->buckets);
+  free (map);
+}
+
+static struct entry **
+find_slot (const struct st_hashmap *map, const void *key, size_t len, uint64_t hash)
+{
+  struct entry **slot = &map->buckets[hash & (map->n_buckets - 1)];
+  for (; *slot != NULL; slot = &(*slot)->next)
+    if ((*slot)->hash == hash && (*slot)->len == len
+        && memcmp ((*slot)->key, key, len) == 0)
+      break;
+  return slot;
+}
+
+void *
+st_hashmap_get (const struct st_hashmap *map, const void *key, size_t len)
+{
+  struct entry *e = *find_slot (map, key, len, st_hash_bytes (key, len));
+  return e != NULL ? e->value : NULL;
+}
+
+static void
+grow (struct st_hashmap *map)
+{
+  size_t n = map->n_buckets * 2;
+  struct entry **buckets = calloc (n, sizeof *buckets);
+  if (buckets == NULL)
+    return;  /* a slower table is still a correct one */
+  for (size_t i = 0; i < map->n_buckets; i++)
+    for (struct entry *e = map->buckets[i], *next; e != NULL; e = next)
+      {
+        next = e->next;
+        struct entry **head = &buckets[e->hash & (n - 1)];
+        e->next = *head;
+        *head = e;
+      }
+  free (map->buckets);
+  map->buckets = buckets;
+  map->n_buckets = n;
+}
+
+int
+st_hashmap_put (struct st_hashmap *map, const void *key, size_t len, void *value)
+{
+  uint64_t hash = st_hash_bytes (key, len);
+  struct entry **slot = find_slot (map, key, len, hash);
+  if (*slot != NULL)
+    {
+      if (map->free_value != NULL && (*slot)->value != value)
+        map->free_value ((*slot)->value);
+      (*slot)->value = value;
+      return 0;
+    }
+  struct entry *e = malloc (sizeof *e + len);
+  if (e == NULL)
+    return -ENOMEM;
+  e->next = NULL;
+  e->hash = hash;
+  e->value = value;
+  e->len = len;
+  memcpy (e->key, key, len);
+  *slot = e;
+  if (++map->size > map->n_buckets)
+    grow (map);
+  return 0;
+}
+
+int
+st_hashmap_remove (struct st_hashmap *map, const void *key, size_t len)
+{
+  struct entry **slot = find_slot (map, key, len, st_hash_bytes (key, len));
+  struct entry *e = *slot;
+  if (e == NULL)
+    return false;
+  *slot = e->next;
+  if (map->free_value != NULL)
+    map->free_value (e->value);
+  free (e);
+  map->size--;
+  return true;
+}
+
+size_t
+st_hashmap_size (const struct st_hashmap *map)
+{
+  return map->size;
+}
+
+int
+st_hashmap_foreach (const struct st_hashmap *map, st_hashmap_visit_fn fn, void *arg)
+{
+  for (size_t i = 0; i < map->n_buckets; i++)
+    for (struct entry *e = map->buckets[i]; e != NULL; e = e->next)
+      {
+        int r = fn (e->key, e->len, e->value, arg);
+        if (r != 0)
+          return r;
+      }
+  return 0;
+}

@@ -1,0 +1,12 @@
+# The basic layer (see README in this folder): general utilities that
+# depend on nothing else of ours.  Built into src/core/libcore.a.
+src_core_libcore_a_SOURCES = \
+	src/basic/hashmap.c src/basic/hashmap.h \
+	src/basic/log.c src/basic/log.h \
+	src/basic/procfs.c src/basic/procfs.h \
+	src/basic/bytes.h \
+	src/basic/cleanup.h \
+	src/basic/strbuf.c src/basic/strbuf.h \
+	src/basic/untrusted.c src/basic/untrusted.h \
+	src/basic/why.c src/basic/why.h
+EXTRA_DIST += src/basic/README

@@ -1,0 +1,59 @@
+/* Live sampling with perf_event_open: a command and its children, running
+ * processes, or the whole machine, sampled the way `perf record
+ * --call-graph dwarf` samples (user registers and a copy of the user
+ * stack), unwound as the run goes, so that every process's files are read
+ * while it is still alive.  */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/event.h"
+#include "core/unwind/regs.h"
+#include "core/input/source.h"
+
+enum st_live_event {
+  ST_LIVE_CPU_CLOCK,        /* software timer: works everywhere, VMs included */
+  ST_LIVE_CYCLES,           /* hardware cycles, where the machine has them */
+};
+
+struct st_live_options {
+  char *const *command;     /* argv of a command to run, or NULL */
+  const pid_t *pids;        /* processes to sample, or NULL */
+  size_t n_pids;
+  bool all_cpus;            /* the whole machine */
+  enum st_live_event event;
+  uint64_t freq;            /* samples per second, or 0 with period */
+  uint64_t period;          /* events per sample (-c) */
+  uint32_t stack_size;      /* bytes of user stack per sample */
+  bool kernel;              /* also sample the kernel (kernel frames kept) */
+  const char *record_path;  /* --record: also write a perf.data (pipe format) */
+  unsigned mmap_pages;      /* pages of sample buffer per CPU, a power of two (0: default) */
+  const struct st_regs_arch *arch;
+  /* Set when the run must end at once (a third signal): the command is
+     killed without waiting for it to end on the signal it was given.  */
+  volatile sig_atomic_t *force_stop;
+};
+
+struct st_live_stats {
+  uint64_t records;
+  uint64_t sideband_lost;   /* process records (maps, names, forks, exits) the kernel
+                               could not store: their buffer was full */
+  uint64_t evicted;         /* processes and threads found gone without an exit record */
+  uint64_t tracked;         /* threads known at the end (alive, or gone since the
+                               last sweep) */
+  unsigned mmap_pages;      /* pages of sample buffer per CPU used */
+  int command_status;       /* wait status of the command, -1 if none */
+};
+
+/* The default --mmap-pages.  */
+#define ST_LIVE_DEFAULT_MMAP_PAGES 512
+
+/* Samples until the command exits, the processes are gone, or *STOP is
+   set, delivering events to FN in time order.  Returns 0, FN's negative
+   return, or -errno with a message already printed.  */
+int st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
+                 volatile sig_atomic_t *stop, struct st_live_stats *stats,
+                 struct st_source_error *err);

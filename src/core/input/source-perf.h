@@ -1,0 +1,55 @@
+/* perf.data reader: file mode and pipe mode (`perf record -o -`).
+ *
+ * Parses the header, the attributes (stepping by attr_size), the build-id
+ * feature section and every record, and delivers them as st_events in time
+ * order (see ordered-queue.h).  Any sample_type layout perf can write is
+ * understood; fields this tool does not use are stepped over.  */
+#pragma once
+
+#include <signal.h>
+#include <stdbool.h>
+
+#include "core/event.h"
+#include "core/input/input.h"
+#include "core/input/source.h"
+
+struct st_perf_source;
+
+/* True when the first 8 bytes of an input are a perf.data magic.  */
+bool st_perf_source_probe (const uint8_t *magic, size_t len);
+
+/* Reads the headers.  IN stays owned by the caller.  Returns 0, -EBADMSG or
+   -ENOTSUP with ERR filled, or -errno for I/O errors.  */
+int st_perf_source_open (struct st_input *in, struct st_perf_source **out,
+                         struct st_source_error *err);
+void st_perf_source_free (struct st_perf_source *src);
+
+/* Delivers every event to FN.  Stops early, after delivering what is
+   queued, when *STOP becomes non-zero.  Returns 0 at the end of the input,
+   FN's negative return, or an error as st_perf_source_open does; on a
+   malformed record the events before it have all been delivered.  */
+int st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
+                        volatile sig_atomic_t *stop, struct st_source_error *err);
+
+/* The recording machine's architecture (uname -m), or NULL if unknown.  */
+const char *st_perf_source_arch (const struct st_perf_source *src);
+bool st_perf_source_is_pipe (const struct st_perf_source *src);
+/* Records of kinds this tool skips (tracing data, aux traces, ...).  */
+uint64_t st_perf_source_skipped_records (const struct st_perf_source *src);
+
+/* Live mode (see source-live.c): records come from ring buffers.  The
+   source parses them with ATTR (the one event every buffer carries) and
+   delivers events to FN in time order, round by round.  */
+struct perf_event_attr;
+int st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, void *arg,
+                             struct st_source_error *err, struct st_perf_source **out);
+/* One record, copied: the ring buffer may reuse its bytes at once.  */
+int st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size);
+/* Every buffer has been read once: release what can no longer be overtaken. */
+int st_perf_source_end_round (struct st_perf_source *src);
+/* The latest record time fed so far: a record fed now with this time is
+   delivered after every record fed before it.  */
+uint64_t st_perf_source_max_time (const struct st_perf_source *src);
+/* The end: release everything.  */
+int st_perf_source_flush (struct st_perf_source *src);
+void st_perf_source_free_live (struct st_perf_source *src);

@@ -1,0 +1,701 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/bytes.h"
+#include "basic/procfs.h"
+#include "basic/hashmap.h"
+#include "basic/log.h"
+#include "core/unwind/regs.h"
+#include "core/input/source-sysprof.h"
+#include "core/input/sysprof-format.h"
+
+#define MAX_REGS 64   /* a perf register mask has 64 bits */
+
+/* What the stream told us about one process, to decide where its maps
+   come from.  */
+enum {
+  PID_STREAM_MAPS = 1 << 0,   /* a MAP frame (or the parent's, at fork) */
+  PID_PROC_MAPS = 1 << 1,     /* maps were read from /proc/PID/maps */
+  PID_PROC_TRIED = 1 << 2,    /* /proc/PID was looked at (once) */
+  PID_PROCESS_FRAME = 1 << 3, /* a PROCESS frame named it */
+};
+
+struct st_sysprof_source {
+  struct st_input *in;
+  struct st_sysprof_file_header header;
+  bool stream;                    /* a pipe or FIFO: read it to its end */
+  const struct st_regs_arch *arch;
+  uint64_t regs_mask;             /* what stack-user registers stand for */
+  size_t mask_regs;
+  struct st_hashmap *pids;        /* pid -> flags, stored in the pointer */
+  uint64_t regs[MAX_REGS];        /* one sample's registers, aligned */
+  uint8_t *scratch;               /* frames made up from /proc */
+
+  /* what the run saw, for the report */
+  uint64_t frames, stack_user, passed;
+  uint64_t proc_maps, proc_skipped;
+
+  /* state of one run */
+  st_event_fn fn;
+  void *fn_arg;
+  struct st_source_error *err;
+};
+
+bool
+st_sysprof_source_probe (const uint8_t *magic, size_t len)
+{
+  return len >= 4 && st_get_u32 (magic) == ST_SYSPROF_MAGIC;
+}
+
+void
+st_sysprof_source_free (struct st_sysprof_source *src)
+{
+  if (src == NULL)
+    return;
+  st_hashmap_free (src->pids);
+  free (src->scratch);
+  free (src);
+}
+
+int
+st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
+                        struct st_source_error *err)
+{
+  struct st_sysprof_source *src = calloc (1, sizeof *src);
+  if (src == NULL)
+    return -ENOMEM;
+  src->in = in;
+  src->stream = !st_input_seekable (in);
+  src->pids = st_hashmap_new (NULL);
+  src->scratch = malloc (ST_SYSPROF_FRAME_MAX + 1);
+  src->arch = st_regs_arch_lookup (NULL);
+  int r = 0;
+  if (src->pids == NULL || src->scratch == NULL)
+    r = -ENOMEM;
+  else if (src->arch == NULL)
+    r = st_source_unsupported (err, 0, "this machine's architecture cannot unwind the "
+                               "registers of a Sysprof stream");
+  if (r < 0)
+    goto fail;
+  src->regs_mask = st_regs_sample_mask (src->arch);
+  src->mask_regs = (size_t) __builtin_popcountll (src->regs_mask);
+
+  ssize_t n = st_input_read (in, &src->header, sizeof src->header);
+  if (n < 0)
+    r = n;
+  else if ((size_t) n < sizeof src->header)
+    r = st_source_bad_input (err, n, "truncated Sysprof file header (%zd of %zu bytes)",
+                             n, sizeof src->header);
+  else if (src->header.magic != ST_SYSPROF_MAGIC)
+    r = st_source_bad_input (err, 0, "not a Sysprof capture (bad magic %#" PRIx32 ")",
+                             src->header.magic);
+  else if (!(src->header.flags & ST_SYSPROF_LITTLE_ENDIAN))
+    r = st_source_unsupported (err, offsetof (struct st_sysprof_file_header, flags),
+                               "big-endian Sysprof capture: convert it on a big-endian "
+                               "machine (sysprof-cat)");
+  if (r < 0)
+    goto fail;
+  *out = src;
+  return 0;
+
+fail:
+  st_sysprof_source_free (src);
+  return r;
+}
+
+static unsigned
+pid_flags (const struct st_sysprof_source *src, pid_t pid)
+{
+  return (unsigned) (uintptr_t) st_hashmap_get_u64 (src->pids, (uint32_t) pid);
+}
+
+static int
+pid_set_flags (struct st_sysprof_source *src, pid_t pid, unsigned flags)
+{
+  if (flags == 0)
+    {
+      st_hashmap_remove_u64 (src->pids, (uint32_t) pid);
+      return 0;
+    }
+  return st_hashmap_put_u64 (src->pids, (uint32_t) pid, (void *) (uintptr_t) flags);
+}
+
+static int
+emit_raw (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uint32_t type)
+{
+  struct st_sysprof_frame h;
+  memcpy (&h, frame, sizeof h);
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_RAW;
+  ev.time = h.time;
+  ev.raw.type = type;
+  ev.raw.pid = h.pid;
+  ev.raw.cpu = h.cpu;
+  ev.raw.data = frame;
+  ev.raw.size = len;
+  return src->fn (&ev, src->fn_arg);
+}
+
+/* A NUL-terminated copy of a frame's trailing string, however the frame
+   ends (Sysprof's own reader forces the last byte to NUL).  */
+static const char *
+frame_string (struct st_sysprof_source *src, const uint8_t *p, size_t len)
+{
+  memcpy (src->scratch, p, len);
+  src->scratch[len] = '\0';
+  return (const char *) src->scratch;
+}
+
+/* The thread name a PROCESS frame's command line stands for: Sysprof's
+   perf source writes the kernel's comm there, its /proc source the
+   command line.  */
+static void
+comm_of_cmdline (const char *cmdline, char *comm, size_t size)
+{
+  size_t len = strlen (cmdline);
+  if (len < 16 && strchr (cmdline, '/') == NULL)
+    {
+      snprintf (comm, size, "%s", cmdline);
+      return;
+    }
+  size_t word = strcspn (cmdline, " ");
+  const char *start = cmdline;
+  for (size_t i = 0; i < word; i++)
+    if (cmdline[i] == '/')
+      start = cmdline + i + 1;
+  size_t n = cmdline + word - start;
+  if (n > 15)
+    n = 15;
+  snprintf (comm, size, "%.*s", (int) n, start);
+}
+
+static bool
+is_code_path (const char *name)
+{
+  /* [heap], [stack] and friends name no file; the vdso is code.  */
+  return name[0] != '\0' && (name[0] != '[' || strcmp (name, "[vdso]") == 0);
+}
+
+static int
+handle_map (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uint64_t offset,
+            bool from_proc, uint32_t prot)
+{
+  struct st_sysprof_map m;
+  if (len < sizeof m)
+    return st_source_bad_input (src->err, offset,
+                                "map frame of %zu bytes is smaller than its %zu-byte header",
+                                len, sizeof m);
+  memcpy (&m, frame, sizeof m);
+  if (m.end < m.start)
+    return st_source_bad_input (src->err, offset + offsetof (struct st_sysprof_map, end),
+                                "map frame ends (%#" PRIx64 ") before it starts (%#" PRIx64 ")",
+                                m.end, m.start);
+  int r = emit_raw (src, frame, len, ST_SYSPROF_MAP);
+  if (r < 0)
+    return r;
+  pid_t pid = m.frame.pid;
+  if (!from_proc)
+    {
+      r = pid_set_flags (src, pid, pid_flags (src, pid) | PID_STREAM_MAPS);
+      if (r < 0)
+        return r;
+    }
+  const char *name = frame_string (src, frame + sizeof m, len - sizeof m);
+  if (!is_code_path (name) || m.end == m.start)
+    return 0;
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_MMAP;
+  ev.time = m.frame.time;
+  ev.mmap.pid = ev.mmap.tid = pid;
+  ev.mmap.start = m.start;
+  ev.mmap.len = m.end - m.start;
+  ev.mmap.pgoff = m.offset;
+  /* Sysprof's MAP frames say nothing of permissions: take them for code. */
+  ev.mmap.prot = prot;
+  ev.mmap.ino = m.inode;
+  ev.mmap.filename = name;
+  return src->fn (&ev, src->fn_arg);
+}
+
+static int
+handle_process (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
+                bool from_proc)
+{
+  struct st_sysprof_process p;
+  memcpy (&p, frame, sizeof p);
+  int r = emit_raw (src, frame, len, ST_SYSPROF_PROCESS);
+  if (r < 0)
+    return r;
+  pid_t pid = p.frame.pid;
+  unsigned flags = pid_flags (src, pid);
+  /* A process named again may have exec'd.  When its maps came from the
+     stream, the new image's MAP frames replace the old ones; when they
+     came from /proc, read them again at its next sample.  */
+  bool exec = !from_proc && (flags & PID_PROC_MAPS);
+  if (exec)
+    flags &= ~(PID_PROC_MAPS | PID_PROC_TRIED);
+  r = pid_set_flags (src, pid, flags | PID_PROCESS_FRAME);
+  if (r < 0)
+    return r;
+  char comm[16];
+  comm_of_cmdline (frame_string (src, frame + sizeof p, len - sizeof p), comm, sizeof comm);
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_COMM;
+  ev.time = p.frame.time;
+  ev.comm.pid = ev.comm.tid = pid;
+  ev.comm.exec = exec;
+  ev.comm.comm = comm;
+  return src->fn (&ev, src->fn_arg);
+}
+
+static int
+handle_fork (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uint64_t offset)
+{
+  struct st_sysprof_fork f;
+  if (len < offsetof (struct st_sysprof_fork, child_pid) + sizeof f.child_pid)
+    return st_source_bad_input (src->err, offset,
+                                "fork frame of %zu bytes is smaller than its 28 bytes", len);
+  memcpy (&f, frame, offsetof (struct st_sysprof_fork, child_pid) + sizeof f.child_pid);
+  int r = emit_raw (src, frame, len, ST_SYSPROF_FORK);
+  if (r < 0)
+    return r;
+  pid_t parent = f.frame.pid, child = f.child_pid;
+  /* Sysprof writes a new thread as a fork of the process into itself.  */
+  if (child <= 0 || child == parent)
+    return 0;
+  unsigned inherited = pid_flags (src, parent) & (PID_STREAM_MAPS | PID_PROC_MAPS);
+  r = pid_set_flags (src, child, inherited | (inherited ? PID_PROC_TRIED : 0));
+  if (r < 0)
+    return r;
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_FORK;
+  ev.time = f.frame.time;
+  ev.task.pid = ev.task.tid = child;
+  ev.task.ppid = ev.task.ptid = parent;
+  return src->fn (&ev, src->fn_arg);
+}
+
+static int
+handle_exit (struct st_sysprof_source *src, const uint8_t *frame, size_t len)
+{
+  struct st_sysprof_frame h;
+  memcpy (&h, frame, sizeof h);
+  int r = emit_raw (src, frame, len, ST_SYSPROF_EXIT);
+  if (r < 0)
+    return r;
+  /* A later process with the same pid starts afresh.  */
+  pid_set_flags (src, h.pid, 0);
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_EXIT;
+  ev.time = h.time;
+  ev.task.pid = ev.task.tid = h.pid;
+  ev.task.ppid = ev.task.ptid = -1;
+  return src->fn (&ev, src->fn_arg);
+}
+
+/* Builds a frame header at the start of the scratch buffer.  */
+static void
+make_frame (struct st_sysprof_frame *h, size_t len, pid_t pid, int64_t time, uint32_t type)
+{
+  memset (h, 0, sizeof *h);
+  h->len = (uint16_t) len;
+  h->cpu = -1;
+  h->pid = pid;
+  h->time = time;
+  h->type = type;
+}
+
+/* A frame that stands for a /proc fact, delivered as if read.  */
+static int
+emit_made_map (struct st_sysprof_source *src, pid_t pid, int64_t time, uint64_t start,
+               uint64_t end, uint64_t pgoff, uint64_t inode, const char *path, uint32_t prot)
+{
+  uint8_t buf[sizeof (struct st_sysprof_map) + 4096 + ST_SYSPROF_ALIGN];
+  size_t path_len = strnlen (path, 4096);
+  size_t len = st_sysprof_align (sizeof (struct st_sysprof_map) + path_len + 1);
+  memset (buf, 0, len);
+  struct st_sysprof_map m;
+  make_frame (&m.frame, len, pid, time, ST_SYSPROF_MAP);
+  m.start = start;
+  m.end = end;
+  m.offset = pgoff;
+  m.inode = inode;
+  memcpy (buf, &m, sizeof m);
+  memcpy (buf + sizeof m, path, path_len);
+  return handle_map (src, buf, len, 0, true, prot);
+}
+
+static int
+emit_made_process (struct st_sysprof_source *src, pid_t pid, int64_t time, const char *cmdline)
+{
+  uint8_t buf[sizeof (struct st_sysprof_process) + 4096 + ST_SYSPROF_ALIGN];
+  size_t n = strnlen (cmdline, 4095);
+  size_t len = st_sysprof_align (sizeof (struct st_sysprof_process) + n + 1);
+  memset (buf, 0, len);
+  struct st_sysprof_frame h;
+  make_frame (&h, len, pid, time, ST_SYSPROF_PROCESS);
+  memcpy (buf, &h, sizeof h);
+  memcpy (buf + sizeof h, cmdline, n);
+  return handle_process (src, buf, len, true);
+}
+
+/* Nanoseconds of CLOCK_ID now.  */
+static int64_t
+clock_ns (clockid_t clock_id)
+{
+  struct timespec ts;
+  clock_gettime (clock_id, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* True when /proc/PID is the process that was sampled at TIME (Sysprof's
+   clock, CLOCK_MONOTONIC): it started before TIME.  /proc gives the start
+   in clock ticks of CLOCK_BOOTTIME, which runs ahead of the monotonic clock
+   by the time spent suspended; today's difference bounds the one at TIME. */
+static bool
+proc_is_sampled_process (pid_t pid, int64_t time)
+{
+  uint64_t ticks;
+  if (!st_proc_start_time (pid, &ticks))
+    return false;
+  long hz = sysconf (_SC_CLK_TCK);
+  if (hz <= 0)
+    return false;
+  int64_t start_boot = (int64_t) (ticks * (1000000000 / (unsigned long long) hz));
+  int64_t mono = clock_ns (CLOCK_MONOTONIC);
+  int64_t suspended = clock_ns (CLOCK_BOOTTIME) - mono;
+  if (time > mono)
+    return false;   /* a capture from another boot */
+  return start_boot <= time + suspended;
+}
+
+/* Reads /proc/PID/maps once, for a process the stream gave no maps.  */
+static int
+synthesize_from_proc (struct st_sysprof_source *src, pid_t pid, int64_t time)
+{
+  unsigned flags = pid_flags (src, pid) | PID_PROC_TRIED;
+  int r = pid_set_flags (src, pid, flags);
+  if (r < 0)
+    return r;
+  if (pid <= 0 || !proc_is_sampled_process (pid, time))
+    {
+      src->proc_skipped++;
+      st_info ("pid %d: the stream has no map frames for it and /proc/%d is gone or a "
+               "newer process", (int) pid, (int) pid);
+      return 0;
+    }
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
+  FILE *f = fopen (path, "re");
+  if (f == NULL)
+    {
+      src->proc_skipped++;
+      st_info ("pid %d: cannot read %s: %m", (int) pid, path);
+      return 0;
+    }
+  char *line = NULL;
+  size_t cap = 0;
+  size_t n_maps = 0;
+  while (r >= 0 && getline (&line, &cap, f) > 0)
+    {
+      struct st_proc_map m;
+      if (!st_proc_parse_maps_line (line, &m) || m.perms[2] != 'x' || !is_code_path (m.name))
+        continue;
+      uint32_t prot = PROT_EXEC | (m.perms[0] == 'r' ? PROT_READ : 0);
+      r = emit_made_map (src, pid, time, m.start, m.end, m.pgoff, m.inode, m.name, prot);
+      n_maps++;
+    }
+  free (line);
+  fclose (f);
+  if (r < 0)
+    return r;
+  r = pid_set_flags (src, pid, pid_flags (src, pid) | PID_PROC_MAPS);
+  if (r < 0)
+    return r;
+  src->proc_maps++;
+  st_info ("pid %d: no map frames in the stream: %zu code mappings read from %s",
+           (int) pid, n_maps, path);
+
+  if (pid_flags (src, pid) & PID_PROCESS_FRAME)
+    return 0;
+  /* The command line, NULs between arguments, for Sysprof and our names. */
+  char cmdline[4096];
+  snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t got = fd >= 0 ? read (fd, cmdline, sizeof cmdline - 1) : -1;
+  if (fd >= 0)
+    close (fd);
+  if (got <= 0)
+    return 0;   /* a kernel thread, or gone */
+  cmdline[got] = '\0';
+  for (ssize_t i = 0; i < got - 1; i++)
+    if (cmdline[i] == '\0')
+      cmdline[i] = ' ';
+  return emit_made_process (src, pid, time, cmdline);
+}
+
+static int
+handle_stack_user (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
+                   uint64_t offset)
+{
+  const size_t head = sizeof (struct st_sysprof_stack_user);
+  if (len < head)
+    return st_source_bad_input (src->err, offset,
+                                "stack-user frame of %zu bytes is smaller than its "
+                                "%zu-byte header", len, head);
+  struct st_sysprof_stack_user su;
+  memcpy (&su, frame, head);
+  if (su.size > len - head)
+    return st_source_bad_input (src->err, offset + offsetof (struct st_sysprof_stack_user, size),
+                                "stack-user stack size %" PRIu64 " overflows its %zu-byte frame",
+                                su.size, len);
+  size_t regs_at = head + su.size;
+  struct st_sysprof_user_regs ur;
+  if (len - regs_at < sizeof ur)
+    return st_source_bad_input (src->err, offset + regs_at,
+                                "stack-user registers header (8 bytes at frame offset %zu) "
+                                "overflows its %zu-byte frame", regs_at, len);
+  memcpy (&ur, frame + regs_at, sizeof ur);
+  if (ur.n_regs > (len - regs_at - sizeof ur) / 8)
+    return st_source_bad_input (src->err, offset + regs_at,
+                                "stack-user n_regs %" PRIu32 " overflows its %zu-byte frame",
+                                ur.n_regs, len);
+  if (ur.n_regs > MAX_REGS)
+    return st_source_bad_input (src->err, offset + regs_at,
+                                "stack-user n_regs %" PRIu32 " is more than perf can sample "
+                                "(%d)", ur.n_regs, MAX_REGS);
+  if (ur.abi > ST_REGS_ABI_64)
+    return st_source_bad_input (src->err, offset + regs_at + 4,
+                                "unknown user register abi %" PRIu32, ur.abi);
+  src->stack_user++;
+
+  pid_t pid = su.frame.pid;
+  if (!(pid_flags (src, pid) & (PID_STREAM_MAPS | PID_PROC_TRIED)))
+    {
+      int r = synthesize_from_proc (src, pid, su.frame.time);
+      if (r < 0)
+        return r;
+    }
+
+  /* The registers may sit at any alignment after the stack bytes.  */
+  size_t n_regs = ur.n_regs < src->mask_regs ? ur.n_regs : src->mask_regs;
+  memcpy (src->regs, frame + regs_at + sizeof ur, n_regs * 8);
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_SAMPLE;
+  ev.time = su.frame.time;
+  struct st_sample *s = &ev.sample;
+  s->pid = pid;
+  s->tid = su.tid;
+  s->time = su.frame.time;
+  s->cpu = (uint32_t) (int32_t) su.frame.cpu;
+  s->user_mode = true;
+  s->input_offset = offset;
+  s->abi = ur.abi;
+  if (ur.abi != ST_REGS_ABI_NONE)
+    {
+      s->regs_mask = src->regs_mask;
+      s->regs = src->regs;
+      s->n_regs = n_regs;
+      struct st_dwarf_regs dw;
+      if (st_regs_to_dwarf (src->arch, s, &dw) == 0)
+        s->ip = dw.pc;
+    }
+  s->stack = frame + head;
+  s->stack_size = su.size;
+  return src->fn (&ev, src->fn_arg);
+}
+
+static int
+handle_frame (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uint64_t offset)
+{
+  struct st_sysprof_frame h;
+  memcpy (&h, frame, sizeof h);
+  uint32_t type = ST_SYSPROF_FRAME_TYPE (h.type);
+  src->frames++;
+  switch (type)
+    {
+    case ST_SYSPROF_STACK_USER:
+      return handle_stack_user (src, frame, len, offset);
+    case ST_SYSPROF_MAP:
+      return handle_map (src, frame, len, offset, false, PROT_READ | PROT_EXEC);
+    case ST_SYSPROF_PROCESS:
+      return handle_process (src, frame, len, false);
+    case ST_SYSPROF_FORK:
+      return handle_fork (src, frame, len, offset);
+    case ST_SYSPROF_EXIT:
+      return handle_exit (src, frame, len);
+    default:
+      src->passed++;
+      return emit_raw (src, frame, len, type);
+    }
+}
+
+/* Reads one frame: 0 with *FRAME and *LEN, 1 at a clean end of input, or
+   an error.  */
+static int
+read_frame (struct st_sysprof_source *src, const uint8_t **frame, size_t *len,
+            uint64_t *offset)
+{
+  *offset = st_input_offset (src->in);
+  const uint8_t *p;
+  ssize_t n = st_input_peek (src->in, sizeof (struct st_sysprof_frame), &p);
+  if (n < 0)
+    return n;
+  if (n == 0)
+    return 1;
+  if ((size_t) n < sizeof (struct st_sysprof_frame))
+    return st_source_bad_input (src->err, *offset,
+                                "truncated frame header (%zd of %zu bytes)", n,
+                                sizeof (struct st_sysprof_frame));
+  struct st_sysprof_frame h;
+  memcpy (&h, p, sizeof h);
+  uint32_t type = ST_SYSPROF_FRAME_TYPE (h.type);
+  if (h.len < sizeof h)
+    return st_source_bad_input (src->err, *offset,
+                                "frame of type %" PRIu32 " has length %u, smaller than "
+                                "its %zu-byte header", type, h.len, sizeof h);
+  if (h.len % ST_SYSPROF_ALIGN != 0)
+    return st_source_bad_input (src->err, *offset,
+                                "frame of type %" PRIu32 " has length %u, not a multiple "
+                                "of %d", type, h.len, ST_SYSPROF_ALIGN);
+  if (st_input_seekable (src->in) && st_input_size (src->in) - *offset < h.len)
+    return st_source_bad_input (src->err, *offset,
+                                "frame of type %" PRIu32 " and %u bytes runs past the end "
+                                "of the input (%" PRIu64 " bytes)", type, h.len,
+                                st_input_size (src->in));
+  n = st_input_next (src->in, h.len, frame);
+  if (n < 0)
+    return n;
+  if ((size_t) n < h.len)
+    return st_source_bad_input (src->err, *offset,
+                                "truncated frame: type %" PRIu32 " says %u bytes, the "
+                                "input has %zd", type, h.len, n);
+  *len = h.len;
+  return 0;
+}
+
+int
+st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
+                       volatile sig_atomic_t *stop, struct st_source_error *err)
+{
+  src->fn = fn;
+  src->fn_arg = arg;
+  src->err = err;
+
+  /* The file header, for a Sysprof output to keep.  */
+  struct st_event ev;
+  memset (&ev, 0, sizeof ev);
+  ev.kind = ST_EVENT_RAW;
+  ev.time = src->header.time;
+  ev.raw.type = ST_SYSPROF_RAW_FILE_HEADER;
+  ev.raw.pid = -1;
+  ev.raw.cpu = -1;
+  ev.raw.data = (const uint8_t *) &src->header;
+  ev.raw.size = sizeof src->header;
+  int r = fn (&ev, arg);
+
+  /* A stream (Sysprof's pipeline) is read to its end after the first stop:
+     Sysprof stops its writer and closes the pipe, and what is still in the
+     FIFO is the end of the capture.  A second stop gives up on the rest:
+     -ECANCELED.  A read that a stop interrupted says -EINTR.  */
+  bool reading_to_end = false;
+  while (r == 0 || r == -EINTR)
+    {
+      if (r == -EINTR || (stop != NULL && *stop))
+        {
+          if (!src->stream)
+            {
+              r = r == -EINTR ? -EINTR : 0;
+              break;
+            }
+          /* Two requests may have come before the first look.  */
+          if (reading_to_end || (stop != NULL && *stop >= 2))
+            {
+              r = -ECANCELED;
+              break;
+            }
+          reading_to_end = true;
+          if (stop != NULL)
+            *stop = 0;
+          st_warning ("interrupted: reading the stream to its end (Ctrl-C again to stop "
+                      "at once)");
+        }
+      const uint8_t *frame = NULL;
+      size_t len = 0;
+      uint64_t offset = 0;
+      r = read_frame (src, &frame, &len, &offset);
+      if (r == 0)
+        {
+          r = handle_frame (src, frame, len, offset);
+          st_input_release_before (src->in, offset + len);
+        }
+    }
+  return r == 1 ? 0 : r;
+}
+
+/* The generic face of this source (see source.h).  */
+static int
+sysprof_open (struct st_input *in, void **state, struct st_source_error *err)
+{
+  return st_sysprof_source_open (in, (struct st_sysprof_source **) state, err);
+}
+
+static int
+sysprof_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
+             struct st_source_error *err)
+{
+  return st_sysprof_source_run (state, fn, arg, stop, err);
+}
+
+static const char *
+sysprof_arch (const void *state)
+{
+  /* Sysprof streams are unwound where they are recorded.  */
+  return NULL;
+}
+
+static void
+sysprof_report (const void *state)
+{
+  const struct st_sysprof_source *src = state;
+  st_info ("%s: %" PRIu64 " frames, %" PRIu64 " stack-user samples, %" PRIu64
+           " other frames passed through", st_input_name (src->in), src->frames,
+           src->stack_user, src->passed);
+  if (src->proc_maps > 0)
+    st_info ("%" PRIu64 " processes had no map frames: their maps were read from /proc",
+             src->proc_maps);
+  if (src->proc_skipped > 0)
+    st_warning ("%" PRIu64 " processes had no map frames and no usable /proc entry: "
+                "their samples cannot be unwound (see -v)", src->proc_skipped);
+}
+
+static void
+sysprof_free (void *state)
+{
+  st_sysprof_source_free (state);
+}
+
+const struct st_source_ops st_source_sysprof = {
+  .name = "sysprof",
+  .probe = st_sysprof_source_probe,
+  .open = sysprof_open,
+  .run = sysprof_run,
+  .arch = sysprof_arch,
+  .report = sysprof_report,
+  .free = sysprof_free,
+};

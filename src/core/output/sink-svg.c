@@ -1,0 +1,614 @@
+/* -f svg: an interactive flame graph in one self-contained SVG file.
+ *
+ * Stacks are aggregated in a tree as samples arrive (stack-tree.c, shared
+ * with -f folded, so both name frames alike); at the end the tree is
+ * written frame by frame, with no copy of it in memory.  Each frame is an
+ * SVG group whose rect and label are drawn by the program, so the picture
+ * shows in viewers without scripts too (an <img>, a code review's preview);
+ * the embedded script adds zooming, search and a tooltip.  Frames narrower
+ * than --minwidth pixels are merged into one "[N small frames]" frame per
+ * parent, or left out when that is still too narrow: the file's size follows
+ * what can be seen, not the number of distinct stacks.
+ *
+ * Each frame's group carries its position in samples (data-x: the samples
+ * left of it under the same root; data-s: its samples; data-d: its depth),
+ * which the script zooms with and which tests read; its <title> is
+ * "NAME\nMODULE\nN samples, P%" (no module line for labels; inlined
+ * functions' module line ends with " (inlined)").  */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/output/sink.h"
+#include "core/output/stack-tree.h"
+
+#define DEFAULT_WIDTH 1200
+#define XPAD 10
+#define FRAME_HEIGHT 16
+#define FONT_SIZE 12
+/* Average glyph width of the label font, in ems: labels are cut to what
+   fits without measuring text (thousands of frames).  */
+#define FONT_WIDTH 0.59
+/* A picture whose frames would take more than this many bytes merges more
+   (doubling --minwidth, unless it is 0): however many samples and distinct
+   stacks, the file stays small enough to open and to mail.  */
+#define SIZE_BUDGET 1900000
+/* The bytes of a frame's group, besides its name (twice: the title and the
+   label) and its file.  */
+#define FRAME_BYTES 150
+#define TOP_PAD 60      /* title, buttons and legend */
+#define BOTTOM_PAD 34   /* details line and search result */
+
+struct st_sink {
+  FILE *out;
+  struct st_stack_tree *stacks;
+  const char *title;
+  unsigned width;
+  double min_width;      /* in force: --minwidth, or more (SIZE_BUDGET) */
+  double asked_min_width; /* --minwidth */
+  bool reverse;
+  /* Set for the walk that writes.  */
+  double scale;         /* pixels per sample */
+  unsigned height;
+  uint32_t max_depth;   /* of the frames drawn */
+  size_t bytes;         /* the frames' estimated size */
+  char hint[200];       /* the details line when no frame is pointed at */
+};
+
+static struct st_sink *
+svg_new (FILE *out, const struct st_sink_options *opts)
+{
+  struct st_sink *s = calloc (1, sizeof *s);
+  if (s == NULL)
+    return NULL;
+  s->out = out;
+  s->title = opts->title;
+  s->width = opts->width > 0 ? opts->width : DEFAULT_WIDTH;
+  s->min_width = opts->min_width > 0 ? opts->min_width : 0;
+  s->reverse = opts->reverse;
+  s->stacks = st_stack_tree_new (s->reverse);
+  if (s->stacks == NULL)
+    {
+      free (s);
+      return NULL;
+    }
+  return s;
+}
+
+static int
+svg_sample (struct st_sink *s, const struct st_callchain *c)
+{
+  return st_stack_tree_add (s->stacks, c, 1);
+}
+
+/* The length of the valid UTF-8 sequence at P (which ends with a NUL), or 0.
+   Symbol names come from files anyone can write: an invalid byte must not
+   make the whole SVG unreadable.  */
+static size_t
+utf8_sequence (const unsigned char *p)
+{
+  unsigned char c = p[0];
+  if (c < 0x80)
+    return 1;
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xbf;
+  if (c >= 0xc2 && c <= 0xdf)
+    n = 2;
+  else if (c >= 0xe0 && c <= 0xef)
+    {
+      n = 3;
+      lo = c == 0xe0 ? 0xa0 : 0x80;
+      hi = c == 0xed ? 0x9f : 0xbf;  /* no surrogates */
+    }
+  else if (c >= 0xf0 && c <= 0xf4)
+    {
+      n = 4;
+      lo = c == 0xf0 ? 0x90 : 0x80;
+      hi = c == 0xf4 ? 0x8f : 0xbf;
+    }
+  else
+    return 0;
+  if (p[1] < lo || p[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (p[i] < 0x80 || p[i] > 0xbf)
+      return 0;
+  /* U+FFFE and U+FFFF are not XML characters.  */
+  if (n == 3 && c == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
+    return 0;
+  return n;
+}
+
+/* Writes STR as XML character data, at most MAX characters of it (then
+   ".." in place of the last two); control characters and invalid UTF-8
+   become '?'.  */
+static void
+put_xml (FILE *out, const char *str, size_t max)
+{
+  size_t chars = 0;
+  for (const unsigned char *p = (const unsigned char *) str; *p; chars++)
+    p += utf8_sequence (p) ? utf8_sequence (p) : 1;
+  size_t keep = chars <= max ? chars : (max >= 2 ? max - 2 : 0);
+  const unsigned char *p = (const unsigned char *) str;
+  for (size_t i = 0; i < keep; i++)
+    {
+      size_t n = utf8_sequence (p);
+      switch (n == 1 ? *p : 0)
+        {
+        case '&': fputs ("&amp;", out); break;
+        case '<': fputs ("&lt;", out); break;
+        case '>': fputs ("&gt;", out); break;
+        case '"': fputs ("&quot;", out); break;
+        case 0:
+          if (n == 0)
+            fputc ('?', out);
+          else
+            fwrite (p, 1, n, out);
+          break;
+        default:
+          fputc (*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+        }
+      p += n ? n : 1;
+    }
+  if (keep < chars)
+    fputs ("..", out);
+}
+
+static size_t
+label_chars (double width)
+{
+  double n = (width - 6) / (FONT_SIZE * FONT_WIDTH);
+  return n < 3 ? 0 : (size_t) n;
+}
+
+/* A color of KIND's palette, varied by NAME so that neighbours differ and
+   the same function has the same color everywhere.  */
+static unsigned
+color (enum st_frame_kind kind, const char *name)
+{
+  uint32_t h = 2166136261u;
+  for (const unsigned char *p = (const unsigned char *) name; *p; p++)
+    h = (h ^ *p) * 16777619u;
+  unsigned a = h & 0xff, b = (h >> 8) & 0xff, c = (h >> 16) & 0xff;
+  unsigned r, g, bl;
+  switch (kind)
+    {
+    case ST_KIND_PROGRAM:  /* warm: red to orange */
+      r = 205 + 50 * c / 255; g = 60 + 100 * a / 255; bl = 20 + 40 * b / 255;
+      break;
+    case ST_KIND_LIBRARY:  /* yellow */
+      r = 200 + 40 * a / 255; g = 185 + 40 * a / 255; bl = 50 + 50 * b / 255;
+      break;
+    case ST_KIND_LIBC:     /* blue */
+      r = 70 + 60 * a / 255; g = 150 + 50 * a / 255; bl = 215 + 35 * b / 255;
+      break;
+    case ST_KIND_KERNEL:   /* green */
+      r = 70 + 60 * a / 255; g = 180 + 50 * b / 255; bl = 70 + 50 * a / 255;
+      break;
+    case ST_KIND_UNRESOLVED:  /* grey */
+      r = g = bl = 170 + 30 * a / 255;
+      break;
+    default:               /* labels: lilac */
+      r = 185 + 25 * a / 255; g = 170 + 25 * a / 255; bl = 225 + 25 * b / 255;
+      break;
+    }
+  return r << 16 | g << 8 | bl;
+}
+
+#define MERGED_COLOR 0xd8d8d8
+
+static double
+frame_y (const struct st_sink *s, uint32_t depth)
+{
+  if (s->reverse)
+    return TOP_PAD + (double) depth * FRAME_HEIGHT;
+  return s->height - BOTTOM_PAD - (double) (depth + 1) * FRAME_HEIGHT;
+}
+
+/* One frame.  NAME and MODULE are raw; the title is the tooltip of viewers
+   without scripts, and what the script reads the frame's name from.  */
+static void
+put_frame (struct st_sink *s, const char *cls, const char *name, const char *module,
+           bool inlined, uint64_t x, uint64_t samples, uint32_t depth, unsigned fill)
+{
+  FILE *out = s->out;
+  uint64_t total = st_stack_tree_node (s->stacks, 0)->total;
+  double px = XPAD + x * s->scale, width = samples * s->scale, y = frame_y (s, depth);
+  fprintf (out, "<g class=\"%s\" data-x=\"%" PRIu64 "\" data-s=\"%" PRIu64 "\" data-d=\"%" PRIu32
+           "\"><title>", cls, x, samples, depth);
+  put_xml (out, name, SIZE_MAX);
+  if (module != NULL)
+    {
+      fputc ('\n', out);
+      put_xml (out, module, SIZE_MAX);
+      if (inlined)
+        fputs (" (inlined)", out);
+    }
+  fprintf (out, "\n%" PRIu64 " sample%s, %.2f%%</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+           "height=\"%d\" fill=\"#%06x\"/>", samples, samples == 1 ? "" : "s",
+           100.0 * samples / total, px, y, width, FRAME_HEIGHT - 1, fill);
+  size_t chars = label_chars (width);
+  if (chars > 0)
+    {
+      fprintf (out, "<text x=\"%.2f\" y=\"%.1f\">", px + 3, y + FRAME_HEIGHT - 4.5);
+      put_xml (out, name, chars);
+      fputs ("</text>", out);
+    }
+  fputs ("</g>\n", out);
+}
+
+struct pending {
+  uint32_t node;
+  uint64_t x;
+};
+
+/* Walks the frames that are drawn, parents first, children left to right;
+   writes them when WRITE, else finds the deepest.  Narrow siblings become
+   one merged frame after the wide ones.  */
+static int
+walk (struct st_sink *s, bool write)
+{
+  const struct st_stack_tree *t = s->stacks;
+  size_t n = st_stack_tree_size (t);
+  struct pending *stack = malloc (n * sizeof *stack);
+  struct pending *kids = malloc (n * sizeof *kids);
+  if (stack == NULL || kids == NULL)
+    {
+      free (stack);
+      free (kids);
+      return -ENOMEM;
+    }
+  size_t top = 0;
+  stack[top++] = (struct pending) { 0, 0 };
+  s->max_depth = 0;
+  while (top > 0)
+    {
+      struct pending p = stack[--top];
+      const struct st_stack_node *node = st_stack_tree_node (t, p.node);
+      if (node->depth > s->max_depth)
+        s->max_depth = node->depth;
+      if (write)
+        put_frame (s, "f", p.node == 0 ? "all" : node->name, node->module, node->inlined, p.x,
+                   node->total, node->depth, color (node->kind, node->name));
+      else
+        s->bytes += FRAME_BYTES + 2 * strlen (node->name)
+                    + (node->module != NULL ? strlen (node->module) : 0);
+
+      size_t n_kids = 0, n_narrow = 0;
+      uint64_t cursor = p.x, narrow = 0;
+      for (uint32_t c = node->first_child; c != ST_STACK_NONE;
+           c = st_stack_tree_node (t, c)->next_sibling)
+        {
+          uint64_t total = st_stack_tree_node (t, c)->total;
+          if (total * s->scale < s->min_width)
+            {
+              n_narrow++;
+              narrow += total;
+              continue;
+            }
+          kids[n_kids++] = (struct pending) { c, cursor };
+          cursor += total;
+        }
+      while (n_kids > 0)
+        stack[top++] = kids[--n_kids];
+      if (n_narrow > 0 && narrow * s->scale >= s->min_width)
+        {
+          if (node->depth + 1 > s->max_depth)
+            s->max_depth = node->depth + 1;
+          s->bytes += FRAME_BYTES + 40;
+          if (write)
+            {
+              char name[64];
+              snprintf (name, sizeof name, "[%zu small frames]", n_narrow);
+              put_frame (s, "m", name, NULL, false, cursor, narrow, node->depth + 1, MERGED_COLOR);
+            }
+        }
+    }
+  free (stack);
+  free (kids);
+  return 0;
+}
+
+static const char style[] =
+  "<style>\n"
+  "text { font-family: Verdana, \"DejaVu Sans\", sans-serif; font-size: 12px; fill: #000; }\n"
+  "#title { font-size: 17px; text-anchor: middle; }\n"
+  "#matched { text-anchor: end; }\n"
+  "g.f, g.m { cursor: pointer; }\n"
+  "g.f rect, g.m rect { rx: 2px; ry: 2px; }\n"
+  "g.f:hover rect, g.m:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+  "g.m rect { stroke: #999; stroke-dasharray: 2 2; }\n"
+  ".hide { display: none; }\n"
+  ".parent { opacity: 0.5; }\n"
+  ".button { cursor: pointer; fill: #336; }\n"
+  ".button:hover { text-decoration: underline; }\n"
+  ".legend { font-size: 11px; fill: #333; }\n"
+  "#tip { pointer-events: none; }\n"
+  "#tip rect { fill: #fffff0; stroke: #777; stroke-width: 0.5; }\n"
+  "#tip text { font-size: 12px; }\n"
+  "</style>\n";
+
+/* Zoom, search, tooltip.  Frames come from the document (g.f and g.m);
+   FG, written before this, holds the layout.  */
+static const char script[] =
+  "<script type=\"text/ecmascript\"><![CDATA[\n"
+  "\"use strict\";\n"
+  "(function () {\n"
+  "  var svg = document.documentElement, frames = [], root = null, zoomed = null, term = null;\n"
+  "  var inner = FG.width - 2 * FG.xpad, details, matched, unzoom, tip, tipRect, tipLines;\n"
+  "  function $(id) { return document.getElementById(id); }\n"
+  "  function pct(n, d) { return (d ? 100 * n / d : 0).toFixed(2) + \"%\"; }\n"
+  "  function fit(str, width) {\n"
+  "    var n = Math.floor((width - 6) / (FG.fontsize * FG.fontwidth));\n"
+  "    if (n < 3) return \"\";\n"
+  "    return str.length <= n ? str : str.substring(0, n - 2) + \"..\";\n"
+  "  }\n"
+  "  function place(f, x, w) {\n"
+  "    f.rect.setAttribute(\"x\", x.toFixed(2));\n"
+  "    f.rect.setAttribute(\"width\", w.toFixed(2));\n"
+  "    var label = fit(f.name, w);\n"
+  "    if (!f.text && label) {\n"
+  "      f.text = document.createElementNS(\"http://www.w3.org/2000/svg\", \"text\");\n"
+  "      f.text.setAttribute(\"y\", (+f.rect.getAttribute(\"y\") + FG.frameheight - 4.5).toFixed(1));\n"
+  "      f.g.appendChild(f.text);\n"
+  "    }\n"
+  "    if (f.text) {\n"
+  "      f.text.setAttribute(\"x\", (x + 3).toFixed(2));\n"
+  "      f.text.textContent = label;\n"
+  "    }\n"
+  "  }\n"
+  "  function show(f, on) { f.g.classList.toggle(\"hide\", !on); }\n"
+  "  function zoom(z) {\n"
+  "    if (z === root) return reset();\n"
+  "    zoomed = z;\n"
+  "    unzoom.classList.remove(\"hide\");\n"
+  "    var scale = inner / z.s;\n"
+  "    frames.forEach(function (f) {\n"
+  "      var inside = f.x >= z.x && f.x + f.s <= z.x + z.s;\n"
+  "      var above = f.x <= z.x && f.x + f.s >= z.x + z.s;\n"
+  "      if (f.d < z.d && above) {\n"
+  "        show(f, true); f.g.classList.add(\"parent\"); place(f, FG.xpad, inner);\n"
+  "      } else if (f.d >= z.d && inside) {\n"
+  "        show(f, true); f.g.classList.remove(\"parent\");\n"
+  "        place(f, FG.xpad + (f.x - z.x) * scale, f.s * scale);\n"
+  "      } else {\n"
+  "        show(f, false);\n"
+  "      }\n"
+  "    });\n"
+  "  }\n"
+  "  function reset() {\n"
+  "    zoomed = null;\n"
+  "    unzoom.classList.add(\"hide\");\n"
+  "    var scale = inner / FG.total;\n"
+  "    frames.forEach(function (f) {\n"
+  "      show(f, true); f.g.classList.remove(\"parent\");\n"
+  "      place(f, FG.xpad + f.x * scale, f.s * scale);\n"
+  "    });\n"
+  "  }\n"
+  "  function search(t) {\n"
+  "    term = t ? t : null;\n"
+  "    var re = null, spans = [];\n"
+  "    if (term) {\n"
+  "      try { re = new RegExp(term); }\n"
+  "      catch (e) { re = new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g, \"\\\\$&\")); }\n"
+  "    }\n"
+  "    frames.forEach(function (f) {\n"
+  "      f.hit = re !== null && !f.merged && f !== root && re.test(f.name);\n"
+  "      f.rect.setAttribute(\"fill\", f.hit ? FG.searchcolor : f.fill);\n"
+  "      if (f.hit) spans.push([f.x, f.x + f.s]);\n"
+  "    });\n"
+  "    /* Samples under any match, each counted once: nested matches lie\n"
+  "       within their matching ancestor's span.  */\n"
+  "    spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+  "    var n = 0, end = -1;\n"
+  "    spans.forEach(function (sp) {\n"
+  "      if (sp[0] >= end) { n += sp[1] - sp[0]; end = sp[1]; }\n"
+  "      else if (sp[1] > end) { n += sp[1] - end; end = sp[1]; }\n"
+  "    });\n"
+  "    matched.textContent = term ? \"Matched: \" + pct(n, FG.total) + \" (\" + n + \" of \" +\n"
+  "      FG.total + \" samples)\" : \"\";\n"
+  "    $(\"search\").textContent = term ? \"Clear search\" : \"Search\";\n"
+  "    return n;\n"
+  "  }\n"
+  "  function ask() {\n"
+  "    var t = window.prompt(\"Search for a function (a regular expression, e.g. ^memcpy)\", term || \"\");\n"
+  "    if (t) search(t);\n"
+  "  }\n"
+  "  function frameOf(e) { var g = e.target.closest && e.target.closest(\"g.f, g.m\"); return g ? g.fg : null; }\n"
+  "  function describe(f) {\n"
+  "    var s = f.s + \" sample\" + (f.s === 1 ? \"\" : \"s\") + \", \" + pct(f.s, FG.total);\n"
+  "    if (zoomed) s += \" of all, \" + pct(f.s, zoomed.s) + \" of \" + zoomed.name;\n"
+  "    return s;\n"
+  "  }\n"
+  "  function tooltip(f, e) {\n"
+  "    var lines = [f.name];\n"
+  "    if (f.module) lines.push(f.module);\n"
+  "    lines.push(describe(f));\n"
+  "    for (var i = 0; i < tipLines.length; i++)\n"
+  "      tipLines[i].textContent = i < lines.length ? fit(lines[i], FG.width - 24) : \"\";\n"
+  "    tip.classList.remove(\"hide\");\n"
+  "    var bb = tip.querySelector(\"text\").getBBox(), w = bb.width + 12, h = bb.height + 8;\n"
+  "    tipRect.setAttribute(\"width\", w.toFixed(1));\n"
+  "    tipRect.setAttribute(\"height\", h.toFixed(1));\n"
+  "    var p = svg.createSVGPoint(); p.x = e.clientX; p.y = e.clientY;\n"
+  "    var ctm = svg.getScreenCTM(); if (ctm) p = p.matrixTransform(ctm.inverse());\n"
+  "    var x = p.x + 12, y = p.y + 16;\n"
+  "    if (x + w > FG.width) x = Math.max(0, p.x - w - 8);\n"
+  "    if (y + h > FG.height) y = Math.max(0, p.y - h - 8);\n"
+  "    tip.setAttribute(\"transform\", \"translate(\" + x.toFixed(1) + \",\" + y.toFixed(1) + \")\");\n"
+  "  }\n"
+  "  function init() {\n"
+  "    details = $(\"details\"); matched = $(\"matched\"); unzoom = $(\"unzoom\"); tip = $(\"tip\");\n"
+  "    tipRect = tip.querySelector(\"rect\"); tipLines = tip.querySelectorAll(\"tspan\");\n"
+  "    var groups = document.querySelectorAll(\"g.f, g.m\");\n"
+  "    for (var i = 0; i < groups.length; i++) {\n"
+  "      var g = groups[i], title = g.querySelector(\"title\"), lines = title.textContent.split(\"\\n\");\n"
+  "      var f = { g: g, rect: g.querySelector(\"rect\"), text: g.querySelector(\"text\"),\n"
+  "                x: +g.getAttribute(\"data-x\"), s: +g.getAttribute(\"data-s\"),\n"
+  "                d: +g.getAttribute(\"data-d\"), name: lines[0],\n"
+  "                module: lines.length > 2 ? lines[1] : \"\", merged: g.classList.contains(\"m\") };\n"
+  "      f.fill = f.rect.getAttribute(\"fill\");\n"
+  "      g.removeChild(title);  /* the tooltip below replaces the browser's */\n"
+  "      g.fg = f;\n"
+  "      frames.push(f);\n"
+  "      if (f.d === 0) root = f;\n"
+  "    }\n"
+  "    svg.addEventListener(\"click\", function (e) {\n"
+  "      var f = frameOf(e);\n"
+  "      if (f) zoom(f);\n"
+  "    });\n"
+  "    svg.addEventListener(\"mousemove\", function (e) {\n"
+  "      var f = frameOf(e);\n"
+  "      if (!f) { tip.classList.add(\"hide\"); details.textContent = FG.hint; return; }\n"
+  "      details.textContent = f.name + (f.module ? \" (\" + f.module + \")\" : \"\") + \": \" + describe(f);\n"
+  "      tooltip(f, e);\n"
+  "    });\n"
+  "    svg.addEventListener(\"mouseleave\", function () { tip.classList.add(\"hide\"); });\n"
+  "    unzoom.addEventListener(\"click\", function (e) { e.stopPropagation(); reset(); });\n"
+  "    $(\"search\").addEventListener(\"click\", function (e) { e.stopPropagation(); if (term) search(null); else ask(); });\n"
+  "    window.addEventListener(\"keydown\", function (e) {\n"
+  "      if ((e.ctrlKey || e.metaKey) && (e.key === \"f\" || e.key === \"F\")) { e.preventDefault(); ask(); }\n"
+  "      else if (e.key === \"Escape\") { search(null); reset(); }\n"
+  "    });\n"
+  "    var q = /[?&]s=([^&]*)/.exec(window.location.search);\n"
+  "    if (q) { try { search(decodeURIComponent(q[1])); } catch (e) { search(q[1]); } }\n"
+  "    window.flamegraph = { zoom: zoom, reset: reset, search: search, frames: frames };\n"
+  "  }\n"
+  "  init();\n"
+  "})();\n"
+  "]]></script>\n";
+
+static const struct {
+  enum st_frame_kind kind;
+  const char *name;
+} legend[] = {
+  { ST_KIND_PROGRAM, "program" },
+  { ST_KIND_LIBRARY, "libraries" },
+  { ST_KIND_LIBC, "C library" },
+  { ST_KIND_KERNEL, "kernel" },
+  { ST_KIND_UNRESOLVED, "unresolved" },
+  { ST_KIND_LABEL, "process, label" },
+};
+
+static void
+put_header (struct st_sink *s, uint64_t total)
+{
+  FILE *out = s->out;
+  const char *title = s->title ? s->title : s->reverse ? "Icicle Graph (reversed stacks)"
+                                                         : "Flame Graph";
+  fprintf (out,
+           "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+           "<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+           "xmlns=\"http://www.w3.org/2000/svg\">\n"
+           "<!-- Written by " PACKAGE_NAME " " PACKAGE_VERSION ": click a frame to zoom, "
+           "Ctrl-F to search. -->\n",
+           s->width, s->height, s->width, s->height);
+  fputs (style, out);
+  fputs ("<defs><linearGradient id=\"background\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+         "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"#eeeeb0\" offset=\"95%\"/>"
+         "</linearGradient></defs>\n", out);
+  fprintf (out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"url(#background)\"/>\n",
+           s->width, s->height);
+  fprintf (out, "<text id=\"title\" x=\"%.1f\" y=\"24\">", s->width / 2.0);
+  put_xml (out, title, SIZE_MAX);
+  fputs ("</text>\n", out);
+  fprintf (out, "<text id=\"unzoom\" class=\"button hide\" x=\"%d\" y=\"24\">Reset Zoom</text>\n",
+           XPAD);
+  fprintf (out, "<text id=\"search\" class=\"button\" x=\"%u\" y=\"24\" "
+           "style=\"text-anchor: end\">Search</text>\n", s->width - XPAD);
+
+  /* The legend, centered: a swatch and a word for each kind.  */
+  double item[sizeof legend / sizeof legend[0]], sum = 0;
+  for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++)
+    sum += item[i] = 16 + strlen (legend[i].name) * 11 * FONT_WIDTH + 14;
+  double x = (s->width - sum) / 2;
+  for (size_t i = 0; i < sizeof legend / sizeof legend[0]; i++)
+    {
+      fprintf (out, "<rect x=\"%.1f\" y=\"38\" width=\"12\" height=\"12\" fill=\"#%06x\"/>"
+               "<text class=\"legend\" x=\"%.1f\" y=\"48\">%s</text>\n",
+               x, color (legend[i].kind, legend[i].name), x + 16, legend[i].name);
+      x += item[i];
+    }
+
+  fprintf (out, "<script type=\"text/ecmascript\"><![CDATA[\n"
+           "var FG = { total: %" PRIu64 ", width: %u, height: %u, xpad: %d, frameheight: %d, "
+           "fontsize: %d, fontwidth: %g, searchcolor: \"#e600e6\", reverse: %s,\n"
+           "  hint: \"%s\" };\n"
+           "]]></script>\n",
+           total, s->width, s->height, XPAD, FRAME_HEIGHT, FONT_SIZE, FONT_WIDTH,
+           s->reverse ? "true" : "false", s->hint);
+}
+
+static void
+put_footer (struct st_sink *s, uint64_t total)
+{
+  FILE *out = s->out;
+  fprintf (out, "<text id=\"details\" x=\"%d\" y=\"%u\">%s</text>\n", XPAD, s->height - 12,
+           s->hint);
+  fprintf (out, "<text id=\"matched\" x=\"%u\" y=\"%u\"></text>\n", s->width - XPAD,
+           s->height - 12);
+  fputs ("<g id=\"tip\" class=\"hide\"><rect x=\"0\" y=\"0\" width=\"10\" height=\"10\"/>"
+         "<text x=\"6\" y=\"2\"><tspan x=\"6\" dy=\"1.2em\"></tspan><tspan x=\"6\" dy=\"1.2em\">"
+         "</tspan><tspan x=\"6\" dy=\"1.2em\"></tspan></text></g>\n", out);
+  fputs (script, out);
+  fputs ("</svg>\n", out);
+}
+
+static int
+svg_finish (struct st_sink *s)
+{
+  int r = st_stack_tree_finish (s->stacks);
+  if (r < 0)
+    return r;
+  uint64_t total = st_stack_tree_node (s->stacks, 0)->total;
+  s->scale = total > 0 ? (double) (s->width - 2 * XPAD) / total : 0;
+  /* First what is drawn: its size (merging more when it is too big) and
+     its depth, for the height; then the frames.  */
+  s->asked_min_width = s->min_width;
+  for (;;)
+    {
+      s->bytes = 0;
+      if ((r = walk (s, false)) < 0)
+        return r;
+      if (s->bytes <= SIZE_BUDGET || s->min_width <= 0 || s->min_width >= s->width)
+        break;
+      s->min_width *= 2;
+    }
+  char merged[80] = "";
+  if (s->min_width > s->asked_min_width)
+    snprintf (merged, sizeof merged, "Frames under %g px merged, to stay small (--minwidth). ",
+              s->min_width);
+  snprintf (s->hint, sizeof s->hint, "%" PRIu64 " samples. %sClick a frame to zoom, Ctrl-F to "
+            "search, Esc to reset.", total, merged);
+  s->height = TOP_PAD + (s->max_depth + 1) * FRAME_HEIGHT + BOTTOM_PAD;
+  put_header (s, total);
+  if (total > 0)
+    {
+      fputs ("<g id=\"frames\">\n", s->out);
+      if ((r = walk (s, true)) < 0)
+        return r;
+      fputs ("</g>\n", s->out);
+    }
+  put_footer (s, total);
+  return st_sink_flush (s->out);
+}
+
+static void
+svg_free (struct st_sink *s)
+{
+  st_stack_tree_free (s->stacks);
+  free (s);
+}
+
+const struct st_sink_ops st_sink_svg = {
+  .name = "svg",
+  .description = "interactive flame graph",
+  .whole_file = true,
+  .new = svg_new,
+  .sample = svg_sample,
+  .finish = svg_finish,
+  .free = svg_free,
+};

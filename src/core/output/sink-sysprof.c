@@ -1,0 +1,563 @@
+/* -f sysprof: a Sysprof capture (sysprof-format.h), from any input.
+ *
+ * The frames Sysprof defines (sample, map, process, fork, exit) are encoded
+ * by Debian's libsysprof-capture-4 writer.  Three things it cannot do are
+ * done here: the header (the writer stamps its own, with the current time
+ * as the capture's start, which on a pipe cannot be corrected afterwards),
+ * frames passed through byte for byte, and stack-user frames (type 18,
+ * which the writer asserts against).  So the writer writes into a memfd,
+ * and this sink relays its frames, after the header, in order with the
+ * frames written here: everything reaches the output through one buffer.
+ *
+ * The input decides the rest.  A Sysprof input (its first event is the
+ * file header, see source-sysprof.h) keeps its header, every frame the
+ * unwinder did not consume passes through unchanged, and each stack-user
+ * frame becomes a sample frame with the same cpu, pid, time and tid.  Any
+ * other input (perf.data) gets a new header and process, map, fork and exit
+ * frames from the events the session forwards, so that Sysprof can
+ * symbolize it.
+ *
+ * A sample frame's addresses are what Sysprof's own perf source writes:
+ * PERF_CONTEXT_KERNEL and the kernel frames, when the input has them, then
+ * PERF_CONTEXT_USER and the raw user pcs, innermost first (the first one the
+ * exact pc, the others return addresses).  Sysprof 3.46 symbolizes only
+ * addresses that follow PERF_CONTEXT_USER.
+ *
+ * With -m passthru the samples are not unwound: each becomes a stack-user
+ * frame with the stack copy and the registers in the order the stream
+ * defines (x86_64: AX..IP, R8..R15): that is how a perf.data recording
+ * becomes the stream that `eu-stacktrace -m naive' reads.
+ *
+ * A frame's length is a u16: a chain or a stack copy that would not fit is
+ * cut (its outermost frames, the top of the stack copy), counted and warned
+ * about; no sample is dropped.  The header's start is the first frame's
+ * time (a Sysprof input keeps its own), and its end the last frame's, set
+ * at the end when the output is a file.  */
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sysprof-capture-writer.h>
+
+#include "basic/log.h"
+#include "core/unwind/regs.h"
+#include "core/output/sink.h"
+#include "core/input/sysprof-format.h"
+
+#define BUF_SIZE (1u << 20)
+/* Frames left in the writer before they are relayed: the output lags the
+   input by at most this much plus BUF_SIZE.  */
+#define RELAY_EVERY (128u << 10)
+
+struct st_sink {
+  int fd;                       /* the output */
+  bool seekable;                /* a regular file that starts at offset 0 */
+  int error;                    /* the first error, -errno */
+
+  bool started;                 /* the first event chose the header */
+  bool capture_input;           /* the input is a Sysprof capture */
+  bool header_written;          /* buf no longer starts with the header */
+  struct st_sysprof_file_header header;
+
+  SysprofCaptureWriter *writer; /* encodes into a memfd ... */
+  int relay_fd;                 /* ... that this reads back */
+  size_t lib_pending;           /* bytes given to the writer, not relayed */
+
+  uint8_t *buf;                 /* output not yet written */
+  size_t len;
+
+  int64_t first_time, last_time;
+
+  const struct st_regs_arch *arch;  /* stack-user registers: this machine's */
+  uint64_t regs_mask;
+
+  uint64_t cut_chains, cut_stacks;
+  uint64_t addrs[ST_SYSPROF_SAMPLE_MAX_ADDRS];
+};
+
+static void
+fail (struct st_sink *s, int r)
+{
+  if (s->error == 0)
+    s->error = r;
+}
+
+static struct st_sink *
+sysprof_new (FILE *out, const struct st_sink_options *opts)
+{
+  struct st_sink *s = calloc (1, sizeof *s);
+  if (s == NULL)
+    return NULL;
+  s->relay_fd = -1;
+  s->buf = malloc (BUF_SIZE);
+  s->arch = st_regs_arch_lookup (NULL);
+  int memfd = memfd_create ("eu-stacktrace-sysprof", MFD_CLOEXEC);
+  s->relay_fd = memfd >= 0 ? dup (memfd) : -1;
+  /* The writer owns (and closes) MEMFD; RELAY_FD shares its offset.  */
+  s->writer = s->relay_fd >= 0 ? sysprof_capture_writer_new_from_fd (memfd, 0) : NULL;
+  if (s->writer == NULL && memfd >= 0)
+    close (memfd);
+  if (s->buf == NULL || s->arch == NULL || s->writer == NULL)
+    {
+      if (s->writer != NULL)
+        sysprof_capture_writer_unref (s->writer);
+      if (s->relay_fd >= 0)
+        close (s->relay_fd);
+      free (s->buf);
+      free (s);
+      return NULL;
+    }
+  s->regs_mask = st_regs_sample_mask (s->arch);
+  s->fd = fileno (out);
+  struct stat st;
+  int fl = fcntl (s->fd, F_GETFL);
+  s->seekable = fstat (s->fd, &st) == 0 && S_ISREG (st.st_mode) && fl >= 0
+                && !(fl & O_APPEND) && lseek (s->fd, 0, SEEK_CUR) == 0;
+  return s;
+}
+
+static void
+sysprof_free (struct st_sink *s)
+{
+  if (s->writer != NULL)
+    sysprof_capture_writer_unref (s->writer);
+  if (s->relay_fd >= 0)
+    close (s->relay_fd);
+  free (s->buf);
+  free (s);
+}
+
+static void
+note_time (struct st_sink *s, int64_t time)
+{
+  if (time <= 0)
+    return;
+  if (s->first_time == 0 || time < s->first_time)
+    s->first_time = time;
+  if (time > s->last_time)
+    s->last_time = time;
+}
+
+static int64_t
+monotonic_now (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int
+write_all (struct st_sink *s, const uint8_t *p, size_t n)
+{
+  while (n > 0 && s->error == 0)
+    {
+      ssize_t w = write (s->fd, p, n);
+      if (w < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          fail (s, -errno);
+          break;
+        }
+      p += w;
+      n -= w;
+    }
+  return s->error;
+}
+
+/* Writes out the buffer.  The header is held at its start until then, so
+   that a new capture starts at its first frame's time.  */
+static int
+flush_buf (struct st_sink *s)
+{
+  if (!s->header_written)
+    {
+      s->header_written = true;
+      if (!s->capture_input)
+        s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
+      if (!s->capture_input && s->header.end_time < s->header.time)
+        s->header.end_time = s->header.time;   /* a capture never ends before it starts */
+      memcpy (s->buf, &s->header, sizeof s->header);
+    }
+  int r = write_all (s, s->buf, s->len);
+  s->len = 0;
+  return r;
+}
+
+/* The writer leaves whatever its buffer held before in the padding of the
+   frames it writes: zero it, so that the same input always gives the same
+   bytes.  */
+static void
+scrub_padding (uint8_t *p, size_t n)
+{
+  struct st_sysprof_frame h;
+  for (size_t at = 0; at + sizeof h <= n; at += h.len)
+    {
+      memcpy (&h, p + at, sizeof h);
+      if (h.len < sizeof h || h.len > n - at)
+        break;
+      uint8_t *f = p + at;
+      size_t used = h.len;
+      switch (ST_SYSPROF_FRAME_TYPE (h.type))
+        {
+        case ST_SYSPROF_SAMPLE:
+          memset (f + offsetof (struct st_sysprof_sample, n_addrs) + 2, 0, 2);
+          break;
+        case ST_SYSPROF_MAP:
+          used = sizeof (struct st_sysprof_map);
+          used += strnlen ((const char *) f + used, h.len - used) + 1;
+          break;
+        case ST_SYSPROF_PROCESS:
+          used = sizeof (struct st_sysprof_process);
+          used += strnlen ((const char *) f + used, h.len - used) + 1;
+          break;
+        case ST_SYSPROF_FORK:
+          used = offsetof (struct st_sysprof_fork, child_pid) + 4;
+          break;
+        default:
+          break;
+        }
+      if (used < h.len)
+        memset (f + used, 0, h.len - used);
+    }
+}
+
+/* Moves the writer's frames into the buffer, in order.  */
+static int
+relay (struct st_sink *s)
+{
+  if (s->lib_pending == 0 || s->error < 0)
+    return s->error;
+  s->lib_pending = 0;
+  errno = 0;
+  if (!sysprof_capture_writer_flush (s->writer))
+    {
+      fail (s, errno ? -errno : -EIO);
+      return s->error;
+    }
+  const off_t start = sizeof (struct st_sysprof_file_header);  /* after its header */
+  off_t end = lseek (s->relay_fd, 0, SEEK_CUR);
+  if (end < start)
+    {
+      fail (s, end < 0 ? -errno : -EIO);
+      return s->error;
+    }
+  for (off_t at = start; at < end;)
+    {
+      if (s->len == BUF_SIZE && flush_buf (s) < 0)
+        return s->error;
+      size_t want = BUF_SIZE - s->len;
+      if ((off_t) want > end - at)
+        want = end - at;
+      ssize_t got = pread (s->relay_fd, s->buf + s->len, want, at);
+      if (got <= 0)
+        {
+          fail (s, got < 0 ? -errno : -EIO);
+          return s->error;
+        }
+      /* Whole frames only, so that each can be scrubbed.  */
+      size_t whole = 0;
+      struct st_sysprof_frame h;
+      while (whole + sizeof h <= (size_t) got)
+        {
+          memcpy (&h, s->buf + s->len + whole, sizeof h);
+          if (h.len < sizeof h || h.len > (size_t) got - whole)
+            break;
+          whole += h.len;
+        }
+      if (whole == 0)
+        {
+          if (s->len == 0)
+            {
+              fail (s, -EIO);   /* not a frame: the writer and this disagree */
+              return s->error;
+            }
+          if (flush_buf (s) < 0)
+            return s->error;
+          continue;
+        }
+      scrub_padding (s->buf + s->len, whole);
+      s->len += whole;
+      at += whole;
+    }
+  if (lseek (s->relay_fd, start, SEEK_SET) != start || ftruncate (s->relay_fd, start) != 0)
+    fail (s, -errno);
+  return s->error;
+}
+
+/* Room for a hand-written frame of LEN bytes, zeroed, after every frame
+   the writer holds.  */
+static uint8_t *
+reserve (struct st_sink *s, size_t len)
+{
+  if (relay (s) < 0)
+    return NULL;
+  if (s->len + len > BUF_SIZE && flush_buf (s) < 0)
+    return NULL;
+  uint8_t *p = s->buf + s->len;
+  memset (p, 0, len);
+  s->len += len;
+  return p;
+}
+
+/* After a frame given to the writer, of LEN bytes unaligned.  */
+static int
+wrote_to_writer (struct st_sink *s, bool ok, size_t len)
+{
+  if (!ok)
+    {
+      fail (s, errno ? -errno : -EIO);
+      return s->error;
+    }
+  s->lib_pending += st_sysprof_align (len);
+  return s->lib_pending >= RELAY_EVERY ? relay (s) : s->error;
+}
+
+/* The first event decides the header: the input's, or a new one.  */
+static void
+start (struct st_sink *s, const struct st_event *ev)
+{
+  if (s->started)
+    return;
+  s->started = true;
+  if (ev != NULL && ev->kind == ST_EVENT_RAW && ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER
+      && ev->raw.size == sizeof s->header)
+    {
+      s->capture_input = true;
+      memcpy (&s->header, ev->raw.data, sizeof s->header);
+    }
+  else
+    {
+      s->header.magic = ST_SYSPROF_MAGIC;
+      s->header.flags = 1 | ST_SYSPROF_LITTLE_ENDIAN;
+      time_t now = time (NULL);
+      struct tm tm;
+      strftime (s->header.capture_time, sizeof s->header.capture_time, "%Y-%m-%dT%H:%M:%SZ",
+                gmtime_r (&now, &tm));
+    }
+  /* Held at the start of the buffer until its first write.  */
+  s->len = sizeof s->header;
+}
+
+/* -m passthru: the sample as a stack-user frame, registers in the order
+   the stream defines (the ones the sample lacks are 0).  */
+static int
+write_stack_user (struct st_sink *s, const struct st_sample *smp)
+{
+  uint64_t regs[64];
+  size_t n_regs = 0;
+  if (smp->abi != ST_REGS_ABI_NONE)
+    for (int bit = 0; bit < 64; bit++)
+      {
+        if (!(s->regs_mask & (1ULL << bit)))
+          continue;
+        uint64_t v = 0;
+        if (smp->regs_mask & (1ULL << bit))
+          {
+            size_t idx = (size_t) __builtin_popcountll (smp->regs_mask & ((1ULL << bit) - 1));
+            if (idx < smp->n_regs)
+              memcpy (&v, &smp->regs[idx], sizeof v);
+          }
+        regs[n_regs++] = v;
+      }
+  const size_t head = sizeof (struct st_sysprof_stack_user);
+  const size_t tail = sizeof (struct st_sysprof_user_regs) + n_regs * 8;
+  size_t size = smp->stack_size;
+  size_t max = (ST_SYSPROF_FRAME_MAX & ~(size_t) (ST_SYSPROF_ALIGN - 1)) - head - tail;
+  if (size > max)
+    {
+      /* The copy starts at the stack pointer: cutting its top loses only
+         the outermost frames.  */
+      if (s->cut_stacks++ == 0)
+        st_warning ("sample at byte %" PRIu64 ": its %zu-byte stack copy is cut to %zu bytes "
+                    "to fit a Sysprof frame", smp->input_offset, size, max);
+      size = max;
+    }
+  size_t len = st_sysprof_align (head + size + tail);
+  uint8_t *p = reserve (s, len);
+  if (p == NULL)
+    return s->error;
+  struct st_sysprof_stack_user h = {
+    .frame = { .len = len, .cpu = (int16_t) smp->cpu, .pid = smp->pid, .time = smp->time,
+               .type = ST_SYSPROF_STACK_USER },
+    .size = size,
+    .tid = smp->tid,
+  };
+  memcpy (p, &h, head);
+  if (size > 0)
+    memcpy (p + head, smp->stack, size);
+  struct st_sysprof_user_regs ur = { .n_regs = n_regs, .abi = smp->abi };
+  memcpy (p + head + size, &ur, sizeof ur);
+  memcpy (p + head + size + sizeof ur, regs, n_regs * 8);
+  return 0;
+}
+
+static int
+sysprof_sample (struct st_sink *s, const struct st_callchain *c)
+{
+  const struct st_sample *smp = c->sample;
+  start (s, NULL);
+  if (s->error < 0)
+    return s->error;
+  note_time (s, smp->time);
+  if (c->stop == ST_STOP_NOT_UNWOUND)
+    return write_stack_user (s, smp);
+
+  const size_t max = ST_SYSPROF_SAMPLE_MAX_ADDRS;
+  size_t n = 0;
+  if (smp->n_kernel_ips > 0)
+    {
+      s->addrs[n++] = ST_SYSPROF_CONTEXT_KERNEL;
+      for (size_t i = 0; i < smp->n_kernel_ips && n < max / 2; i++)
+        memcpy (&s->addrs[n++], &smp->kernel_ips[i], sizeof (uint64_t));
+    }
+  size_t user = 0;
+  for (size_t i = 0; i < c->n_frames; i++)
+    user += !c->frames[i].inlined;   /* inlined frames repeat a pc */
+  if (user > 0)
+    {
+      s->addrs[n++] = ST_SYSPROF_CONTEXT_USER;
+      if (user > max - n && s->cut_chains++ == 0)
+        st_warning ("sample at byte %" PRIu64 ": its %zu frames are cut to %zu to fit a "
+                    "Sysprof frame", smp->input_offset, user, max - n);
+      for (size_t i = 0; i < c->n_frames && n < max; i++)
+        if (!c->frames[i].inlined)
+          s->addrs[n++] = c->frames[i].pc;
+    }
+  errno = 0;
+  bool ok = sysprof_capture_writer_add_sample (s->writer, smp->time, (int16_t) smp->cpu,
+                                               smp->pid, smp->tid, s->addrs, n);
+  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_sample) + n * 8);
+}
+
+/* A process event of another format, as the frame Sysprof knows it by.  */
+static int
+write_process_event (struct st_sink *s, const struct st_event *ev)
+{
+  bool ok;
+  size_t len;
+  errno = 0;
+  switch (ev->kind)
+    {
+    case ST_EVENT_MMAP:
+      /* Sysprof symbolizes code; data mappings would only weigh.  */
+      if (!(ev->mmap.prot & PROT_EXEC))
+        return 0;
+      len = sizeof (struct st_sysprof_map) + strlen (ev->mmap.filename) + 1;
+      ok = sysprof_capture_writer_add_map (s->writer, ev->time, -1, ev->mmap.pid,
+                                           ev->mmap.start, ev->mmap.start + ev->mmap.len,
+                                           ev->mmap.pgoff, ev->mmap.has_dev_ino ? ev->mmap.ino : 0,
+                                           ev->mmap.filename);
+      break;
+    case ST_EVENT_COMM:
+      /* A process's name; Sysprof has no thread names.  */
+      if (ev->comm.pid != ev->comm.tid)
+        return 0;
+      len = sizeof (struct st_sysprof_process) + strlen (ev->comm.comm) + 1;
+      ok = sysprof_capture_writer_add_process (s->writer, ev->time, -1, ev->comm.pid,
+                                               ev->comm.comm);
+      break;
+    case ST_EVENT_FORK:
+      if (ev->task.pid == ev->task.ppid)
+        return 0;   /* a new thread */
+      len = sizeof (struct st_sysprof_fork);
+      ok = sysprof_capture_writer_add_fork (s->writer, ev->time, -1, ev->task.ppid,
+                                            ev->task.pid);
+      break;
+    case ST_EVENT_EXIT:
+      if (ev->task.pid != ev->task.tid)
+        return 0;   /* a thread */
+      len = sizeof (struct st_sysprof_frame);
+      ok = sysprof_capture_writer_add_exit (s->writer, ev->time, -1, ev->task.pid);
+      break;
+    default:
+      return 0;
+    }
+  note_time (s, ev->time);
+  return wrote_to_writer (s, ok, len);
+}
+
+static int
+sysprof_event (struct st_sink *s, const struct st_event *ev)
+{
+  start (s, ev);
+  if (s->error < 0)
+    return s->error;
+  if (!s->capture_input)
+    return write_process_event (s, ev);
+  /* A Sysprof input: its frames, verbatim.  Its MAP, PROCESS, FORK and
+     EXIT frames also come decoded, after their raw bytes: those are
+     twins of frames already written.  */
+  if (ev->kind != ST_EVENT_RAW || ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER)
+    return 0;
+  note_time (s, ev->time);
+  uint8_t *p = reserve (s, ev->raw.size);
+  if (p != NULL)
+    memcpy (p, ev->raw.data, ev->raw.size);
+  return s->error;
+}
+
+/* The header's times, once every frame is known.  */
+static void
+fix_header (struct st_sink *s)
+{
+  int64_t times[2] = { s->header.time, s->header.end_time };
+  if (!s->capture_input && s->first_time > 0)
+    times[0] = s->first_time;
+  if (s->last_time > times[1])
+    times[1] = s->last_time;
+  if (times[1] < times[0])
+    times[1] = times[0];   /* no timed frame (stopped before the first sample) */
+  static_assert (offsetof (struct st_sysprof_file_header, end_time)
+                 == offsetof (struct st_sysprof_file_header, time) + 8, "time fields");
+  if (pwrite (s->fd, times, sizeof times, offsetof (struct st_sysprof_file_header, time))
+      != (ssize_t) sizeof times)
+    fail (s, -errno);
+}
+
+static int
+sysprof_finish (struct st_sink *s)
+{
+  /* -m none, or an input without events: a header and no frame.  */
+  start (s, NULL);
+  relay (s);
+  if (s->error == 0)
+    {
+      if (!s->header_written && s->last_time > s->header.end_time)
+        s->header.end_time = s->last_time;   /* known before the first write */
+      flush_buf (s);
+    }
+  if (s->error == 0 && s->seekable)
+    fix_header (s);
+  if (s->cut_chains > 0)
+    st_warning ("%" PRIu64 " samples had more frames than a Sysprof sample frame holds "
+                "(%zu addresses): their outermost frames were cut", s->cut_chains,
+                (size_t) ST_SYSPROF_SAMPLE_MAX_ADDRS);
+  if (s->cut_stacks > 0)
+    st_warning ("%" PRIu64 " stack copies were larger than a Sysprof stack-user frame "
+                "holds: their top was cut, and their unwinding may stop early",
+                s->cut_stacks);
+  return s->error;
+}
+
+const struct st_sink_ops st_sink_sysprof = {
+  .name = "sysprof",
+  .description = "a Sysprof capture (process, map and call-chain frames)",
+  .whole_file = true,
+  .new = sysprof_new,
+  .sample = sysprof_sample,
+  .event = sysprof_event,
+  .finish = sysprof_finish,
+  .free = sysprof_free,
+};

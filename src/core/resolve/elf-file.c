@@ -1,0 +1,309 @@
+#include "config.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/resolve/elf-file.h"
+
+const char *
+st_found_by_name (enum st_found_by how)
+{
+  switch (how)
+    {
+    case ST_FOUND_HOST_PATH:
+      return "host path";
+    case ST_FOUND_VDSO:
+      return "vdso";
+    case ST_FOUND_NS_HELPER:
+      return "namespace helper";
+    case ST_FOUND_CONTAINER:
+      return "container storage";
+    case ST_FOUND_DEBUGINFOD:
+      return "debuginfod";
+    case ST_FOUND_N:
+      break;
+    }
+  return "?";
+}
+
+void
+st_build_id_to_hex (const uint8_t *id, size_t n, char out[2 * ST_BUILD_ID_MAX + 1])
+{
+  static const char digits[] = "0123456789abcdef";
+  if (n > ST_BUILD_ID_MAX)
+    n = ST_BUILD_ID_MAX;
+  for (size_t i = 0; i < n; i++)
+    {
+      out[2 * i] = digits[id[i] >> 4];
+      out[2 * i + 1] = digits[id[i] & 15];
+    }
+  out[2 * n] = '\0';
+}
+
+size_t
+st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX])
+{
+  const void *id;
+  ssize_t n = dwelf_elf_gnu_build_id (elf, &id);
+  if (n <= 0)
+    return 0;
+  if (n > ST_BUILD_ID_MAX)
+    n = ST_BUILD_ID_MAX;
+  memcpy (out, id, n);
+  return n;
+}
+
+struct st_elf_file *
+st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_by found_by)
+{
+  struct st_elf_file *f = calloc (1, sizeof *f);
+  if (f == NULL)
+    return NULL;
+  f->path = strdup (path);
+  if (f->path == NULL)
+    {
+      free (f);
+      return NULL;
+    }
+  f->refs = 1;
+  f->fd = fd;
+  f->image = image;
+  f->elf = elf;
+  f->found_by = found_by;
+  f->debug_fd = -1;
+  f->debug_stand_in_fd = -2;
+  f->build_id_size = st_elf_read_build_id (elf, f->build_id);
+  st_build_id_to_hex (f->build_id, f->build_id_size, f->build_id_hex);
+  return f;
+}
+
+struct st_elf_file *
+st_elf_file_ref (struct st_elf_file *f)
+{
+  f->refs++;
+  return f;
+}
+
+void
+st_elf_file_unref (struct st_elf_file *f)
+{
+  if (f == NULL || --f->refs > 0)
+    return;
+  st_symtab_free (f->symtab);
+  if (f->debug_fd >= 0)
+    close (f->debug_fd);
+  if (f->debug_stand_in_fd >= 0)
+    close (f->debug_stand_in_fd);
+  free (f->debug_path);
+  elf_end (f->elf);
+  if (f->fd >= 0)
+    close (f->fd);
+  free (f->image);
+  free (f->path);
+  free (f);
+}
+
+bool
+st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t pgoff,
+                          uint64_t *bias, uint64_t *low, uint64_t *high)
+{
+  GElf_Ehdr ehdr;
+  size_t phnum;
+  if (gelf_getehdr (f->elf, &ehdr) == NULL || elf_getphdrnum (f->elf, &phnum) != 0)
+    return false;
+  /* The kernel maps segments at page, not p_align, granularity.  */
+  const uint64_t page_size = (uint64_t) getpagesize ();
+  bool found_first = false, found_segment = false;
+  uint64_t first_vaddr = 0, end = 0;
+  *bias = start - pgoff;  /* right for the usual layout, vaddr == offset */
+  for (size_t i = 0; i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      if (gelf_getphdr (f->elf, i, &ph) == NULL || ph.p_type != PT_LOAD)
+        continue;
+      if (!found_first)
+        {
+          /* libdwfl derives the bias from the first segment's aligned
+             address and the module's low address: keep them consistent. */
+          first_vaddr = ph.p_align > 1 ? ph.p_vaddr & -ph.p_align : ph.p_vaddr;
+          found_first = true;
+        }
+      if (ph.p_vaddr + ph.p_memsz > end)
+        end = ph.p_vaddr + ph.p_memsz;
+      /* The segment this mapping's offset falls in fixes the bias exactly,
+         whatever the gaps between segments (-z separate-code).  */
+      uint64_t page_offset = ph.p_offset & -page_size;
+      if (!found_segment && pgoff >= page_offset && pgoff < ph.p_offset + ph.p_filesz)
+        {
+          uint64_t page_vaddr = ph.p_vaddr & -page_size;
+          *bias = start - (page_vaddr + (pgoff - page_offset));
+          found_segment = true;
+        }
+    }
+  if (!found_first)
+    return false;
+  if (ehdr.e_type == ET_EXEC)
+    *bias = 0;
+  *low = *bias + first_vaddr;
+  *high = *bias + end;
+  return true;
+}
+
+/* Past this many inflated bytes the copy is not made, and libdw inflates
+   the sections itself, as it would have: the copy saves time, never
+   memory.  */
+#define INFLATE_MAX ((uint64_t) 1 << 30)
+
+/* The sum of the sizes of ELF's SHF_COMPRESSED sections once inflated;
+   0 when it has none.  */
+static uint64_t
+inflated_size (Elf *elf)
+{
+  uint64_t total = 0;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      if (gelf_getshdr (scn, &shdr) == NULL || !(shdr.sh_flags & SHF_COMPRESSED)
+          || shdr.sh_type == SHT_NOBITS)
+        continue;
+      GElf_Chdr chdr;
+      if (gelf_getchdr (scn, &chdr) == NULL)
+        return UINT64_MAX;
+      if (total + chdr.ch_size < total)
+        return UINT64_MAX;
+      total += chdr.ch_size;
+    }
+  return total;
+}
+
+static bool
+copy_fd (int from, int to, off_t size)
+{
+  off_t off = 0;
+  while (off < size)
+    {
+      ssize_t n = sendfile (to, from, &off, (size_t) (size - off));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return false;
+    }
+  return true;
+}
+
+int
+st_elf_inflated_copy (int fd)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  uint64_t size = elf != NULL && elf_kind (elf) == ELF_K_ELF ? inflated_size (elf) : 0;
+  elf_end (elf);
+  if (size == 0 || size > INFLATE_MAX)
+    return -1;
+  struct stat st;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return -1;
+  int copy = memfd_create ("eu-stacktrace-debuginfo", MFD_CLOEXEC);
+  if (copy < 0)
+    return -1;
+  if (!copy_fd (fd, copy, st.st_size))
+    goto fail;
+  Elf *out = elf_begin (copy, ELF_C_RDWR, NULL);
+  if (out == NULL)
+    goto fail;
+  bool ok = true;
+  for (Elf_Scn *scn = NULL; ok && (scn = elf_nextscn (out, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      if (gelf_getshdr (scn, &shdr) == NULL)
+        ok = false;
+      else if ((shdr.sh_flags & SHF_COMPRESSED) && shdr.sh_type != SHT_NOBITS)
+        ok = elf_compress (scn, 0, 0) >= 0;
+    }
+  ok = ok && elf_update (out, ELF_C_WRITE) >= 0;
+  elf_end (out);
+  if (!ok)
+    goto fail;
+  return copy;
+
+fail:
+  close (copy);
+  return -1;
+}
+
+/* SCN holds the SIZE bytes at BUF (kept, not copied), as a section of TYPE
+   named at offset NAME of the section name table.  */
+static bool
+fill_section (Elf_Scn *scn, void *buf, size_t size, GElf_Word type, GElf_Word name)
+{
+  Elf_Data *d = elf_newdata (scn);
+  GElf_Shdr sh;
+  if (d == NULL || gelf_getshdr (scn, &sh) == NULL)
+    return false;
+  d->d_buf = buf;
+  d->d_size = size;
+  d->d_type = ELF_T_BYTE;
+  d->d_align = 1;
+  sh.sh_type = type;
+  sh.sh_name = name;
+  return gelf_update_shdr (scn, &sh) != 0;
+}
+
+int
+st_elf_dwarf_stand_in (int fd)
+{
+  static char shstrtab[] = "\0.shstrtab\0.debug_line";
+  static char debug_line[4];
+  Elf *in = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  GElf_Ehdr ehdr;
+  size_t phnum;
+  int cls = in != NULL ? gelf_getclass (in) : ELFCLASSNONE;
+  if (cls == ELFCLASSNONE || gelf_getehdr (in, &ehdr) == NULL || elf_getphdrnum (in, &phnum) != 0)
+    {
+      elf_end (in);
+      return -1;
+    }
+  int copy = memfd_create ("eu-stacktrace-dwarf-stand-in", MFD_CLOEXEC);
+  Elf *out = copy >= 0 ? elf_begin (copy, ELF_C_WRITE, NULL) : NULL;
+  bool ok = out != NULL && gelf_newehdr (out, cls) != NULL
+            && (phnum == 0 || gelf_newphdr (out, phnum) != NULL);
+  for (size_t i = 0; ok && i < phnum; i++)
+    {
+      GElf_Phdr ph;
+      ok = gelf_getphdr (in, i, &ph) != NULL && gelf_update_phdr (out, i, &ph);
+    }
+  Elf_Scn *names = ok ? elf_newscn (out) : NULL;
+  Elf_Scn *line = names != NULL ? elf_newscn (out) : NULL;
+  ok = line != NULL && fill_section (names, shstrtab, sizeof shstrtab, SHT_STRTAB, 1)
+       && fill_section (line, debug_line, sizeof debug_line, SHT_PROGBITS, 11);
+  if (ok)
+    {
+      GElf_Ehdr oe;
+      ok = gelf_getehdr (out, &oe) != NULL;
+      if (ok)
+        {
+          memcpy (oe.e_ident, ehdr.e_ident, EI_NIDENT);
+          oe.e_type = ehdr.e_type;
+          oe.e_machine = ehdr.e_machine;
+          oe.e_version = ehdr.e_version;
+          oe.e_entry = ehdr.e_entry;
+          oe.e_flags = ehdr.e_flags;
+          oe.e_shstrndx = elf_ndxscn (names);
+          ok = gelf_update_ehdr (out, &oe) && elf_update (out, ELF_C_WRITE) >= 0;
+        }
+    }
+  elf_end (out);
+  elf_end (in);
+  if (!ok)
+    {
+      if (copy >= 0)
+        close (copy);
+      return -1;
+    }
+  return copy;
+}

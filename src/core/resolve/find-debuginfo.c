@@ -1,0 +1,302 @@
+#include "config.h"
+
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/resolve/debuginfo-host.h"
+#include "core/resolve/find-debuginfo.h"
+#include "basic/log.h"
+#include "core/resolve/ns-client.h"
+#include "core/unwind/process.h"
+#include "debuginfod/debuginfod.h"
+
+/* What libdwfl asked for.  */
+struct request {
+  Dwfl_Module *mod;
+  void **userdata;
+  const char *modname;
+  Dwarf_Addr base;
+  const char *file_name;
+  const char *debuglink_file;
+  GElf_Word debuglink_crc;
+  const struct st_mapping *mapping;   /* the module's userdata */
+};
+
+/* A step returns a file descriptor of the debug file, with *PATH set (a
+   malloc'ed string) when it knows one, or -1 when it has none.  */
+typedef int (*step_fn) (const struct request *q, char **path);
+
+/* libdwfl asks again, with the .gnu_debugaltlink name and no CRC, for the
+   dwz file that a module's DWARF refers to.  The request for the debug file
+   itself carries the module's own .gnu_debuglink, or none.  */
+static bool
+is_altlink_request (const struct request *q, Elf *main_elf)
+{
+  if (q->debuglink_file == NULL)
+    return false;
+  GElf_Word crc = 0;
+  const char *link = dwelf_elf_gnu_debuglink (main_elf, &crc);
+  return link == NULL || strcmp (link, q->debuglink_file) != 0 || crc != q->debuglink_crc;
+}
+
+/* The host's debug directories and the module's own, searched our way
+   (core/resolve/debuginfo-host.h says why not libdwfl's): every candidate opened
+   as untrusted, accepted by build-id (or CRC).  */
+static int
+step_host (const struct request *q, char **path)
+{
+  const struct st_mapping *m = q->mapping;
+  struct st_debuginfo_want w = {
+    .file_name = q->file_name,
+    .debuglink = q->debuglink_file,
+    .crc = q->debuglink_crc,
+  };
+  const unsigned char *bits = NULL;
+  GElf_Addr vaddr;
+  int n = dwfl_module_build_id (q->mod, &bits, &vaddr);
+  if (n > 0)
+    {
+      w.build_id = bits;
+      w.build_id_size = (size_t) n;
+    }
+  if (m != NULL && m->file != NULL && is_altlink_request (q, m->file->elf))
+    {
+      /* The dwz file: the module's Dwarf is set up by then (so this
+         returns at once) and names the dwz file's build-id.  */
+      Dwarf_Addr bias;
+      Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
+      const char *alt_name;
+      const void *alt_id;
+      ssize_t len = dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, &alt_id) : -1;
+      if (len <= 0)
+        return -1;
+      w.alt = true;
+      w.build_id = alt_id;
+      w.build_id_size = (size_t) len;
+      w.crc = 0;
+    }
+  struct stat st;
+  if (m != NULL && m->file != NULL && m->file->fd >= 0 && fstat (m->file->fd, &st) == 0)
+    {
+      w.has_main = true;
+      w.main_dev = st.st_dev;
+      w.main_ino = st.st_ino;
+    }
+  return st_debuginfo_host_find (&w, path);
+}
+
+/* A file that the namespace helper opened has its debug file in the same
+   mount namespace, where the host's paths do not reach: ask the helper,
+   which checks the build-id.  Files found on the host are the host's, and
+   so is their debuginfo.  (A dwz file, asked for by its own build-id, is
+   left to the host and debuginfod.)  */
+static int
+step_ns_helper (const struct request *q, char **path)
+{
+  const struct st_mapping *m = q->mapping;
+  struct st_ns_client *ns = m != NULL && m->finder != NULL ? m->finder->ns_client : NULL;
+  if (ns == NULL || m->file == NULL || m->file->found_by != ST_FOUND_NS_HELPER
+      || m->file->build_id_size == 0 || is_altlink_request (q, m->file->elf))
+    return -1;
+  const char *way = NULL;
+  char why[256];
+  int fd = st_ns_client_open_debuginfo (ns, m->file->ns_pid, m->path, m->file->build_id,
+                                        m->file->build_id_size, q->debuglink_file, path, &way,
+                                        why, sizeof why);
+  if (fd < 0)
+    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why);
+  else
+    st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
+             (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
+  return fd;
+}
+
+static int
+step_debuginfod (const struct request *q, char **path)
+{
+  const struct st_mapping *m = q->mapping;
+  struct st_debuginfod *d = m != NULL && m->finder != NULL ? m->finder->debuginfod : NULL;
+  if (d == NULL || m->file == NULL)
+    return -1;
+  /* Only for what the module's file lacks: never for a file that has
+     what the unwinder and the symbolizer need.  */
+  unsigned want = st_debuginfod_debuginfo_wanted (d, m->file->elf);
+  if (want == 0)
+    return -1;
+  const uint8_t *id = m->file->build_id;
+  size_t n = m->file->build_id_size;
+  if (is_altlink_request (q, m->file->elf))
+    {
+      /* The module's Dwarf is set up by then, so this returns it at once;
+         it names the dwz file's build-id.  */
+      Dwarf_Addr bias;
+      Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
+      const char *alt_name;
+      const void *alt_id;
+      ssize_t len = dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, &alt_id) : -1;
+      if (len <= 0)
+        return -1;
+      id = alt_id;
+      n = (size_t) len;
+    }
+  const char *why = NULL;
+  int fd = st_debuginfod_find_debuginfo (d, id, n, m->path, want, path, &why);
+  if (fd < 0)
+    st_debug ("%s: no debuginfo from debuginfod: %s", m->path, why);
+  return fd;
+}
+
+static const struct {
+  const char *name;
+  step_fn find;
+} steps[] = {
+  { "namespace helper", step_ns_helper },
+  { "host", step_host },
+  { "debuginfod", step_debuginfod },
+};
+
+/* Whether the ELF file FD has a .debug_frame (or .zdebug_frame) section.  */
+static bool
+has_debug_frame (int fd)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  size_t shstrndx;
+  bool found = false;
+  if (elf != NULL && elf_getshdrstrndx (elf, &shstrndx) == 0)
+    for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn (elf, scn)) != NULL;)
+      {
+        GElf_Shdr shdr;
+        const char *name;
+        found = gelf_getshdr (scn, &shdr) != NULL && shdr.sh_type != SHT_NOBITS
+                && (name = elf_strptr (elf, shstrndx, shdr.sh_name)) != NULL
+                && (strcmp (name, ".debug_frame") == 0 || strcmp (name, ".zdebug_frame") == 0);
+      }
+  else
+    found = true;   /* cannot tell: keep serving it */
+  elf_end (elf);
+  return found;
+}
+
+/* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
+static void
+keep (struct st_elf_file *file, int fd, const char *path)
+{
+  file->debug_has_frame = has_debug_frame (fd);
+  file->debug_searched = true;
+  file->debug_fd = fd;
+  free (file->debug_path);
+  file->debug_path = path != NULL ? strdup (path) : NULL;
+}
+
+/* FILE's debug file for one more Dwfl, which closes what it gets.  libdw
+   0.188 inflates every compressed debug section when it opens the file's
+   Dwarf, which libdwfl does in every process whose unwinding tries
+   .debug_frame: the Dwfls get a copy inflated once, made at the first
+   request that is not for the symbol table (which is built once per file,
+   needs no inflating, and would make a run that never needs the Dwarf
+   inflate for nothing).  */
+static int
+serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
+{
+  errno = 0;
+  if (file->debug_fd < 0)
+    return -1;
+  if (!file->symtab_building && !file->debug_inflate_tried)
+    {
+      file->debug_inflate_tried = true;
+      int copy = st_elf_inflated_copy (file->debug_fd);
+      if (copy >= 0)
+        {
+          st_debug ("%s: debug file %s inflated once for all its processes", file->path,
+                    file->debug_path != NULL ? file->debug_path : "?");
+          close (file->debug_fd);
+          file->debug_fd = copy;
+        }
+    }
+  int fd = fcntl (file->debug_fd, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return -1;
+  free (*debuginfo_file_name);
+  *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+  return fd;
+}
+
+int
+st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                   const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                   char **debuginfo_file_name)
+{
+  struct request q = {
+    .mod = mod,
+    .userdata = userdata,
+    .modname = modname,
+    .base = base,
+    .file_name = file_name,
+    .debuglink_file = debuglink_file,
+    .debuglink_crc = debuglink_crc,
+    .mapping = userdata != NULL ? *userdata : NULL,
+  };
+  /* The request for a file's own debug file has one answer per run:
+     found once, served to each process that maps the file.  (The dwz
+     file, asked for by the debug file's name for it, is searched each
+     time.)  */
+  struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
+  bool cacheable = file != NULL && !is_altlink_request (&q, file->elf);
+  if (cacheable && file->debug_searched)
+    {
+      /* Once the symbol table is built, a debug file is opened in each
+         process only for its Dwarf, which libdwfl asks for whenever
+         .eh_frame does not unwind a frame (the loader's _start, in nearly
+         every process).  Without .debug_frame and inline frames nothing
+         in it is read, but whether the Dwarf opens decides how libdwfl
+         ends the unwind ("end" or "No DWARF information found"): a stand-in
+         that opens as a Dwarf with no .debug_frame, a page to map, spares
+         mapping and unmapping the whole file in every process.  */
+      const struct st_debuginfo_finder *finder = q.mapping->finder;
+      if (file->symtab != NULL && !file->symtab_building && !file->debug_has_frame
+          && finder != NULL && finder->cfi_only && file->debug_fd >= 0)
+        {
+          if (file->debug_stand_in_fd == -2)
+            file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);
+          int fd = file->debug_stand_in_fd >= 0
+                   ? fcntl (file->debug_stand_in_fd, F_DUPFD_CLOEXEC, 0) : -1;
+          if (fd >= 0)
+            {
+              free (*debuginfo_file_name);
+              *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+              return fd;
+            }
+        }
+      return serve_cached (file, debuginfo_file_name);
+    }
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+    {
+      char *path = NULL;
+      int fd = steps[i].find (&q, &path);
+      if (fd >= 0)
+        {
+          st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
+                    path != NULL ? path : "?");
+          if (cacheable)
+            {
+              keep (file, fd, path);
+              free (path);
+              return serve_cached (file, debuginfo_file_name);
+            }
+          free (*debuginfo_file_name);
+          *debuginfo_file_name = path;
+          return fd;
+        }
+      /* libdwfl would open a name left behind.  */
+      free (path);
+    }
+  if (cacheable)
+    file->debug_searched = true;
+  errno = 0;   /* not found is not an error */
+  return -1;
+}

@@ -1,0 +1,38 @@
+/* Where is a module's separate debug file?  libdwfl asks (its
+ * find_debuginfo callback) when it needs DWARF: the .debug_frame CFI of a
+ * module without .eh_frame, --inline, or the symbol table of a stripped
+ * file.  Like the resolver, a chain of steps tried in order, the first
+ * file found wins:
+ *
+ *   the namespace helper: for a file the helper opened, the debug file as
+ *       the process's own mount namespace has it (src/ns-helper/debuginfo.h
+ *       lists the places)
+ *   host: build-id and debuglink paths under /usr/lib/debug and next to
+ *       the file, as dwfl_standard_find_debuginfo has them, but each opened
+ *       as untrusted and checked (core/resolve/debuginfo-host.h)
+ *   debuginfod: by build-id, only for a module whose file lacks what the
+ *       debug file would give: CFI, or with --debuginfod-symbols a symbol
+ *       table  */
+#pragma once
+
+#include <elfutils/libdwfl.h>
+
+struct st_debuginfod;
+struct st_ns_client;
+
+/* What the steps may use.  One per unwinder; each mapping that a module
+   stands for points at its unwinder's (struct st_mapping.finder).  */
+struct st_debuginfo_finder {
+  struct st_debuginfod *debuginfod;   /* NULL: off */
+  struct st_ns_client *ns_client;     /* NULL: off */
+  /* A module's Dwarf serves the unwinder's CFI only (no inline frames): a
+     debug file without .debug_frame is of no more use once the file's
+     symbol table is built.  */
+  bool cfi_only;
+};
+
+/* The Dwfl_Callbacks.find_debuginfo of every Dwfl: the module's userdata
+   is its struct st_mapping.  */
+int st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                       const char *file_name, const char *debuglink_file,
+                       GElf_Word debuglink_crc, char **debuginfo_file_name);

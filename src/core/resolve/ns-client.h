@@ -1,0 +1,58 @@
+/* The namespace helper's client: asks eu-stacktrace-ns-helper (src/ns-helper/)
+ * for the file a process in another mount namespace maps, or for its
+ * separate debuginfo, when the host path is wrong or missing.
+ *
+ * --ns-helper picks the helper: "spawn" starts one over a socketpair (it
+ * has the privileges eu-stacktrace has), a socket path connects to a
+ * running one (the system service, which has privileges of its own),
+ * "auto" takes the system socket when it exists and spawns otherwise, and
+ * "none" asks no helper.  A spawned helper that dies is started again (a
+ * few times); without a helper the run carries on, and the files it could
+ * not open are reported like any other missing file.
+ *
+ * Answers are cached per (mount namespace, path, build-id or inode):
+ * the helper is never asked twice for the same file, and a file it found
+ * is shared (dup) by every unwinder.
+ *
+ * One client serves all the unwinding threads of a run (--jobs), behind
+ * one lock: requests are rare (once per distinct file), so the lock costs
+ * nothing, while a connection per thread would ask N helpers the same
+ * questions, as each unwinder resolves every file its samples meet.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "core/resolve/resolver.h"
+
+struct st_ns_client;
+
+/* Is MODE a valid --ns-helper argument?  */
+bool st_ns_client_mode_valid (const char *mode);
+
+/* A client for MODE (connected at its first request), or NULL for "none"
+   or when out of memory.  */
+struct st_ns_client *st_ns_client_new (const char *mode);
+/* Closes the connection and waits for a spawned helper.  */
+void st_ns_client_free (struct st_ns_client *c);
+
+/* Opens the file REQ describes as its process sees it.  Returns a new
+   descriptor (read-only, a regular ELF file with REQ's build-id when it
+   has one), or -errno with WHY.  *WAY names how the helper opened it.  */
+int st_ns_client_open (struct st_ns_client *c, const struct st_mapping_request *req,
+                       const char **way, char *why, size_t why_size);
+
+/* Opens the separate debuginfo of PATH (with BUILD_ID, whose .gnu_debuglink
+   name is DEBUGLINK or NULL) in the mount namespace of process PID.
+   Returns a descriptor, with *FOUND_PATH (malloc'd) where it was, or
+   -errno with WHY.  */
+int st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *path,
+                                 const uint8_t *build_id, size_t build_id_size,
+                                 const char *debuglink, char **found_path, const char **way,
+                                 char *why, size_t why_size);
+
+/* The --stats lines: requests, ways, round trips, restarts.  */
+void st_ns_client_print_summary (struct st_ns_client *c, FILE *out);

@@ -1,0 +1,59 @@
+/* Where is this mapping's ELF file?  One interface for every way of finding
+ * it: a mapping goes in, an opened and verified st_elf_file comes out, or the
+ * reason why not.  The steps are tried in order (today the host path, the
+ * vdso, the namespace helper (the file in the process's own mount
+ * namespace), and last debuginfod by build-id; container storage plugs in
+ * before debuginfod),
+ * and a file is accepted only when it is the one that was mapped: its
+ * build-id, when the recording knew one, or else its inode, must match.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/resolve/elf-file.h"
+
+struct st_mapping_request {
+  pid_t pid;
+  const char *path;              /* as the process sees it */
+  uint64_t start, end, pgoff;
+  bool has_dev_ino;
+  uint32_t maj, min;
+  uint64_t ino;
+  const uint8_t *build_id;       /* expected, when the recording knew it */
+  size_t build_id_size;
+};
+
+struct st_resolver;
+
+struct st_resolver *st_resolver_new (void);
+void st_resolver_free (struct st_resolver *r);
+/* The last step asks D (NULL: off) for the executable by build-id.  */
+struct st_debuginfod;
+void st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d);
+/* After the host path fails, ask the namespace helper through C (NULL: off).  */
+struct st_ns_client;
+void st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c);
+/* After the helper, look in the host directories of the process's
+   container (or, for a process that is gone, in every container and image
+   podman stores) through CS (NULL: off).  */
+struct st_containers;
+void st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs);
+/* Modules found only in a removed container's own layer, or that were
+   there and are gone.  */
+unsigned st_resolver_upper_only (const struct st_resolver *r);
+
+/* Returns a new reference to the mapping's file, or NULL with *WHY_NOT set
+   to a static or resolver-owned explanation.  Answers are cached: a file is
+   looked for once per run.  */
+struct st_elf_file *st_resolver_resolve (struct st_resolver *r,
+                                         const struct st_mapping_request *req,
+                                         const char **why_not);
+
+/* Calls FN for each file looked for: FOUND_BY is the step that found it
+   (enum st_found_by), or -1 with WHY saying why it was not found.  */
+void st_resolver_foreach_answer (const struct st_resolver *r,
+                                 void (*fn) (const char *path, int found_by, const char *why,
+                                             void *arg),
+                                 void *arg);

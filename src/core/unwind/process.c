@@ -1,0 +1,542 @@
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "basic/hashmap.h"
+#include "basic/log.h"
+#include "core/unwind/process.h"
+#include "core/unwind/dwfl-unwind.h"
+
+struct thread {
+  pid_t pid;
+  const char *comm;        /* interned */
+};
+
+struct known_build_id {
+  uint8_t id[ST_BUILD_ID_MAX];
+  uint8_t size;
+};
+
+struct st_process_table {
+  struct st_hashmap *processes;   /* pid -> st_process */
+  struct st_hashmap *threads;     /* tid -> thread */
+  struct st_hashmap *build_ids;   /* file name -> known_build_id */
+  struct st_resolver *resolver;
+  const struct st_debuginfo_finder *finder;
+  /* Paths and names, one copy each, kept until the table goes: results
+     that point at them may be written after their process has exited.  */
+  struct st_hashmap *strings;
+};
+
+const char *
+st_process_table_intern (struct st_process_table *t, const char *str)
+{
+  if (str == NULL)
+    return NULL;
+  size_t len = strlen (str);
+  char *copy = st_hashmap_get (t->strings, str, len);
+  if (copy != NULL)
+    return copy;
+  copy = strdup (str);
+  if (copy == NULL || st_hashmap_put (t->strings, str, len, copy) < 0)
+    {
+      free (copy);
+      return NULL;
+    }
+  return copy;
+}
+
+static void
+mapping_free (struct st_mapping *m)
+{
+  if (m == NULL)
+    return;
+  st_elf_file_unref (m->file);
+  free (m);
+}
+
+static void
+process_drop_dwfl (struct st_process *p)
+{
+  if (p->dwfl != NULL)
+    dwfl_end (p->dwfl);
+  p->dwfl = NULL;
+  p->dwfl_attached = false;
+  for (size_t i = 0; i < p->n_maps; i++)
+    p->maps[i]->reported = false;
+  p->needs_report = p->n_maps > 0;
+}
+
+static void
+process_clear_maps (struct st_process *p)
+{
+  process_drop_dwfl (p);
+  for (size_t i = 0; i < p->n_maps; i++)
+    mapping_free (p->maps[i]);
+  p->n_maps = 0;
+  p->needs_report = false;
+}
+
+static void
+process_free (void *ptr)
+{
+  struct st_process *p = ptr;
+  if (p == NULL)
+    return;
+  process_clear_maps (p);
+  free (p->maps);
+  st_unwind_slot_free (p->slot);
+  free (p);
+}
+
+static void
+thread_free (void *ptr)
+{
+  free (ptr);
+}
+
+struct st_process_table *
+st_process_table_new (struct st_resolver *resolver)
+{
+  struct st_process_table *t = calloc (1, sizeof *t);
+  if (t == NULL)
+    return NULL;
+  t->resolver = resolver;
+  t->processes = st_hashmap_new (process_free);
+  t->threads = st_hashmap_new (thread_free);
+  t->build_ids = st_hashmap_new (free);
+  t->strings = st_hashmap_new (free);
+  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->strings == NULL)
+    {
+      st_process_table_free (t);
+      return NULL;
+    }
+  return t;
+}
+
+void
+st_process_table_set_debuginfo_finder (struct st_process_table *t,
+                                       const struct st_debuginfo_finder *f)
+{
+  t->finder = f;
+}
+
+void
+st_process_table_free (struct st_process_table *t)
+{
+  if (t == NULL)
+    return;
+  st_hashmap_free (t->processes);
+  st_hashmap_free (t->threads);
+  st_hashmap_free (t->build_ids);
+  st_hashmap_free (t->strings);
+  free (t);
+}
+
+size_t
+st_process_table_count (const struct st_process_table *t)
+{
+  return st_hashmap_size (t->processes);
+}
+
+struct st_process *
+st_process_table_get (struct st_process_table *t, pid_t pid)
+{
+  uint64_t key = (uint32_t) pid;
+  struct st_process *p = st_hashmap_get_u64 (t->processes, key);
+  if (p != NULL)
+    return p;
+  p = calloc (1, sizeof *p);
+  if (p == NULL)
+    return NULL;
+  p->pid = pid;
+  p->slot = st_unwind_slot_new ();
+  if (p->slot == NULL || st_hashmap_put_u64 (t->processes, key, p) < 0)
+    {
+      process_free (p);
+      return NULL;
+    }
+  return p;
+}
+
+static struct thread *
+thread_get (struct st_process_table *t, pid_t tid)
+{
+  return st_hashmap_get_u64 (t->threads, (uint32_t) tid);
+}
+
+static int
+thread_set (struct st_process_table *t, pid_t pid, pid_t tid, const char *comm)
+{
+  struct thread *th = thread_get (t, tid);
+  if (th == NULL)
+    {
+      th = calloc (1, sizeof *th);
+      if (th == NULL || st_hashmap_put_u64 (t->threads, (uint32_t) tid, th) < 0)
+        {
+          free (th);
+          return -ENOMEM;
+        }
+    }
+  th->pid = pid;
+  if (comm != NULL)
+    {
+      th->comm = st_process_table_intern (t, comm);
+      if (th->comm == NULL)
+        return -ENOMEM;
+    }
+  return 0;
+}
+
+const char *
+st_process_table_comm_of (struct st_process_table *t, pid_t pid, pid_t tid)
+{
+  struct thread *th = thread_get (t, tid);
+  if (th != NULL && th->comm != NULL)
+    return th->comm;
+  struct st_process *p = st_hashmap_get_u64 (t->processes, (uint32_t) pid);
+  return p != NULL ? p->comm : NULL;
+}
+
+/* Index of the first mapping that ends after ADDR.  */
+static size_t
+first_ending_after (const struct st_process *p, uint64_t addr)
+{
+  size_t lo = 0, hi = p->n_maps;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (p->maps[mid]->end <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+const struct st_mapping *
+st_process_find_mapping (const struct st_process *p, uint64_t addr)
+{
+  size_t i = first_ending_after (p, addr);
+  if (i < p->n_maps && p->maps[i]->start <= addr)
+    return p->maps[i];
+  return NULL;
+}
+
+/* A new mapping over [start, end) replaces whatever code was there.  */
+static void
+remove_overlaps (struct st_process *p, uint64_t start, uint64_t end)
+{
+  size_t i = first_ending_after (p, start);
+  size_t j = i;
+  while (j < p->n_maps && p->maps[j]->start < end)
+    j++;
+  if (i == j)
+    return;
+  /* The Dwfl holds pointers to these mappings: it goes first.  */
+  for (size_t k = i; k < j; k++)
+    if (p->maps[k]->reported)
+      {
+        process_drop_dwfl (p);
+        break;
+      }
+  /* Parts outside the new range survive, trimmed.  */
+  struct st_mapping *before = NULL, *after = NULL;
+  struct st_mapping *first = p->maps[i], *last = p->maps[j - 1];
+  if (first->start < start)
+    {
+      before = first;
+      p->maps[i] = NULL;
+    }
+  if (last->end > end && (last != first || before == NULL))
+    {
+      after = last;
+      p->maps[j - 1] = NULL;
+    }
+  else if (last->end > end && last == first)
+    {
+      /* One mapping split in two by the new one.  */
+      after = calloc (1, sizeof *after);
+      if (after != NULL)
+        {
+          *after = *first;
+          after->reported = false;
+          after->file = first->file ? st_elf_file_ref (first->file) : NULL;
+        }
+    }
+  for (size_t k = i; k < j; k++)
+    mapping_free (p->maps[k]);
+  memmove (p->maps + i, p->maps + j, (p->n_maps - j) * sizeof *p->maps);
+  p->n_maps -= j - i;
+  size_t at = i;
+  if (before != NULL)
+    {
+      before->end = start;
+      memmove (p->maps + at + 1, p->maps + at, (p->n_maps - at) * sizeof *p->maps);
+      p->maps[at++] = before;
+      p->n_maps++;
+    }
+  if (after != NULL)
+    {
+      after->pgoff += end - after->start;
+      after->start = end;
+      memmove (p->maps + at + 1, p->maps + at, (p->n_maps - at) * sizeof *p->maps);
+      p->maps[at] = after;
+      p->n_maps++;
+    }
+}
+
+static int
+reserve_maps (struct st_process *p, size_t extra)
+{
+  if (p->n_maps + extra <= p->cap_maps)
+    return 0;
+  size_t cap = p->cap_maps ? p->cap_maps * 2 : 16;
+  while (cap < p->n_maps + extra)
+    cap *= 2;
+  struct st_mapping **maps = realloc (p->maps, cap * sizeof *maps);
+  if (maps == NULL)
+    return -ENOMEM;
+  p->maps = maps;
+  p->cap_maps = cap;
+  return 0;
+}
+
+static int
+insert_mapping (struct st_process *p, struct st_mapping *m)
+{
+  /* Room for the mapping and for a split of one existing mapping.  */
+  if (reserve_maps (p, 2) < 0)
+    return -ENOMEM;
+  remove_overlaps (p, m->start, m->end);
+  size_t i = first_ending_after (p, m->start);
+  memmove (p->maps + i + 1, p->maps + i, (p->n_maps - i) * sizeof *p->maps);
+  p->maps[i] = m;
+  p->n_maps++;
+  p->needs_report = true;
+  return 0;
+}
+
+int
+st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *ev)
+{
+  if (ev->len == 0 || ev->start + ev->len < ev->start)
+    return 0;
+  struct st_process *p = st_process_table_get (t, ev->pid);
+  if (p == NULL)
+    return -ENOMEM;
+  if (!(ev->prot & PROT_EXEC))
+    {
+      if (reserve_maps (p, 2) < 0)
+        return -ENOMEM;
+      remove_overlaps (p, ev->start, ev->start + ev->len);
+      return 0;
+    }
+  struct st_mapping *m = calloc (1, sizeof *m);
+  if (m == NULL)
+    return -ENOMEM;
+  m->start = ev->start;
+  m->end = ev->start + ev->len;
+  m->pgoff = ev->pgoff;
+  m->path = st_process_table_intern (t, ev->filename);
+  m->has_dev_ino = ev->has_dev_ino;
+  m->maj = ev->maj;
+  m->min = ev->min;
+  m->ino = ev->ino;
+  m->build_id_size = ev->build_id_size;
+  memcpy (m->build_id, ev->build_id, ev->build_id_size);
+  if (m->build_id_size == 0)
+    {
+      struct known_build_id *k = st_hashmap_get (t->build_ids, ev->filename,
+                                                 strlen (ev->filename));
+      if (k != NULL)
+        {
+          m->build_id_size = k->size;
+          memcpy (m->build_id, k->id, k->size);
+        }
+    }
+  if (m->path == NULL || insert_mapping (p, m) < 0)
+    {
+      mapping_free (m);
+      return -ENOMEM;
+    }
+  return 0;
+}
+
+int
+st_process_table_build_id (struct st_process_table *t, const struct st_build_id_event *b)
+{
+  if (b->build_id_size == 0)
+    return 0;
+  struct known_build_id *k = malloc (sizeof *k);
+  if (k == NULL)
+    return -ENOMEM;
+  memcpy (k->id, b->build_id, b->build_id_size);
+  k->size = b->build_id_size;
+  return st_hashmap_put (t->build_ids, b->filename, strlen (b->filename), k);
+}
+
+int
+st_process_table_comm (struct st_process_table *t, const struct st_comm_event *c)
+{
+  struct st_process *p = st_process_table_get (t, c->pid);
+  if (p == NULL)
+    return -ENOMEM;
+  if (c->exec)
+    process_clear_maps (p);   /* the old image is gone */
+  if (c->pid == c->tid || p->comm == NULL)
+    {
+      p->comm = st_process_table_intern (t, c->comm);
+      if (p->comm == NULL)
+        return -ENOMEM;
+    }
+  return thread_set (t, c->pid, c->tid, c->comm);
+}
+
+int
+st_process_table_fork (struct st_process_table *t, const struct st_task_event *f)
+{
+  const char *comm = st_process_table_comm_of (t, f->ppid, f->ptid);
+  int r = thread_set (t, f->pid, f->tid, comm);
+  if (r < 0 || f->pid == f->ppid)
+    return r;   /* a new thread shares its process's maps */
+  /* A new process starts with a copy of its parent's address space.  */
+  struct st_process *parent = st_hashmap_get_u64 (t->processes, (uint32_t) f->ppid);
+  struct st_process *child = st_process_table_get (t, f->pid);
+  if (child == NULL)
+    return -ENOMEM;
+  process_clear_maps (child);
+  if (comm != NULL)
+    child->comm = comm;
+  if (parent == NULL || parent == child)
+    return 0;
+  if (reserve_maps (child, parent->n_maps) < 0)
+    return -ENOMEM;
+  for (size_t i = 0; i < parent->n_maps; i++)
+    {
+      const struct st_mapping *pm = parent->maps[i];
+      struct st_mapping *m = calloc (1, sizeof *m);
+      if (m == NULL)
+        return -ENOMEM;
+      *m = *pm;
+      m->reported = false;
+      m->file = pm->file ? st_elf_file_ref (pm->file) : NULL;
+      child->maps[child->n_maps++] = m;
+    }
+  child->needs_report = child->n_maps > 0;
+  return 0;
+}
+
+int
+st_process_table_exit (struct st_process_table *t, const struct st_task_event *e)
+{
+  st_hashmap_remove_u64 (t->threads, (uint32_t) e->tid);
+  if (e->pid == e->tid)
+    st_hashmap_remove_u64 (t->processes, (uint32_t) e->pid);
+  return 0;
+}
+
+/* libdwfl asks for a module's file: hand it a reference to ours.  */
+static int
+find_elf (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+          char **file_name, Elf **elfp)
+{
+  const struct st_mapping *m = *userdata;
+  if (m == NULL || m->file == NULL)
+    return -1;
+  *elfp = elf_begin (-1, ELF_C_READ_MMAP, m->file->elf);
+  *file_name = strdup (m->file->path);
+  return -1;
+}
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+  .find_elf = find_elf,
+  .find_debuginfo = st_find_debuginfo,
+  .section_address = dwfl_offline_section_address,
+  .debuginfo_path = &debuginfo_path,
+};
+
+/* Finds the mapping's file (once) and its load bias.  */
+static void
+resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m)
+{
+  if (m->resolved)
+    return;
+  m->resolved = true;
+  struct st_mapping_request req = {
+    .pid = p->pid,
+    .path = m->path,
+    .start = m->start,
+    .end = m->end,
+    .pgoff = m->pgoff,
+    .has_dev_ino = m->has_dev_ino,
+    .maj = m->maj,
+    .min = m->min,
+    .ino = m->ino,
+    .build_id = m->build_id,
+    .build_id_size = m->build_id_size,
+  };
+  m->file = st_resolver_resolve (t->resolver, &req, &m->why_not);
+}
+
+static void
+report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m)
+{
+  resolve_mapping (t, p, m);
+  if (m->file == NULL)
+    return;
+  uint64_t low, high;
+  if (!st_elf_file_mapping_bias (m->file, m->start, m->pgoff, &m->bias, &low, &high))
+    {
+      m->why_not = "no loadable segments";
+      st_elf_file_unref (m->file);
+      m->file = NULL;
+      return;
+    }
+  Dwfl_Module *mod = dwfl_report_module (p->dwfl, m->path, low, high);
+  if (mod == NULL)
+    {
+      st_debug ("pid %d: cannot report %s at %#" PRIx64 ": %s", p->pid, m->path, low,
+                dwfl_errmsg (-1));
+      return;
+    }
+  void **userdata;
+  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  m->finder = t->finder;
+  if (*userdata == NULL)
+    {
+      *userdata = m;
+      m->reported = true;
+    }
+}
+
+Dwfl *
+st_process_dwfl (struct st_process_table *t, struct st_process *p)
+{
+  if (p->dwfl != NULL && !p->needs_report)
+    return p->dwfl_attached ? p->dwfl : NULL;
+  if (p->dwfl == NULL)
+    {
+      p->dwfl = dwfl_begin (&dwfl_callbacks);
+      if (p->dwfl == NULL)
+        return NULL;
+      dwfl_report_begin (p->dwfl);
+    }
+  else
+    dwfl_report_begin_add (p->dwfl);
+  /* Mappings are sorted and those already reported stay: report all that
+     are new.  Reporting one again is harmless (libdwfl finds it).  */
+  for (size_t i = 0; i < p->n_maps; i++)
+    report_mapping (t, p, p->maps[i]);
+  dwfl_report_end (p->dwfl, NULL, NULL);
+  p->needs_report = false;
+  if (!p->dwfl_attached)
+    p->dwfl_attached = st_unwind_attach (p->dwfl, p->pid, p->slot);
+  return p->dwfl_attached ? p->dwfl : NULL;
+}

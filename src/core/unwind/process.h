@@ -1,0 +1,84 @@
+/* The process table: what each sampled process had mapped, and one cached
+ * Dwfl per process.
+ *
+ * Only executable file mappings matter to the unwinder.  Each becomes a
+ * libdwfl module whose file comes from the resolver; the Dwfl is attached
+ * once (dwfl_attach_state) and reused for every sample of the process.  New
+ * mappings are reported incrementally; a mapping that goes away, or an exec,
+ * rebuilds the Dwfl; an exit frees it.  */
+#pragma once
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/resolve/elf-file.h"
+#include "core/event.h"
+#include "core/resolve/find-debuginfo.h"
+#include "core/resolve/resolver.h"
+
+struct st_mapping {
+  uint64_t start, end, pgoff;
+  const char *path;           /* interned: valid as long as the table */
+  bool has_dev_ino;
+  uint32_t maj, min;
+  uint64_t ino;
+  uint8_t build_id[ST_BUILD_ID_MAX];
+  uint8_t build_id_size;
+  /* Filled in when the mapping is first reported to a Dwfl.  */
+  bool resolved;
+  struct st_elf_file *file;   /* NULL: not found, see why_not */
+  const char *why_not;
+  uint64_t bias;              /* file address + bias = process address */
+  bool reported;              /* a module of the current Dwfl points here */
+  const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
+};
+
+struct st_unwind_slot;
+
+struct st_process {
+  pid_t pid;
+  const char *comm;           /* interned */
+  struct st_mapping **maps;   /* executable file mappings, sorted by start */
+  size_t n_maps, cap_maps;
+  Dwfl *dwfl;
+  bool dwfl_attached;
+  bool needs_report;          /* new mappings to report */
+  struct st_unwind_slot *slot;/* what the Dwfl callbacks read from */
+};
+
+struct st_process_table;
+
+struct st_process_table *st_process_table_new (struct st_resolver *resolver);
+/* Where modules' find_debuginfo looks (NULL: the host only).  F must
+   outlive the table.  */
+void st_process_table_set_debuginfo_finder (struct st_process_table *t,
+                                            const struct st_debuginfo_finder *f);
+void st_process_table_free (struct st_process_table *t);
+
+/* One lasting copy of STR (or NULL on allocation failure).  */
+const char *st_process_table_intern (struct st_process_table *t, const char *str);
+
+/* Event handlers.  */
+int st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *m);
+int st_process_table_comm (struct st_process_table *t, const struct st_comm_event *c);
+int st_process_table_fork (struct st_process_table *t, const struct st_task_event *f);
+int st_process_table_exit (struct st_process_table *t, const struct st_task_event *e);
+/* A build-id the recording knew for FILENAME (pid -1: any process).  */
+int st_process_table_build_id (struct st_process_table *t, const struct st_build_id_event *b);
+
+/* The process, created empty when unknown.  NULL only on allocation
+   failure.  */
+struct st_process *st_process_table_get (struct st_process_table *t, pid_t pid);
+/* The name of a thread (its last COMM), or of its process, or NULL.  */
+const char *st_process_table_comm_of (struct st_process_table *t, pid_t pid, pid_t tid);
+
+/* Makes P's Dwfl current with its mappings.  Returns the Dwfl, or NULL when
+   no module could be reported (no file of the process was found).  */
+Dwfl *st_process_dwfl (struct st_process_table *t, struct st_process *p);
+
+/* The executable mapping containing ADDR, or NULL.  */
+const struct st_mapping *st_process_find_mapping (const struct st_process *p, uint64_t addr);
+
+size_t st_process_table_count (const struct st_process_table *t);

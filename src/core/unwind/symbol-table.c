@@ -1,0 +1,322 @@
+#include "config.h"
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/unwind/symbol-table.h"
+
+struct symbol {
+  uint64_t start, end;   /* [start, end) in ELF addresses */
+  uint64_t limit;        /* end of its section */
+  uint32_t name;         /* offset into the string pool */
+  uint8_t binding;
+  bool sized;
+};
+
+struct st_symtab {
+  struct symbol *syms;
+  size_t n;
+  char *names;
+};
+
+static size_t
+leading_underscores (const char *s)
+{
+  size_t n = 0;
+  while (s[n] == '_')
+    n++;
+  return n;
+}
+
+/* Of two symbols at one address, the one perf would show (perf's
+   choose_best_symbol), so that our names agree with perf's.  */
+static bool
+better_symbol (const struct st_symtab *t, const struct symbol *a, const struct symbol *b)
+{
+  if (a->sized != b->sized)
+    return a->sized;
+  if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
+    return b->binding == STB_WEAK;
+  if ((a->binding == STB_GLOBAL) != (b->binding == STB_GLOBAL))
+    return a->binding == STB_GLOBAL;
+  const char *na = t->names + a->name, *nb = t->names + b->name;
+  size_t ua = leading_underscores (na), ub = leading_underscores (nb);
+  if (ua != ub)
+    return ua < ub;
+  return strlen (na) >= strlen (nb);
+}
+
+static bool
+in_code_section (Elf *elf, GElf_Word shndx)
+{
+  GElf_Shdr shdr;
+  Elf_Scn *scn = elf ? elf_getscn (elf, shndx) : NULL;
+  return scn != NULL && gelf_getshdr (scn, &shdr) != NULL && (shdr.sh_flags & SHF_EXECINSTR);
+}
+
+/* Functions, and the assembler labels perf also counts as functions
+   (untyped, default visibility, in a code section: _start, for one).  */
+static bool
+is_function (const GElf_Sym *sym, GElf_Word shndx, Elf *elf)
+{
+  int type = GELF_ST_TYPE (sym->st_info);
+  if (type == STT_FUNC || type == STT_GNU_IFUNC)
+    return true;
+  return type == STT_NOTYPE && shndx != SHN_ABS
+         && GELF_ST_VISIBILITY (sym->st_other) == STV_DEFAULT && in_code_section (elf, shndx);
+}
+
+static int
+compare_start (const void *pa, const void *pb)
+{
+  const struct symbol *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return 0;
+}
+
+/* Collects symbols and their names while a table is built.  */
+struct builder {
+  struct st_symtab *t;
+  size_t cap, pool_len, pool_cap;
+};
+
+static bool
+add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
+            uint64_t size, uint8_t binding, uint64_t limit)
+{
+  struct st_symtab *t = b->t;
+  size_t len = strlen (name) + strlen (suffix) + 1;
+  if (b->pool_len + len > b->pool_cap)
+    {
+      size_t cap = b->pool_cap ? b->pool_cap : 4096;
+      while (b->pool_len + len > cap)
+        cap *= 2;
+      char *p = realloc (t->names, cap);
+      if (p == NULL)
+        return false;
+      t->names = p;
+      b->pool_cap = cap;
+    }
+  if (t->n == b->cap)
+    {
+      size_t cap = b->cap ? b->cap * 2 : 256;
+      struct symbol *syms = realloc (t->syms, cap * sizeof *syms);
+      if (syms == NULL)
+        return false;
+      t->syms = syms;
+      b->cap = cap;
+    }
+  snprintf (t->names + b->pool_len, len, "%s%s", name, suffix);
+  struct symbol *sym = &t->syms[t->n++];
+  sym->start = start;
+  sym->end = start + size;
+  sym->limit = limit;
+  sym->sized = size != 0;
+  sym->name = b->pool_len;
+  sym->binding = binding;
+  b->pool_len += len;
+  return true;
+}
+
+/* The end of the section holding a symbol, in the symbol's own file
+   addresses: an unsized symbol never reaches past it.  */
+static uint64_t
+section_end (Elf *elf, GElf_Word shndx, uint64_t fallback)
+{
+  GElf_Shdr shdr;
+  Elf_Scn *scn = elf ? elf_getscn (elf, shndx) : NULL;
+  if (scn == NULL || gelf_getshdr (scn, &shdr) == NULL)
+    return fallback;
+  return shdr.sh_addr + shdr.sh_size;
+}
+
+static Elf_Scn *
+find_section (Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+  size_t shstrndx;
+  if (elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return NULL;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      const char *n;
+      if (gelf_getshdr (scn, shdr) != NULL
+          && (n = elf_strptr (elf, shstrndx, shdr->sh_name)) != NULL && strcmp (n, name) == 0)
+        return scn;
+    }
+  return NULL;
+}
+
+/* PLT entries have no symbols: name them NAME@plt from the PLT
+   relocations, as perf does, so that a sample in a PLT stub says which
+   function it was about to call.  */
+static bool
+add_plt_symbols (struct builder *b, Elf *elf)
+{
+  GElf_Ehdr ehdr;
+  if (gelf_getehdr (elf, &ehdr) == NULL)
+    return true;
+  uint64_t header, entry = 16;
+  if (ehdr.e_machine == EM_X86_64 || ehdr.e_machine == EM_386)
+    header = 16;
+  else if (ehdr.e_machine == EM_AARCH64)
+    header = 32;
+  else
+    return true;
+  GElf_Shdr plt, plt_sec, rela;
+  if (find_section (elf, ".plt", &plt) == NULL)
+    return true;
+  Elf_Scn *rela_scn = find_section (elf, ".rela.plt", &rela);
+  if (rela_scn == NULL)
+    rela_scn = find_section (elf, ".rel.plt", &rela);
+  if (rela_scn == NULL)
+    return true;
+  /* With IBT, the stubs that are called live in .plt.sec, without a
+     header.  */
+  uint64_t first = plt.sh_addr + header;
+  if (find_section (elf, ".plt.sec", &plt_sec) != NULL)
+    {
+      first = plt_sec.sh_addr;
+      plt.sh_size = plt_sec.sh_size + header;
+    }
+  Elf_Scn *dynsym_scn = elf_getscn (elf, rela.sh_link);
+  GElf_Shdr dynsym;
+  Elf_Data *relocs = elf_getdata (rela_scn, NULL);
+  Elf_Data *syms = dynsym_scn ? elf_getdata (dynsym_scn, NULL) : NULL;
+  if (relocs == NULL || syms == NULL || gelf_getshdr (dynsym_scn, &dynsym) == NULL)
+    return true;
+  size_t n = rela.sh_entsize ? rela.sh_size / rela.sh_entsize : 0;
+  for (size_t i = 0; i < n && (i + 1) * entry + header <= plt.sh_size; i++)
+    {
+      GElf_Rela r;
+      GElf_Rel rel;
+      uint64_t info;
+      if (rela.sh_type == SHT_RELA)
+        {
+          if (gelf_getrela (relocs, i, &r) == NULL)
+            break;
+          info = r.r_info;
+        }
+      else
+        {
+          if (gelf_getrel (relocs, i, &rel) == NULL)
+            break;
+          info = rel.r_info;
+        }
+      size_t symndx = ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM (info)
+                                                           : ELF32_R_SYM ((uint32_t) info);
+      GElf_Sym sym;
+      const char *name = "";
+      if (symndx != 0 && gelf_getsym (syms, symndx, &sym) != NULL)
+        {
+          name = elf_strptr (elf, dynsym.sh_link, sym.st_name);
+          if (name == NULL)
+            name = "";
+        }
+      uint64_t start = first + i * entry;
+      if (!add_symbol (b, name, "@plt", start, entry, STB_GLOBAL, start + entry))
+        return false;
+    }
+  return true;
+}
+
+struct st_symtab *
+st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
+{
+  struct st_symtab *t = calloc (1, sizeof *t);
+  if (t == NULL)
+    return NULL;
+  struct builder b = { .t = t };
+  int nsyms = dwfl_module_getsymtab (mod);
+  for (int i = 1; i < nsyms; i++)
+    {
+      GElf_Sym sym;
+      GElf_Addr addr;
+      GElf_Word shndx;
+      Elf *elf;
+      const char *name = dwfl_module_getsym_info (mod, i, &sym, &addr, &shndx, &elf, NULL);
+      if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF)
+        continue;
+      if (!is_function (&sym, shndx, elf))
+        continue;
+      uint64_t start = addr - bias;
+      uint64_t limit = start + (section_end (elf, shndx, UINT64_MAX) - sym.st_value);
+      if (limit <= start)
+        limit = UINT64_MAX;
+      if (!add_symbol (&b, name, "", start, sym.st_size, GELF_ST_BIND (sym.st_info), limit))
+        goto oom;
+    }
+  Dwarf_Addr main_bias;
+  Elf *main_elf = dwfl_module_getelf (mod, &main_bias);
+  if (main_elf != NULL && !add_plt_symbols (&b, main_elf))
+    goto oom;
+  qsort (t->syms, t->n, sizeof *t->syms, compare_start);
+
+  /* One symbol per address (the best), and unsized symbols reach up to the
+     next one, as perf's symbols__fixup_end does, but not out of their
+     section (an unsized _init must not swallow the PLT after it).  */
+  size_t out = 0;
+  for (size_t i = 0; i < t->n; i++)
+    {
+      if (out > 0 && t->syms[out - 1].start == t->syms[i].start)
+        {
+          if (better_symbol (t, &t->syms[i], &t->syms[out - 1]))
+            t->syms[out - 1] = t->syms[i];
+          continue;
+        }
+      t->syms[out++] = t->syms[i];
+    }
+  t->n = out;
+  for (size_t i = 0; i < t->n; i++)
+    if (!t->syms[i].sized)
+      {
+        uint64_t end = i + 1 < t->n ? t->syms[i + 1].start : t->syms[i].start + 1;
+        t->syms[i].end = end < t->syms[i].limit ? end : t->syms[i].limit;
+      }
+  return t;
+
+oom:
+  st_symtab_free (t);
+  return NULL;
+}
+
+void
+st_symtab_free (struct st_symtab *t)
+{
+  if (t == NULL)
+    return;
+  free (t->syms);
+  free (t->names);
+  free (t);
+}
+
+size_t
+st_symtab_size (const struct st_symtab *t)
+{
+  return t->n;
+}
+
+const char *
+st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset)
+{
+  /* The last symbol starting at or below ADDR.  */
+  size_t lo = 0, hi = t->n;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (t->syms[mid].start <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0)
+    return NULL;
+  const struct symbol *s = &t->syms[lo - 1];
+  if (addr >= s->end)
+    return NULL;
+  *offset = addr - s->start;
+  return t->names + s->name;
+}

@@ -1,0 +1,196 @@
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container/container.h"
+#include "basic/hashmap.h"
+#include "basic/log.h"
+#include "core/unwind/process.h"
+#include "core/unwind/symbolize.h"
+#include "core/unwind/unwinder.h"
+
+/* Inline expansion can add several frames per unwound frame.  */
+#define INLINE_FRAMES_PER_FRAME 8
+
+struct st_unwinder {
+  struct st_unwinder_options opts;
+  struct st_resolver *resolver;
+  struct st_process_table *processes;
+  struct st_debuginfo_finder finder;
+  struct st_raw_frame *raw;
+  size_t max_out_frames;
+  /* Strings whose owners may go before the result is written (a mapping's
+     path when its process exits, a DWARF name when its Dwfl is freed):
+     one stable copy of each.  */
+  struct st_hashmap *strings;
+  struct st_containers *containers;
+  bool warned_regs;
+};
+
+struct st_unwinder *
+st_unwinder_new (const struct st_unwinder_options *opts)
+{
+  struct st_unwinder *u = calloc (1, sizeof *u);
+  if (u == NULL)
+    return NULL;
+  u->opts = *opts;
+  u->max_out_frames = opts->max_frames * (opts->inline_frames ? INLINE_FRAMES_PER_FRAME : 1);
+  u->finder.debuginfod = opts->debuginfod;
+  u->finder.ns_client = opts->ns_client;
+  u->finder.cfi_only = !opts->inline_frames;
+  u->resolver = st_resolver_new ();
+  if (u->resolver != NULL)
+    st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
+  if (u->resolver != NULL)
+    st_resolver_set_ns_client (u->resolver, opts->ns_client);
+  u->containers = st_containers_new (opts->containers);
+  if (u->resolver != NULL)
+    st_resolver_set_containers (u->resolver, u->containers);
+  u->processes = u->resolver ? st_process_table_new (u->resolver) : NULL;
+  if (u->processes != NULL)
+    st_process_table_set_debuginfo_finder (u->processes, &u->finder);
+  u->raw = calloc (opts->max_frames, sizeof *u->raw);
+  u->strings = st_hashmap_new (free);
+  if (u->processes == NULL || u->raw == NULL || u->strings == NULL || u->containers == NULL)
+    {
+      st_unwinder_free (u);
+      return NULL;
+    }
+  return u;
+}
+
+void
+st_unwinder_free (struct st_unwinder *u)
+{
+  if (u == NULL)
+    return;
+  /* Processes hold references into the resolver's files: they go first. */
+  st_process_table_free (u->processes);
+  st_resolver_free (u->resolver);
+  st_containers_free (u->containers);
+  st_hashmap_free (u->strings);
+  free (u->raw);
+  free (u);
+}
+
+size_t
+st_unwinder_max_out_frames (const struct st_unwinder *u)
+{
+  return u->max_out_frames;
+}
+
+const struct st_resolver *
+st_unwinder_resolver (const struct st_unwinder *u)
+{
+  return u->resolver;
+}
+
+/* A copy of STR that lives as long as the unwinder.  */
+static const char *
+intern (struct st_unwinder *u, const char *str)
+{
+  if (str == NULL)
+    return NULL;
+  size_t len = strlen (str);
+  char *copy = st_hashmap_get (u->strings, str, len);
+  if (copy != NULL)
+    return copy;
+  copy = strdup (str);
+  if (copy == NULL || st_hashmap_put (u->strings, str, len, copy) < 0)
+    {
+      free (copy);
+      return "[out of memory]";
+    }
+  return copy;
+}
+
+int
+st_unwinder_event (struct st_unwinder *u, const struct st_event *ev)
+{
+  switch (ev->kind)
+    {
+    case ST_EVENT_MMAP:
+      return st_process_table_mmap (u->processes, &ev->mmap);
+    case ST_EVENT_COMM:
+      return st_process_table_comm (u->processes, &ev->comm);
+    case ST_EVENT_FORK:
+      return st_process_table_fork (u->processes, &ev->task);
+    case ST_EVENT_EXIT:
+      if (ev->task.pid == ev->task.tid)
+        st_containers_forget (u->containers, ev->task.pid);
+      return st_process_table_exit (u->processes, &ev->task);
+    case ST_EVENT_BUILD_ID:
+      return st_process_table_build_id (u->processes, &ev->build_id);
+    case ST_EVENT_SAMPLE:
+    case ST_EVENT_LOST:
+    case ST_EVENT_RAW:
+      break;
+    }
+  return 0;
+}
+
+const char *
+st_unwinder_comm (struct st_unwinder *u, pid_t pid, pid_t tid)
+{
+  return st_process_table_comm_of (u->processes, pid, tid);
+}
+
+int
+st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
+                    struct st_unwound *out)
+{
+  out->comm = st_unwinder_comm (u, sample->pid, sample->tid);
+  const struct st_container *ct = st_containers_of (u->containers, sample->pid);
+  out->container = ct ? &ct->label : NULL;
+  out->n_frames = 0;
+  out->detail = NULL;
+  struct st_dwarf_regs regs;
+  if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
+      || st_regs_to_dwarf (u->opts.arch, sample, &regs) < 0)
+    {
+      if (sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0 && !u->warned_regs)
+        {
+          st_warning ("sample at byte %" PRIu64 " lacks the pc or stack pointer register "
+                      "(register mask %#" PRIx64 ")", sample->input_offset, sample->regs_mask);
+          u->warned_regs = true;
+        }
+      out->stop = ST_STOP_NO_USER_STACK;
+      return 0;
+    }
+
+  struct st_process *p = st_process_table_get (u->processes, sample->pid);
+  if (p == NULL)
+    return -ENOMEM;
+  Dwfl *dwfl = st_process_dwfl (u->processes, p);
+  struct st_unwind_result result;
+  if (dwfl == NULL)
+    {
+      /* Nothing to unwind with, but the sampled pc is still a frame.  */
+      u->raw[0] = (struct st_raw_frame) { regs.pc, true };
+      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL };
+      if (st_process_find_mapping (p, regs.pc) == NULL)
+        result.stop = ST_STOP_NO_MODULE;
+    }
+  else
+    st_unwind_sample (dwfl, p->slot, sample, &regs, u->raw, u->opts.max_frames, &result);
+
+  struct st_symbolize_options sym_opts = { .inline_frames = u->opts.inline_frames };
+  out->n_frames = st_symbolize (&sym_opts, dwfl, p, result.frames, result.n_frames,
+                                out->frames, u->max_out_frames);
+  /* Module paths are interned by the process table; names from DWARF
+     belong to a Dwfl that an exit may free.  */
+  if (u->opts.inline_frames)
+    for (size_t i = 0; i < out->n_frames; i++)
+      if (out->frames[i].inlined)
+        out->frames[i].symbol = intern (u, out->frames[i].symbol);
+  out->stop = result.stop;
+  out->detail = result.detail;
+  /* Finding its files may have told which container a process that was
+     gone belonged to.  */
+  ct = st_containers_of (u->containers, sample->pid);
+  out->container = ct ? &ct->label : NULL;
+  return 0;
+}

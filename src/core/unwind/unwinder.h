@@ -1,0 +1,50 @@
+/* One unwinder: a process table with its Dwfls, a resolver and its files,
+ * and the buffers to unwind and symbolize one sample at a time.
+ *
+ * libdw 0.188 is not thread-safe, so nothing here is shared: parallel
+ * unwinding runs one unwinder per thread, each fed every process event in
+ * input order and its own share of the samples.  Everything a result points
+ * to (paths, names, comms) stays valid until the unwinder is freed, so
+ * results can be written after the unwinder has moved on.  */
+#pragma once
+
+#include "core/output/callchain.h"
+#include "core/event.h"
+#include "core/unwind/regs.h"
+#include "core/resolve/resolver.h"
+
+struct st_unwinder_options {
+  size_t max_frames;          /* --max-frames */
+  bool inline_frames;         /* --inline */
+  const struct st_regs_arch *arch;
+  struct st_debuginfod *debuginfod; /* NULL: off; shared, it locks */
+  struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
+  unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
+};
+
+struct st_unwound {
+  struct st_frame *frames;    /* room for st_unwinder_max_out_frames() */
+  size_t n_frames;
+  enum st_stop_reason stop;
+  const char *detail;
+  const char *comm;
+  const struct st_container_label *container;  /* NULL: the host */
+};
+
+struct st_unwinder;
+
+struct st_unwinder *st_unwinder_new (const struct st_unwinder_options *opts);
+void st_unwinder_free (struct st_unwinder *u);
+
+/* Frames a result can hold (more than max_frames with inline frames).  */
+size_t st_unwinder_max_out_frames (const struct st_unwinder *u);
+
+/* Applies a process event (mmap, comm, fork, exit, build-id).  */
+int st_unwinder_event (struct st_unwinder *u, const struct st_event *ev);
+/* The thread's name, as of the events applied so far.  */
+const char *st_unwinder_comm (struct st_unwinder *u, pid_t pid, pid_t tid);
+/* Unwinds and symbolizes SAMPLE into OUT.  Returns 0 or -ENOMEM.  */
+int st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
+                        struct st_unwound *out);
+
+const struct st_resolver *st_unwinder_resolver (const struct st_unwinder *u);

@@ -64,7 +64,13 @@ gone_or () { ! alive "$pid" || "$@"; }
 has_file () { [ -n "$(ls -A "$1" 2> /dev/null)" ]; }
 has_text () { grep -q "$1" "$2" 2> /dev/null; }
 exec_d () { pgrep -f "^$W/deep [0-9]+ $1\$" > /dev/null; }
-has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
+# has_events PID: PID, or its child (under timeout), has perf events open
+has_events () {
+  for _p in "$1" $(pgrep -P "$1"); do
+    ls -l "/proc/$_p/fd" 2> /dev/null | grep -q perf_event && return 0
+  done
+  return 1
+}
 
 # 1: the whole machine for two seconds (INTERRUPT_ALL_SECONDS): /proc comm
 # names longer than 24 characters (kworker/u8:1-ext4-rsv-conversion) once
@@ -193,10 +199,14 @@ one () {
   mkdir "$_d" "$_d/o"
   _m="eu-st-interrupt-$$-$runs"
   if [ "$3" = timeout ]; then
-    # 1 s: a signal before main (the sanitizer runtime starts slowly on a
-    # loaded machine) would find the default action, which no program can
-    # change
-    start "$1" "$2" "$_d" "$_m" "timeout -s INT 1"
+    # timeout takes SIGALRM as its deadline: it signals its command, then
+    # its whole process group (two SIGINTs), as when its time runs out.
+    # Sent once the run is under way: a fixed deadline could fall before
+    # main on a loaded machine (the sanitizer runtime starts slowly), where
+    # the default action kills the run and no program can change that.
+    start "$1" "$2" "$_d" "$_m" "timeout -s INT 600"
+    ready "$1" "$_d" "$_m"
+    kill -s ALRM "$pid" 2> /dev/null
   else
     if [ "$3" = pgrp ]; then
       start "$1" "$2" "$_d" "$_m" setsid   # its own process group

@@ -424,11 +424,11 @@ parse_opt (int key, char *arg, struct argp_state *state)
 }
 
 static int
-report_source_error (const char *input, int r, const struct st_source_error *err)
+report_source_error (const char *input, int r, const struct st_why *err)
 {
   if (r == -EBADMSG || r == -ENOTSUP)
     {
-      st_error ("%s: byte offset %" PRIu64 ": %s", input, err->offset, err->message);
+      st_error ("%s: byte offset %" PRIu64 ": %s", input, err->offset, err->text);
       return EXIT_BAD_INPUT;
     }
   st_error ("%s: %s", input, strerror (-r));
@@ -578,7 +578,7 @@ run_input (const struct options *o)
       return EXIT_BAD_INPUT;
     }
 
-  struct st_source_error err = { 0 };
+  struct st_why err = { 0 };
   void *src = NULL;
   r = source->open (in, &src, &err);
   if (r < 0)
@@ -666,7 +666,7 @@ run_live (const struct options *o)
   struct output out;
   int status = output_open (o, arch, o->jobs ? o->jobs : 1, "text", &out);
   struct st_live_stats lstats = { 0 };
-  struct st_source_error err = { 0 };
+  struct st_why err = { 0 };
   if (status == EXIT_OK)
     {
       struct rusage before;

@@ -889,7 +889,7 @@ end_command (struct live *lv, volatile sig_atomic_t *stop, struct st_live_stats 
 int
 st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
              volatile sig_atomic_t *stop, struct st_live_stats *stats,
-             struct st_source_error *err)
+             struct st_why *err)
 {
   struct live lv = { .opts = opts, .child = -1, .fn = fn, .fn_arg = arg,
                      .pages = opts->mmap_pages ? opts->mmap_pages : ST_LIVE_DEFAULT_MMAP_PAGES };

@@ -56,4 +56,4 @@ struct st_live_stats {
    return, or -errno with a message already printed.  */
 int st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
                  volatile sig_atomic_t *stop, struct st_live_stats *stats,
-                 struct st_source_error *err);
+                 struct st_why *err);

@@ -47,7 +47,7 @@ struct st_sysprof_source {
   /* state of one run */
   st_event_fn fn;
   void *fn_arg;
-  struct st_source_error *err;
+  struct st_why *err;
 };
 
 bool
@@ -68,7 +68,7 @@ st_sysprof_source_free (struct st_sysprof_source *src)
 
 int
 st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
-                        struct st_source_error *err)
+                        struct st_why *err)
 {
   struct st_sysprof_source *src = calloc (1, sizeof *src);
   if (src == NULL)
@@ -82,8 +82,8 @@ st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
   if (src->pids == NULL || src->scratch == NULL)
     r = -ENOMEM;
   else if (src->arch == NULL)
-    r = st_source_unsupported (err, 0, "this machine's architecture cannot unwind the "
-                               "registers of a Sysprof stream");
+    r = st_why_at (err, ENOTSUP, 0, "this machine's architecture cannot unwind the "
+                   "registers of a Sysprof stream");
   if (r < 0)
     goto fail;
   src->regs_mask = st_regs_sample_mask (src->arch);
@@ -93,15 +93,15 @@ st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
   if (n < 0)
     r = n;
   else if ((size_t) n < sizeof src->header)
-    r = st_source_bad_input (err, n, "truncated Sysprof file header (%zd of %zu bytes)",
-                             n, sizeof src->header);
+    r = st_why_at (err, EBADMSG, n, "truncated Sysprof file header (%zd of %zu bytes)",
+                   n, sizeof src->header);
   else if (src->header.magic != ST_SYSPROF_MAGIC)
-    r = st_source_bad_input (err, 0, "not a Sysprof capture (bad magic %#" PRIx32 ")",
-                             src->header.magic);
+    r = st_why_at (err, EBADMSG, 0, "not a Sysprof capture (bad magic %#" PRIx32 ")",
+                   src->header.magic);
   else if (!(src->header.flags & ST_SYSPROF_LITTLE_ENDIAN))
-    r = st_source_unsupported (err, offsetof (struct st_sysprof_file_header, flags),
-                               "big-endian Sysprof capture: convert it on a big-endian "
-                               "machine (sysprof-cat)");
+    r = st_why_at (err, ENOTSUP, offsetof (struct st_sysprof_file_header, flags),
+                   "big-endian Sysprof capture: convert it on a big-endian "
+                   "machine (sysprof-cat)");
   if (r < 0)
     goto fail;
   *out = src;
@@ -192,14 +192,14 @@ handle_map (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uin
 {
   struct st_sysprof_map m;
   if (len < sizeof m)
-    return st_source_bad_input (src->err, offset,
-                                "map frame of %zu bytes is smaller than its %zu-byte header",
-                                len, sizeof m);
+    return st_why_at (src->err, EBADMSG, offset,
+                      "map frame of %zu bytes is smaller than its %zu-byte header",
+                      len, sizeof m);
   memcpy (&m, frame, sizeof m);
   if (m.end < m.start)
-    return st_source_bad_input (src->err, offset + offsetof (struct st_sysprof_map, end),
-                                "map frame ends (%#" PRIx64 ") before it starts (%#" PRIx64 ")",
-                                m.end, m.start);
+    return st_why_at (src->err, EBADMSG, offset + offsetof (struct st_sysprof_map, end),
+                      "map frame ends (%#" PRIx64 ") before it starts (%#" PRIx64 ")",
+                      m.end, m.start);
   int r = emit_raw (src, frame, len, ST_SYSPROF_MAP);
   if (r < 0)
     return r;
@@ -265,8 +265,8 @@ handle_fork (struct st_sysprof_source *src, const uint8_t *frame, size_t len, ui
 {
   struct st_sysprof_fork f;
   if (len < offsetof (struct st_sysprof_fork, child_pid) + sizeof f.child_pid)
-    return st_source_bad_input (src->err, offset,
-                                "fork frame of %zu bytes is smaller than its 28 bytes", len);
+    return st_why_at (src->err, EBADMSG, offset,
+                      "fork frame of %zu bytes is smaller than its 28 bytes", len);
   memcpy (&f, frame, offsetof (struct st_sysprof_fork, child_pid) + sizeof f.child_pid);
   int r = emit_raw (src, frame, len, ST_SYSPROF_FORK);
   if (r < 0)
@@ -454,33 +454,33 @@ handle_stack_user (struct st_sysprof_source *src, const uint8_t *frame, size_t l
 {
   const size_t head = sizeof (struct st_sysprof_stack_user);
   if (len < head)
-    return st_source_bad_input (src->err, offset,
-                                "stack-user frame of %zu bytes is smaller than its "
-                                "%zu-byte header", len, head);
+    return st_why_at (src->err, EBADMSG, offset,
+                      "stack-user frame of %zu bytes is smaller than its "
+                      "%zu-byte header", len, head);
   struct st_sysprof_stack_user su;
   memcpy (&su, frame, head);
   if (su.size > len - head)
-    return st_source_bad_input (src->err, offset + offsetof (struct st_sysprof_stack_user, size),
-                                "stack-user stack size %" PRIu64 " overflows its %zu-byte frame",
-                                su.size, len);
+    return st_why_at (src->err, EBADMSG, offset + offsetof (struct st_sysprof_stack_user, size),
+                      "stack-user stack size %" PRIu64 " overflows its %zu-byte frame",
+                      su.size, len);
   size_t regs_at = head + su.size;
   struct st_sysprof_user_regs ur;
   if (len - regs_at < sizeof ur)
-    return st_source_bad_input (src->err, offset + regs_at,
-                                "stack-user registers header (8 bytes at frame offset %zu) "
-                                "overflows its %zu-byte frame", regs_at, len);
+    return st_why_at (src->err, EBADMSG, offset + regs_at,
+                      "stack-user registers header (8 bytes at frame offset %zu) "
+                      "overflows its %zu-byte frame", regs_at, len);
   memcpy (&ur, frame + regs_at, sizeof ur);
   if (ur.n_regs > (len - regs_at - sizeof ur) / 8)
-    return st_source_bad_input (src->err, offset + regs_at,
-                                "stack-user n_regs %" PRIu32 " overflows its %zu-byte frame",
-                                ur.n_regs, len);
+    return st_why_at (src->err, EBADMSG, offset + regs_at,
+                      "stack-user n_regs %" PRIu32 " overflows its %zu-byte frame",
+                      ur.n_regs, len);
   if (ur.n_regs > MAX_REGS)
-    return st_source_bad_input (src->err, offset + regs_at,
-                                "stack-user n_regs %" PRIu32 " is more than perf can sample "
-                                "(%d)", ur.n_regs, MAX_REGS);
+    return st_why_at (src->err, EBADMSG, offset + regs_at,
+                      "stack-user n_regs %" PRIu32 " is more than perf can sample "
+                      "(%d)", ur.n_regs, MAX_REGS);
   if (ur.abi > ST_REGS_ABI_64)
-    return st_source_bad_input (src->err, offset + regs_at + 4,
-                                "unknown user register abi %" PRIu32, ur.abi);
+    return st_why_at (src->err, EBADMSG, offset + regs_at + 4,
+                      "unknown user register abi %" PRIu32, ur.abi);
   src->stack_user++;
 
   pid_t pid = su.frame.pid;
@@ -559,39 +559,39 @@ read_frame (struct st_sysprof_source *src, const uint8_t **frame, size_t *len,
   if (n == 0)
     return 1;
   if ((size_t) n < sizeof (struct st_sysprof_frame))
-    return st_source_bad_input (src->err, *offset,
-                                "truncated frame header (%zd of %zu bytes)", n,
-                                sizeof (struct st_sysprof_frame));
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "truncated frame header (%zd of %zu bytes)", n,
+                      sizeof (struct st_sysprof_frame));
   struct st_sysprof_frame h;
   memcpy (&h, p, sizeof h);
   uint32_t type = ST_SYSPROF_FRAME_TYPE (h.type);
   if (h.len < sizeof h)
-    return st_source_bad_input (src->err, *offset,
-                                "frame of type %" PRIu32 " has length %u, smaller than "
-                                "its %zu-byte header", type, h.len, sizeof h);
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "frame of type %" PRIu32 " has length %u, smaller than "
+                      "its %zu-byte header", type, h.len, sizeof h);
   if (h.len % ST_SYSPROF_ALIGN != 0)
-    return st_source_bad_input (src->err, *offset,
-                                "frame of type %" PRIu32 " has length %u, not a multiple "
-                                "of %d", type, h.len, ST_SYSPROF_ALIGN);
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "frame of type %" PRIu32 " has length %u, not a multiple "
+                      "of %d", type, h.len, ST_SYSPROF_ALIGN);
   if (st_input_seekable (src->in) && st_input_size (src->in) - *offset < h.len)
-    return st_source_bad_input (src->err, *offset,
-                                "frame of type %" PRIu32 " and %u bytes runs past the end "
-                                "of the input (%" PRIu64 " bytes)", type, h.len,
-                                st_input_size (src->in));
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "frame of type %" PRIu32 " and %u bytes runs past the end "
+                      "of the input (%" PRIu64 " bytes)", type, h.len,
+                      st_input_size (src->in));
   n = st_input_next (src->in, h.len, frame);
   if (n < 0)
     return n;
   if ((size_t) n < h.len)
-    return st_source_bad_input (src->err, *offset,
-                                "truncated frame: type %" PRIu32 " says %u bytes, the "
-                                "input has %zd", type, h.len, n);
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "truncated frame: type %" PRIu32 " says %u bytes, the "
+                      "input has %zd", type, h.len, n);
   *len = h.len;
   return 0;
 }
 
 int
 st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
-                       volatile sig_atomic_t *stop, struct st_source_error *err)
+                       volatile sig_atomic_t *stop, struct st_why *err)
 {
   src->fn = fn;
   src->fn_arg = arg;
@@ -650,14 +650,14 @@ st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
 
 /* The generic face of this source (see source.h).  */
 static int
-sysprof_open (struct st_input *in, void **state, struct st_source_error *err)
+sysprof_open (struct st_input *in, void **state, struct st_why *err)
 {
   return st_sysprof_source_open (in, (struct st_sysprof_source **) state, err);
 }
 
 static int
 sysprof_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
-             struct st_source_error *err)
+             struct st_why *err)
 {
   return st_sysprof_source_run (state, fn, arg, stop, err);
 }

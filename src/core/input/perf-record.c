@@ -127,8 +127,8 @@ struct cursor {
     {                                                                         \
       if ((uint64_t) ((c)->end - (c)->p) < (uint64_t) (n))                    \
         return st_why_at (src->err, EBADMSG, (c)->offset + ((c)->p - (c)->start), \
-                          "%s runs past the end of its %zu-byte record", \
-                          what, (size_t) ((c)->end - (c)->start));  \
+                          "%s runs past the end of its %zu-byte record",      \
+                          what, (size_t) ((c)->end - (c)->start));            \
     }                                                                         \
   while (0)
 

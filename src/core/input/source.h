@@ -7,9 +7,10 @@
 
 #include "basic/why.h"
 
-/* A file-like input format (perf.data, Sysprof capture): recognized by
-   its first bytes, then read to the end.  Live sampling is not one of
-   these: it has no input file.  */
+/* A source of events: a file-like input format (perf.data, Sysprof
+   capture), recognized by its first bytes and read to the end, or live
+   sampling (source-live.h), made by its own constructor, that runs until
+   told to stop.  Every one runs the same way: run, report, free.  */
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,8 +20,12 @@
 
 struct st_source_ops {
   const char *name;
+  /* A source that runs until told to stop (live sampling): a stop is its
+     normal end, not an input cut short.  */
+  bool endless;
   /* True when MAGIC (LEN bytes, up to 8) starts this format.  */
   bool (*probe) (const uint8_t *magic, size_t len);
+  /* Reads the input's headers.  (Probe and open are NULL for live.)  */
   int (*open) (struct st_input *in, void **state, struct st_why *err);
   /* Delivers every event to FN; see st_perf_source_run.  0, or -EINTR
      when a stop request interrupted a read (every event read before it
@@ -28,7 +33,7 @@ struct st_source_ops {
      another -errno.  */
   int (*run) (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
               struct st_why *err);
-  /* The recording machine's architecture (uname -m), or NULL.  */
+  /* The recording machine's architecture (uname -m), or NULL: this one's.  */
   const char *(*arch) (const void *state);
   /* Logs what the run skipped, at the end (may be NULL).  */
   void (*report) (const void *state);

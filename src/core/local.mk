@@ -31,6 +31,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/source-live.c src/core/input/source-live.h \
 	src/core/input/live.h src/core/input/live-rings.c src/core/input/live-proc.c \
 	src/core/input/source-sysprof.c src/core/input/source-sysprof.h \
+	src/core/input/sysprof-proc.c src/core/input/sysprof-reader.h \
 	src/core/input/sysprof-format.h \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
 	src/core/unwind/symbol-table.c src/core/unwind/symbol-table.h \

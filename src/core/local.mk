@@ -16,6 +16,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/session.c src/core/session.h \
+	src/core/session-summary.c src/core/session-summary.h \
 	src/core/signals.c src/core/signals.h \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \

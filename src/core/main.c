@@ -88,10 +88,14 @@ output_open (const struct st_options *o, const struct st_regs_arch *arch, unsign
     .mode = o->mode,
     .force_stop = st_signals_force_flag (),
   };
-  out->session = out->sink ? st_session_new (&sopts, out->sink, out->sink_ops) : NULL;
-  if (out->session == NULL)
+  int r = out->sink ? st_session_new (&sopts, out->sink, out->sink_ops, &out->session)
+                    : -ENOMEM;
+  if (r < 0)
     {
-      st_error ("out of memory");
+      if (r == -ENOMEM)
+        st_error ("out of memory");
+      else
+        st_error ("cannot start the unwinding threads: %s", strerror (-r));
       return EXIT_RUNTIME;
     }
   return EXIT_OK;

@@ -443,13 +443,13 @@ start_workers (struct st_session *s, const struct st_unwinder_options *uopts)
   return r;
 }
 
-struct st_session *
+int
 st_session_new (const struct st_session_options *opts, struct st_sink *sink,
-                const struct st_sink_ops *sink_ops)
+                const struct st_sink_ops *sink_ops, struct st_session **out)
 {
   struct st_session *s = calloc (1, sizeof *s);
   if (s == NULL)
-    return NULL;
+    return -ENOMEM;
   s->opts = *opts;
   if (s->opts.jobs == 0)
     s->opts.jobs = 1;
@@ -478,9 +478,10 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
   if (r < 0)
     {
       st_session_free (s);
-      return NULL;
+      return r;
     }
-  return s;
+  *out = s;
+  return 0;
 }
 
 void

@@ -82,7 +82,9 @@ run_source (struct st_input *in, const char *sink_name)
     .arch = arch,
     .jobs = 1,
   };
-  struct st_session *session = sink ? st_session_new (&sopts, sink, sink_ops) : NULL;
+  struct st_session *session = NULL;
+  if (sink != NULL && st_session_new (&sopts, sink, sink_ops, &session) < 0)
+    session = NULL;
   if (session != NULL)
     {
       r = source->run (src, st_session_handle_event, session, NULL, &err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "basic/bytes.h"
+#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "core/input/perf-reader.h"
 #include "core/input/source-perf.h"
@@ -81,44 +82,38 @@ read_file_attrs (struct st_perf_source *src, const struct perf_file_header *fh)
   uint64_t n = fh->attrs.size / fh->attr_size;
   if (n == 0 || n > MAX_ATTRS)
     return st_why_at (src->err, EBADMSG, fh->attrs.offset, "%" PRIu64 " event attributes", n);
-  uint8_t *entry = malloc (fh->attr_size);
+  _cleanup_free_ uint8_t *entry = malloc (fh->attr_size);
   if (entry == NULL)
     return -ENOMEM;
-  int r = 0;
-  for (uint64_t i = 0; i < n && r == 0; i++)
+  for (uint64_t i = 0; i < n; i++)
     {
       uint64_t off = fh->attrs.offset + i * fh->attr_size;
       ssize_t got = st_input_pread (src->in, entry, fh->attr_size, off);
       if (got < 0)
-        { r = got; break; }
+        return got;
       if ((uint64_t) got < fh->attr_size)
-        {
-          r = st_why_at (src->err, EBADMSG, off, "truncated event attribute");
-          break;
-        }
+        return st_why_at (src->err, EBADMSG, off, "truncated event attribute");
       size_t attr_len = fh->attr_size - sizeof (struct perf_file_section);
       struct perf_file_section ids;
       memcpy (&ids, entry + attr_len, sizeof ids);
       if (ids.size % 8 != 0 || ids.size > src->data_end || ids.offset > st_input_size (src->in)
           || ids.size > st_input_size (src->in) - ids.offset)
-        {
-          r = st_why_at (src->err, EBADMSG, off + attr_len,
-                         "event ids section (offset %" PRIu64 ", %" PRIu64
-                         " bytes) lies outside the file", ids.offset, ids.size);
-          break;
-        }
-      uint64_t *id_values = malloc (ids.size ? ids.size : 1);
+        return st_why_at (src->err, EBADMSG, off + attr_len,
+                          "event ids section (offset %" PRIu64 ", %" PRIu64
+                          " bytes) lies outside the file", ids.offset, ids.size);
+      _cleanup_free_ uint64_t *id_values = malloc (ids.size ? ids.size : 1);
       if (id_values == NULL)
-        { r = -ENOMEM; break; }
+        return -ENOMEM;
       got = st_input_pread (src->in, id_values, ids.size, ids.offset);
-      if (got < 0 || (uint64_t) got < ids.size)
-        r = got < 0 ? got : st_why_at (src->err, EBADMSG, ids.offset, "truncated event ids");
-      else
-        r = st_perf_add_attr (src, entry, attr_len, id_values, ids.size / 8, off);
-      free (id_values);
+      if (got < 0)
+        return got;
+      if ((uint64_t) got < ids.size)
+        return st_why_at (src->err, EBADMSG, ids.offset, "truncated event ids");
+      int r = st_perf_add_attr (src, entry, attr_len, id_values, ids.size / 8, off);
+      if (r < 0)
+        return r;
     }
-  free (entry);
-  return r;
+  return 0;
 }
 
 /* File mode: the feature sections after the data (build-ids, arch).  */
@@ -147,14 +142,11 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
         return st_why_at (src->err, EBADMSG, at,
                           "feature %u section (offset %" PRIu64 ", %" PRIu64
                           " bytes) lies outside the file", bit, sec.offset, sec.size);
-      uint8_t *data = malloc (sec.size ? sec.size : 1);
+      _cleanup_free_ uint8_t *data = malloc (sec.size ? sec.size : 1);
       if (data == NULL)
         return -ENOMEM;
       if (st_input_pread (src->in, data, sec.size, sec.offset) != (ssize_t) sec.size)
-        {
-          free (data);
-          return st_why_at (src->err, EBADMSG, sec.offset, "truncated feature %u", bit);
-        }
+        return st_why_at (src->err, EBADMSG, sec.offset, "truncated feature %u", bit);
       int r = 0;
       if (bit == PERF_HEADER_ARCH)
         st_perf_set_arch (src, data, sec.size);
@@ -186,28 +178,30 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
             src->build_ids[src->n_build_ids++] = q;
             pos += h->size;
           }
-      free (data);
       if (r < 0)
         return r;
     }
   return 0;
 }
 
+static void
+perf_source_freep (struct st_perf_source **src)
+{
+  st_perf_source_free (*src);
+}
+
 int
 st_perf_source_open (struct st_input *in, struct st_perf_source **out,
                      struct st_why *err)
 {
-  struct st_perf_source *src = calloc (1, sizeof *src);
+  _cleanup_ (perf_source_freep) struct st_perf_source *src = calloc (1, sizeof *src);
   if (src == NULL)
     return -ENOMEM;
   src->in = in;
   src->err = err;
   src->attr_by_id = st_hashmap_new (NULL);
   if (src->attr_by_id == NULL)
-    {
-      free (src);
-      return -ENOMEM;
-    }
+    return -ENOMEM;
 
   struct perf_file_header fh;
   memset (&fh, 0, sizeof fh);
@@ -223,54 +217,36 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
   else if (fh.magic != PERF_MAGIC2)
     r = st_why_at (err, EBADMSG, 0, "not a perf.data file (bad magic)");
   if (r < 0)
-    goto fail;
+    return r;
 
   if (fh.size == sizeof (struct perf_pipe_file_header))
     {
       src->pipe_mode = true;
       src->data_end = UINT64_MAX;
-      *out = src;
+      *out = ST_TAKE_PTR (src);
       return 0;
     }
   if (fh.size != sizeof fh)
-    {
-      r = st_why_at (err, EBADMSG, 8, "header size %" PRIu64 " is neither a file (%zu) "
-                     "nor a pipe (%zu) header", fh.size, sizeof fh,
-                     sizeof (struct perf_pipe_file_header));
-      goto fail;
-    }
+    return st_why_at (err, EBADMSG, 8, "header size %" PRIu64 " is neither a file (%zu) "
+                      "nor a pipe (%zu) header", fh.size, sizeof fh,
+                      sizeof (struct perf_pipe_file_header));
   n = st_input_read (in, (uint8_t *) &fh + 16, sizeof fh - 16);
   if (n < 0)
-    {
-      r = n;
-      goto fail;
-    }
+    return n;
   if (n < (ssize_t) (sizeof fh - 16))
-    {
-      r = st_why_at (err, EBADMSG, 16 + n, "truncated perf.data header");
-      goto fail;
-    }
+    return st_why_at (err, EBADMSG, 16 + n, "truncated perf.data header");
   if (!st_input_seekable (in))
-    {
-      r = st_why_at (err, ENOTSUP, 0, "a perf.data in file mode must be read from a "
-                     "regular file: use `perf record -o -` for pipes");
-      goto fail;
-    }
+    return st_why_at (err, ENOTSUP, 0, "a perf.data in file mode must be read from a "
+                      "regular file: use `perf record -o -` for pipes");
   uint64_t size = st_input_size (in);
   if (fh.data.offset < sizeof fh || fh.data.offset > size)
-    {
-      r = st_why_at (err, EBADMSG, offsetof (struct perf_file_header, data),
-                     "data section offset %" PRIu64 " lies outside the %" PRIu64
-                     "-byte file", fh.data.offset, size);
-      goto fail;
-    }
+    return st_why_at (err, EBADMSG, offsetof (struct perf_file_header, data),
+                      "data section offset %" PRIu64 " lies outside the %" PRIu64
+                      "-byte file", fh.data.offset, size);
   if (fh.data.size > UINT64_MAX - fh.data.offset)
-    {
-      r = st_why_at (err, EBADMSG, offsetof (struct perf_file_header, data.size),
-                     "data section size %" PRIu64 " at offset %" PRIu64
-                     " runs past 2^64", fh.data.size, fh.data.offset);
-      goto fail;
-    }
+    return st_why_at (err, EBADMSG, offsetof (struct perf_file_header, data.size),
+                      "data section size %" PRIu64 " at offset %" PRIu64
+                      " runs past 2^64", fh.data.size, fh.data.offset);
   if (fh.data.size == 0)
     {
       /* perf writes the header last: a recording that was killed has none. */
@@ -281,27 +257,20 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
   else
     src->data_end = fh.data.offset + fh.data.size;
   if (fh.attrs.offset > size || fh.attrs.size > size - fh.attrs.offset)
-    {
-      r = st_why_at (err, EBADMSG, offsetof (struct perf_file_header, attrs),
-                     "attrs section lies outside the file");
-      goto fail;
-    }
+    return st_why_at (err, EBADMSG, offsetof (struct perf_file_header, attrs),
+                      "attrs section lies outside the file");
   r = read_file_attrs (src, &fh);
   if (r < 0)
-    goto fail;
+    return r;
   if (fh.data.size != 0)
     {
       r = read_file_features (src, &fh);
       if (r < 0)
-        goto fail;
+        return r;
     }
   r = st_input_seek (in, fh.data.offset);
   if (r < 0)
-    goto fail;
-  *out = src;
+    return r;
+  *out = ST_TAKE_PTR (src);
   return 0;
-
-fail:
-  st_perf_source_free (src);
-  return r;
 }

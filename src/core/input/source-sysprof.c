@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "basic/bytes.h"
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/unwind/regs.h"
@@ -38,11 +39,17 @@ st_sysprof_source_free (struct st_sysprof_source *src)
   free (src);
 }
 
+static void
+sysprof_source_freep (struct st_sysprof_source **src)
+{
+  st_sysprof_source_free (*src);
+}
+
 int
 st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
                         struct st_why *err)
 {
-  struct st_sysprof_source *src = calloc (1, sizeof *src);
+  _cleanup_ (sysprof_source_freep) struct st_sysprof_source *src = calloc (1, sizeof *src);
   if (src == NULL)
     return -ENOMEM;
   src->in = in;
@@ -57,7 +64,7 @@ st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
     r = st_why_at (err, ENOTSUP, 0, "this machine's architecture cannot unwind the "
                    "registers of a Sysprof stream");
   if (r < 0)
-    goto fail;
+    return r;
   src->regs_mask = st_regs_sample_mask (src->arch);
   src->mask_regs = (size_t) __builtin_popcountll (src->regs_mask);
 
@@ -75,13 +82,9 @@ st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
                    "big-endian Sysprof capture: convert it on a big-endian "
                    "machine (sysprof-cat)");
   if (r < 0)
-    goto fail;
-  *out = src;
+    return r;
+  *out = ST_TAKE_PTR (src);
   return 0;
-
-fail:
-  st_sysprof_source_free (src);
-  return r;
 }
 
 unsigned

@@ -77,3 +77,4 @@ tests_eu_stacktrace_asan_SOURCES = $(eu_stacktrace_SOURCES)
 tests_eu_stacktrace_asan_CFLAGS = $(eu_stacktrace_CFLAGS) $(ASAN_FLAGS_C)
 tests_eu_stacktrace_asan_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_eu_stacktrace_asan_LDADD = src/core/libcore-asan.a $(core_libs)
+EXTRA_DIST += src/core/input/README

@@ -134,7 +134,7 @@ output_close (const struct st_options *o, struct output *out, int status)
       if (st->lost > 0)
         {
           uint64_t all = st->samples + st->dropped + st->lost;
-          if (o->command != NULL || o->n_pids > 0 || o->all_cpus)
+          if (st_options_live (o))
             st_warning ("lost %" PRIu64 " samples (%.1f%% of %" PRIu64 "): the kernel's "
                         "sample ring was full, the unwinder could not keep up; sample less "
                         "often (-F, now %" PRIu64 " Hz), copy less stack (--stack-size, now "

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "basic/procfs.h"
 
 bool
@@ -93,4 +95,39 @@ st_proc_parse_maps_line (char *line, struct st_proc_map *m)
   name[strcspn (name, "\n")] = '\0';
   m->name = name;
   return true;
+}
+
+int
+st_proc_foreach_map (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg), void *arg)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
+  _cleanup_fclose_ FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return -errno;
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  int r = 0;
+  while (r == 0 && getline (&line, &cap, f) > 0)
+    {
+      struct st_proc_map m;
+      if (st_proc_parse_maps_line (line, &m))
+        r = fn (&m, arg);
+    }
+  return r;
+}
+
+ssize_t
+st_proc_read (pid_t pid, const char *name, char *buf, size_t size)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  ssize_t n = read (fd, buf, size - 1);
+  if (n < 0)
+    return -errno;
+  buf[n] = '\0';
+  return n;
 }

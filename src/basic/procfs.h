@@ -33,3 +33,16 @@ struct st_proc_map {
 /* Parses LINE (NUL-terminated; its newline is replaced by a NUL) into *M.
    False when it is not a maps line, or START is not below END.  */
 bool st_proc_parse_maps_line (char *line, struct st_proc_map *m);
+
+/* Calls FN for each mapping of /proc/PID/maps, in the file's order (lines
+   that do not parse are skipped), until FN returns non-zero.  Returns
+   -errno when the file cannot be read (the process is gone), else FN's
+   non-zero return or 0.  A caller whose FN fails keeps its error aside and
+   returns 1 to stop: an FN error and a missing file then never meet.  */
+int st_proc_foreach_map (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg),
+                         void *arg);
+
+/* Reads /proc/PID/NAME ("cmdline", "task/TID/comm", ...) into BUF, at most
+   SIZE - 1 bytes, and NUL-terminates it.  Returns the bytes read (0 for an
+   empty file: a kernel thread's cmdline) or -errno.  */
+ssize_t st_proc_read (pid_t pid, const char *name, char *buf, size_t size);

@@ -16,6 +16,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/session.c src/core/session.h \
+	src/core/session-summary.c src/core/session-summary.h \
 	src/core/signals.c src/core/signals.h \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \
@@ -27,8 +28,11 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/source.c src/core/input/source.h \
 	src/core/output/stack-tree.c src/core/output/stack-tree.h \
 	src/core/input/source-perf.c src/core/input/source-perf.h \
+	src/core/input/perf-header.c src/core/input/perf-record.c src/core/input/perf-reader.h \
 	src/core/input/source-live.c src/core/input/source-live.h \
+	src/core/input/live.h src/core/input/live-rings.c src/core/input/live-proc.c \
 	src/core/input/source-sysprof.c src/core/input/source-sysprof.h \
+	src/core/input/sysprof-proc.c src/core/input/sysprof-reader.h \
 	src/core/input/sysprof-format.h \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
 	src/core/unwind/symbol-table.c src/core/unwind/symbol-table.h \
@@ -54,7 +58,7 @@ core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLI
 	$(SYSPROF_CAPTURE_LIBS)
 
 bin_PROGRAMS += eu-stacktrace
-eu_stacktrace_SOURCES = src/core/main.c
+eu_stacktrace_SOURCES = src/core/main.c src/core/options.c src/core/options.h
 eu_stacktrace_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS)
 eu_stacktrace_LDADD = src/core/libcore.a $(core_libs)
 
@@ -69,7 +73,8 @@ nodist_src_core_libcore_asan_a_SOURCES = $(nodist_src_core_libcore_a_SOURCES)
 src_core_libcore_asan_a_CFLAGS = $(src_core_libcore_a_CFLAGS) $(ASAN_FLAGS_C)
 
 check_PROGRAMS += tests/eu-stacktrace-asan
-tests_eu_stacktrace_asan_SOURCES = src/core/main.c
+tests_eu_stacktrace_asan_SOURCES = $(eu_stacktrace_SOURCES)
 tests_eu_stacktrace_asan_CFLAGS = $(eu_stacktrace_CFLAGS) $(ASAN_FLAGS_C)
 tests_eu_stacktrace_asan_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_eu_stacktrace_asan_LDADD = src/core/libcore-asan.a $(core_libs)
+EXTRA_DIST += src/core/input/README

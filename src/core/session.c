@@ -1,21 +1,17 @@
 #include "config.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/session.h"
+#include "core/session-summary.h"
 #include "basic/strbuf.h"
-#include "core/resolve/ns-client.h"
 #include "core/signals.h"
 #include "core/unwind/unwinder.h"
-#include "basic/untrusted.h"
-#include "debuginfod/debuginfod.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each
  * slot holds a deep copy of one event (the source's buffers move on) and,
@@ -447,13 +443,13 @@ start_workers (struct st_session *s, const struct st_unwinder_options *uopts)
   return r;
 }
 
-struct st_session *
+int
 st_session_new (const struct st_session_options *opts, struct st_sink *sink,
-                const struct st_sink_ops *sink_ops)
+                const struct st_sink_ops *sink_ops, struct st_session **out)
 {
   struct st_session *s = calloc (1, sizeof *s);
   if (s == NULL)
-    return NULL;
+    return -ENOMEM;
   s->opts = *opts;
   if (s->opts.jobs == 0)
     s->opts.jobs = 1;
@@ -482,9 +478,10 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
   if (r < 0)
     {
       st_session_free (s);
-      return NULL;
+      return r;
     }
-  return s;
+  *out = s;
+  return 0;
 }
 
 void
@@ -578,111 +575,14 @@ st_session_finish (struct st_session *s)
   return r;
 }
 
-/* The summary merges what each unwinder found: a file is counted once,
-   whichever thread opened it.  */
-struct file_answer {
-  int found_by;               /* enum st_found_by, or -1: not found */
-  const char *why;
-};
-
-static void
-merge_answer (const char *path, int found_by, const char *why, void *arg)
-{
-  struct st_hashmap *files = arg;
-  struct file_answer *a = st_hashmap_get (files, path, strlen (path));
-  if (a != NULL && a->found_by >= 0)
-    return;
-  if (a == NULL)
-    {
-      a = calloc (1, sizeof *a);
-      if (a == NULL || st_hashmap_put (files, path, strlen (path), a) < 0)
-        {
-          free (a);
-          return;
-        }
-    }
-  a->found_by = found_by;
-  a->why = why;
-}
-
-struct summary_counts {
-  unsigned found[ST_FOUND_N];
-  unsigned missing;
-  FILE *out;
-};
-
-static int
-count_answer (const void *key, size_t len, void *value, void *arg)
-{
-  struct file_answer *a = value;
-  struct summary_counts *c = arg;
-  if (a->found_by >= 0)
-    c->found[a->found_by]++;
-  else
-    c->missing++;
-  return 0;
-}
-
-static int
-print_missing (const void *key, size_t len, void *value, void *arg)
-{
-  struct file_answer *a = value;
-  struct summary_counts *c = arg;
-  if (a->found_by < 0)
-    fprintf (c->out, "    %.*s: %s\n", (int) len, (const char *) key, a->why);
-  return 0;
-}
-
 void
 st_session_print_summary (const struct st_session *s, FILE *out)
 {
-  const struct st_stats *st = &s->stats;
-  fprintf (out, "samples read:       %" PRIu64 "\n", st->samples);
-  fprintf (out, "samples unwound:    %" PRIu64 "\n", st->unwound);
-  fprintf (out, "user frames:        %" PRIu64 " (%.1f per sample)\n", st->frames,
-           st->samples ? (double) st->frames / st->samples : 0.0);
-  fprintf (out, "unwinds by how they ended:\n");
-  for (int i = 0; i < ST_STOP_N; i++)
-    if (st->stops[i] > 0)
-      fprintf (out, "  %-30s %" PRIu64 " (%.1f%%)\n", st_stop_reason_name (i), st->stops[i],
-               100.0 * st->stops[i] / (st->samples ? st->samples : 1));
-  if (st->lost > 0)
-    fprintf (out, "samples lost by the kernel: %" PRIu64 " (%.1f%% of %" PRIu64 ")\n", st->lost,
-             100.0 * st->lost / (st->samples + st->dropped + st->lost),
-             st->samples + st->dropped + st->lost);
-  if (st->dropped > 0)
-    fprintf (out, "samples read, not unwound (stopped at once): %" PRIu64 "\n", st->dropped);
-
-  struct st_hashmap *files = st_hashmap_new (free);
-  if (files == NULL)
-    return;
+  struct st_unwinder *unwinders[s->n_workers + 1];
+  unsigned n = 0;
   if (s->inline_unwinder != NULL)
-    st_resolver_foreach_answer (st_unwinder_resolver (s->inline_unwinder), merge_answer, files);
+    unwinders[n++] = s->inline_unwinder;
   for (unsigned i = 0; i < s->n_workers; i++)
-    st_resolver_foreach_answer (st_unwinder_resolver (s->workers[i].unwinder), merge_answer,
-                                files);
-  struct summary_counts c = { .out = out };
-  st_hashmap_foreach (files, count_answer, &c);
-  fprintf (out, "files found, by how:\n");
-  for (int i = 0; i < ST_FOUND_N; i++)
-    fprintf (out, "  %-30s %u\n", st_found_by_name (i), c.found[i]);
-  if (c.missing > 0)
-    {
-      fprintf (out, "  %-30s %u\n", "not found", c.missing);
-      st_hashmap_foreach (files, print_missing, &c);
-    }
-  st_hashmap_free (files);
-  unsigned upper_only = s->inline_unwinder
-                        ? st_resolver_upper_only (st_unwinder_resolver (s->inline_unwinder)) : 0;
-  for (unsigned i = 0; i < s->n_workers; i++)
-    upper_only += st_resolver_upper_only (st_unwinder_resolver (s->workers[i].unwinder));
-  if (upper_only > 0)
-    fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
-  /* Root's run against what users planted: what was refused, and what the
-     container metadata cost.  */
-  st_untrusted_print_summary (out);
-  if (s->opts.debuginfod != NULL)
-    st_debuginfod_print_summary (s->opts.debuginfod, out);
-  if (s->opts.ns_client != NULL)
-    st_ns_client_print_summary (s->opts.ns_client, out);
+    unwinders[n++] = s->workers[i].unwinder;
+  st_session_summary_print (out, &s->stats, unwinders, n, &s->opts);
 }

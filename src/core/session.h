@@ -49,8 +49,10 @@ struct st_stats {
 
 struct st_session;
 
-struct st_session *st_session_new (const struct st_session_options *opts,
-                                   struct st_sink *sink, const struct st_sink_ops *sink_ops);
+/* Starts a session that writes to SINK (the unwinding threads, with
+   --jobs).  0, or -errno (-ENOMEM, or why a thread could not start).  */
+int st_session_new (const struct st_session_options *opts, struct st_sink *sink,
+                    const struct st_sink_ops *sink_ops, struct st_session **out);
 /* Stops the unwinding threads, if still running, and frees.  */
 void st_session_free (struct st_session *s);
 

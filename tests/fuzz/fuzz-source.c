@@ -36,12 +36,12 @@ init_once (void)
 }
 
 static void
-report (const char *what, int r, const struct st_source_error *err)
+report (const char *what, int r, const struct st_why *err)
 {
   if (fuzz_verbose == 0 || r == 0)
     return;
   if (r == -EBADMSG || r == -ENOTSUP)
-    fprintf (stderr, "%s: byte offset %" PRIu64 ": %s\n", what, err->offset, err->message);
+    fprintf (stderr, "%s: byte offset %" PRIu64 ": %s\n", what, err->offset, err->text);
   else
     fprintf (stderr, "%s: %s\n", what, strerror (-r));
 }
@@ -58,7 +58,7 @@ run_source (struct st_input *in, const char *sink_name)
   if (source == NULL)
     return;
 
-  struct st_source_error err = { 0 };
+  struct st_why err = { 0 };
   void *src = NULL;
   int r = source->open (in, &src, &err);
   report ("open", r, &err);
@@ -82,7 +82,9 @@ run_source (struct st_input *in, const char *sink_name)
     .arch = arch,
     .jobs = 1,
   };
-  struct st_session *session = sink ? st_session_new (&sopts, sink, sink_ops) : NULL;
+  struct st_session *session = NULL;
+  if (sink != NULL && st_session_new (&sopts, sink, sink_ops, &session) < 0)
+    session = NULL;
   if (session != NULL)
     {
       r = source->run (src, st_session_handle_event, session, NULL, &err);

@@ -144,7 +144,7 @@ collect (const struct st_event *ev, void *arg)
 
 /* Runs the reader over B, from a file; returns its result.  */
 static int
-run (const struct buf *b, struct seen *seen, struct st_source_error *err)
+run (const struct buf *b, struct seen *seen, struct st_why *err)
 {
   struct st_input *in = input_of (b);
   const uint8_t *magic;
@@ -193,7 +193,7 @@ test_every_frame_comes_out_raw_and_decoded_in_order (void **state)
   end_frame (&b, f);
 
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   assert_int_equal (s.n, 12);
 
@@ -255,7 +255,7 @@ test_registers_after_an_odd_stack_size (void **state)
   put_map (&b, 77, 0x400000, 0x402000, "/usr/bin/worker");
   put_stack_user (&b, 77, 77, 40, 13);
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   assert_int_equal (s.ev[s.n - 1].kind, ST_EVENT_SAMPLE);
   assert_int_equal (s.ev[s.n - 1].sample.stack_size, 13);
@@ -269,11 +269,11 @@ static void
 expect_bad (const struct buf *b, uint64_t offset, const char *words)
 {
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (b, &s, &err), -EBADMSG);
-  if (err.offset != offset || strstr (err.message, words) == NULL)
+  if (err.offset != offset || strstr (err.text, words) == NULL)
     fail_msg ("error at %llu (%s), expected %llu (%s)", (unsigned long long) err.offset,
-              err.message, (unsigned long long) offset, words);
+              err.text, (unsigned long long) offset, words);
   size_t samples = 0;
   for (size_t i = 0; i < s.n; i++)
     samples += s.ev[i].kind == ST_EVENT_SAMPLE;
@@ -336,7 +336,7 @@ test_bad_header (void **state)
   put_header (&b);
   b.len = 100;
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), -EBADMSG);
   assert_int_equal (err.offset, 100);
   put_header (&b);
@@ -360,7 +360,7 @@ test_process_without_map_frames_is_read_from_proc (void **state)
   put_header (&b);
   put_stack_user (&b, getpid (), getpid (), monotonic_now (), 64);
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   size_t maps = 0, raw_maps = 0, comms = 0;
   bool ours = false;
@@ -393,7 +393,7 @@ test_newer_process_under_the_same_pid_is_not_used (void **state)
   /* Sampled long before this process started: /proc shows another one. */
   put_stack_user (&b, getpid (), getpid (), 1000, 64);
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   assert_int_equal (s.n, 2);   /* the header and the sample, nothing made up */
   assert_int_equal (s.ev[1].kind, ST_EVENT_SAMPLE);
@@ -407,7 +407,7 @@ test_map_frames_in_the_stream_win_over_proc (void **state)
   put_map (&b, getpid (), 0x400000, 0x402000, "/usr/bin/worker");
   put_stack_user (&b, getpid (), getpid (), monotonic_now (), 64);
   static struct seen s;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   assert_int_equal (s.n, 4);   /* header, map raw and decoded, sample */
 }

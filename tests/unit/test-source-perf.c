@@ -181,7 +181,7 @@ collect (const struct st_event *ev, void *arg)
 
 /* Runs the reader over B; returns its result, events in SEEN.  */
 static int
-run (const struct buf *b, struct seen *seen, struct st_source_error *err)
+run (const struct buf *b, struct seen *seen, struct st_why *err)
 {
   struct st_input *in = input_of (b);
   struct st_perf_source *src;
@@ -208,7 +208,7 @@ test_fields_land_where_the_format_puts_them (void **state)
   put_round (&b);
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   assert_int_equal (s.n, 3);
 
@@ -257,7 +257,7 @@ test_records_come_out_in_time_order (void **state)
   put_round (&b);
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), 0);
   assert_int_equal (s.n, 4);
   assert_int_equal (s.ev[0].time, 100);
@@ -278,10 +278,10 @@ test_truncated_record_names_its_offset_and_keeps_earlier_events (void **state)
   b.len -= 20;   /* cut inside the last record */
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), -EBADMSG);
   assert_int_equal (err.offset, bad);
-  assert_non_null (strstr (err.message, "truncated"));
+  assert_non_null (strstr (err.text, "truncated"));
   assert_int_equal (s.n, 2);
 }
 
@@ -296,7 +296,7 @@ test_record_of_size_zero (void **state)
   put_u64 (&b, 0);
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), -EBADMSG);
   assert_int_equal (err.offset, bad);
   assert_int_equal (s.n, 1);
@@ -315,10 +315,10 @@ test_stack_larger_than_its_record (void **state)
   memcpy (b.data + stack_size_field, &big, 8);
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), -EBADMSG);
   assert_true (err.offset >= at && err.offset < b.len);
-  assert_non_null (strstr (err.message, "user stack"));
+  assert_non_null (strstr (err.text, "user stack"));
   assert_int_equal (s.n, 0);
 }
 
@@ -331,10 +331,10 @@ test_dyn_size_larger_than_the_copy (void **state)
   size_t at = put_sample (&b, 5, 5, 100, 64, 65);
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), -EBADMSG);
   assert_true (err.offset > at && err.offset < b.len);
-  assert_non_null (strstr (err.message, "dyn_size"));
+  assert_non_null (strstr (err.text, "dyn_size"));
 }
 
 static void
@@ -346,7 +346,7 @@ test_bad_magic (void **state)
   put_u64 (&b, 16);
   static struct seen s;
   s.n = 0;
-  struct st_source_error err;
+  struct st_why err;
   assert_int_equal (run (&b, &s, &err), -EBADMSG);
   assert_int_equal (err.offset, 0);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "core/input/input.h"
 
 #define BUFFER_SIZE (1u << 20)
@@ -39,43 +40,35 @@ st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag)
   in->interrupt = flag;
 }
 
+static void
+input_freep (struct st_input **in)
+{
+  st_input_free (*in);
+}
+
 int
 st_input_open (const char *path, struct st_input **out)
 {
-  struct st_input *in = calloc (1, sizeof *in);
+  _cleanup_ (input_freep) struct st_input *in = calloc (1, sizeof *in);
   if (in == NULL)
     return -ENOMEM;
   in->name = strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
   if (in->name == NULL)
-    {
-      st_input_free (in);
-      return -ENOMEM;
-    }
+    return -ENOMEM;
   if (strcmp (path, "-") == 0)
     in->fd = STDIN_FILENO;
   else
     {
       in->fd = open (path, O_RDONLY | O_CLOEXEC);
       if (in->fd < 0)
-        {
-          int r = -errno;
-          st_input_free (in);
-          return r;
-        }
+        return -errno;
       in->owns_fd = true;
     }
   struct stat st;
   if (fstat (in->fd, &st) != 0)
-    {
-      int r = -errno;
-      st_input_free (in);
-      return r;
-    }
+    return -errno;
   if (S_ISDIR (st.st_mode))
-    {
-      st_input_free (in);
-      return -EISDIR;
-    }
+    return -EISDIR;
   if (S_ISREG (st.st_mode) && st.st_size > 0 && lseek (in->fd, 0, SEEK_CUR) == 0)
     {
       void *map = mmap (NULL, st.st_size, PROT_READ, MAP_PRIVATE, in->fd, 0);
@@ -85,7 +78,7 @@ st_input_open (const char *path, struct st_input **out)
           in->seekable = true;
           in->size = st.st_size;
           madvise (map, st.st_size, MADV_SEQUENTIAL);
-          *out = in;
+          *out = ST_TAKE_PTR (in);
           return 0;
         }
     }
@@ -96,11 +89,8 @@ st_input_open (const char *path, struct st_input **out)
     }
   in->buf = malloc (BUFFER_SIZE);
   if (in->buf == NULL)
-    {
-      st_input_free (in);
-      return -ENOMEM;
-    }
-  *out = in;
+    return -ENOMEM;
+  *out = ST_TAKE_PTR (in);
   return 0;
 }
 

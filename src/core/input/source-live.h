@@ -35,25 +35,20 @@ struct st_live_options {
   /* Set when the run must end at once (a third signal): the command is
      killed without waiting for it to end on the signal it was given.  */
   volatile sig_atomic_t *force_stop;
-};
-
-struct st_live_stats {
-  uint64_t records;
-  uint64_t sideband_lost;   /* process records (maps, names, forks, exits) the kernel
-                               could not store: their buffer was full */
-  uint64_t evicted;         /* processes and threads found gone without an exit record */
-  uint64_t tracked;         /* threads known at the end (alive, or gone since the
-                               last sweep) */
-  unsigned mmap_pages;      /* pages of sample buffer per CPU used */
-  int command_status;       /* wait status of the command, -1 if none */
+  bool stats;               /* the report also counts the threads evicted */
 };
 
 /* The default --mmap-pages.  */
 #define ST_LIVE_DEFAULT_MMAP_PAGES 512
 
-/* Samples until the command exits, the processes are gone, or *STOP is
-   set, delivering events to FN in time order.  Returns 0, FN's negative
-   return, or -errno with a message already printed.  */
-int st_live_run (const struct st_live_options *opts, st_event_fn fn, void *arg,
-                 volatile sig_atomic_t *stop, struct st_live_stats *stats,
-                 struct st_source_error *err);
+/* Live sampling as a source (see source.h): its run samples until the
+   command exits, the processes are gone, or *STOP is set, delivering
+   events in time order; a stop is its normal end (it is `endless').  It
+   returns 0, FN's negative return, -EBADMSG with WHY at the offset of a
+   malformed record in the sample buffer, or -errno with WHY saying what
+   failed.  Its report says what the kernel lost, the threads evicted
+   (with STATS) and how the command exited.  OPTS must outlive the
+   source.  */
+struct st_live_source;
+extern const struct st_source_ops st_source_live;
+int st_live_source_new (const struct st_live_options *opts, struct st_live_source **out);

@@ -21,7 +21,7 @@ bool st_perf_source_probe (const uint8_t *magic, size_t len);
 /* Reads the headers.  IN stays owned by the caller.  Returns 0, -EBADMSG or
    -ENOTSUP with ERR filled, or -errno for I/O errors.  */
 int st_perf_source_open (struct st_input *in, struct st_perf_source **out,
-                         struct st_source_error *err);
+                         struct st_why *err);
 void st_perf_source_free (struct st_perf_source *src);
 
 /* Delivers every event to FN.  Stops early, after delivering what is
@@ -29,7 +29,7 @@ void st_perf_source_free (struct st_perf_source *src);
    FN's negative return, or an error as st_perf_source_open does; on a
    malformed record the events before it have all been delivered.  */
 int st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
-                        volatile sig_atomic_t *stop, struct st_source_error *err);
+                        volatile sig_atomic_t *stop, struct st_why *err);
 
 /* The recording machine's architecture (uname -m), or NULL if unknown.  */
 const char *st_perf_source_arch (const struct st_perf_source *src);
@@ -42,7 +42,7 @@ uint64_t st_perf_source_skipped_records (const struct st_perf_source *src);
    delivers events to FN in time order, round by round.  */
 struct perf_event_attr;
 int st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, void *arg,
-                             struct st_source_error *err, struct st_perf_source **out);
+                             struct st_why *err, struct st_perf_source **out);
 /* One record, copied: the ring buffer may reuse its bytes at once.  */
 int st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size);
 /* Every buffer has been read once: release what can no longer be overtaken. */

@@ -1,3 +1,7 @@
+/* The Sysprof capture reader: the file header, the frames read one by one
+ * and checked, each delivered raw and, when the session needs it, decoded
+ * (see source-sysprof.h).  What /proc adds for processes the stream gave no
+ * maps: sysprof-proc.c.  */
 #include "config.h"
 
 #include <errno.h>
@@ -11,44 +15,13 @@
 #include <unistd.h>
 
 #include "basic/bytes.h"
-#include "basic/procfs.h"
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/unwind/regs.h"
 #include "core/input/source-sysprof.h"
 #include "core/input/sysprof-format.h"
-
-#define MAX_REGS 64   /* a perf register mask has 64 bits */
-
-/* What the stream told us about one process, to decide where its maps
-   come from.  */
-enum {
-  PID_STREAM_MAPS = 1 << 0,   /* a MAP frame (or the parent's, at fork) */
-  PID_PROC_MAPS = 1 << 1,     /* maps were read from /proc/PID/maps */
-  PID_PROC_TRIED = 1 << 2,    /* /proc/PID was looked at (once) */
-  PID_PROCESS_FRAME = 1 << 3, /* a PROCESS frame named it */
-};
-
-struct st_sysprof_source {
-  struct st_input *in;
-  struct st_sysprof_file_header header;
-  bool stream;                    /* a pipe or FIFO: read it to its end */
-  const struct st_regs_arch *arch;
-  uint64_t regs_mask;             /* what stack-user registers stand for */
-  size_t mask_regs;
-  struct st_hashmap *pids;        /* pid -> flags, stored in the pointer */
-  uint64_t regs[MAX_REGS];        /* one sample's registers, aligned */
-  uint8_t *scratch;               /* frames made up from /proc */
-
-  /* what the run saw, for the report */
-  uint64_t frames, stack_user, passed;
-  uint64_t proc_maps, proc_skipped;
-
-  /* state of one run */
-  st_event_fn fn;
-  void *fn_arg;
-  struct st_source_error *err;
-};
+#include "core/input/sysprof-reader.h"
 
 bool
 st_sysprof_source_probe (const uint8_t *magic, size_t len)
@@ -66,11 +39,17 @@ st_sysprof_source_free (struct st_sysprof_source *src)
   free (src);
 }
 
+static void
+sysprof_source_freep (struct st_sysprof_source **src)
+{
+  st_sysprof_source_free (*src);
+}
+
 int
 st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
-                        struct st_source_error *err)
+                        struct st_why *err)
 {
-  struct st_sysprof_source *src = calloc (1, sizeof *src);
+  _cleanup_ (sysprof_source_freep) struct st_sysprof_source *src = calloc (1, sizeof *src);
   if (src == NULL)
     return -ENOMEM;
   src->in = in;
@@ -82,10 +61,10 @@ st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
   if (src->pids == NULL || src->scratch == NULL)
     r = -ENOMEM;
   else if (src->arch == NULL)
-    r = st_source_unsupported (err, 0, "this machine's architecture cannot unwind the "
-                               "registers of a Sysprof stream");
+    r = st_why_at (err, ENOTSUP, 0, "this machine's architecture cannot unwind the "
+                   "registers of a Sysprof stream");
   if (r < 0)
-    goto fail;
+    return r;
   src->regs_mask = st_regs_sample_mask (src->arch);
   src->mask_regs = (size_t) __builtin_popcountll (src->regs_mask);
 
@@ -93,33 +72,29 @@ st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
   if (n < 0)
     r = n;
   else if ((size_t) n < sizeof src->header)
-    r = st_source_bad_input (err, n, "truncated Sysprof file header (%zd of %zu bytes)",
-                             n, sizeof src->header);
+    r = st_why_at (err, EBADMSG, n, "truncated Sysprof file header (%zd of %zu bytes)",
+                   n, sizeof src->header);
   else if (src->header.magic != ST_SYSPROF_MAGIC)
-    r = st_source_bad_input (err, 0, "not a Sysprof capture (bad magic %#" PRIx32 ")",
-                             src->header.magic);
+    r = st_why_at (err, EBADMSG, 0, "not a Sysprof capture (bad magic %#" PRIx32 ")",
+                   src->header.magic);
   else if (!(src->header.flags & ST_SYSPROF_LITTLE_ENDIAN))
-    r = st_source_unsupported (err, offsetof (struct st_sysprof_file_header, flags),
-                               "big-endian Sysprof capture: convert it on a big-endian "
-                               "machine (sysprof-cat)");
+    r = st_why_at (err, ENOTSUP, offsetof (struct st_sysprof_file_header, flags),
+                   "big-endian Sysprof capture: convert it on a big-endian "
+                   "machine (sysprof-cat)");
   if (r < 0)
-    goto fail;
-  *out = src;
+    return r;
+  *out = ST_TAKE_PTR (src);
   return 0;
-
-fail:
-  st_sysprof_source_free (src);
-  return r;
 }
 
-static unsigned
-pid_flags (const struct st_sysprof_source *src, pid_t pid)
+unsigned
+st_sysprof_pid_flags (const struct st_sysprof_source *src, pid_t pid)
 {
   return (unsigned) (uintptr_t) st_hashmap_get_u64 (src->pids, (uint32_t) pid);
 }
 
-static int
-pid_set_flags (struct st_sysprof_source *src, pid_t pid, unsigned flags)
+int
+st_sysprof_pid_set_flags (struct st_sysprof_source *src, pid_t pid, unsigned flags)
 {
   if (flags == 0)
     {
@@ -179,39 +154,39 @@ comm_of_cmdline (const char *cmdline, char *comm, size_t size)
   snprintf (comm, size, "%.*s", (int) n, start);
 }
 
-static bool
-is_code_path (const char *name)
+bool
+st_sysprof_is_code_path (const char *name)
 {
   /* [heap], [stack] and friends name no file; the vdso is code.  */
   return name[0] != '\0' && (name[0] != '[' || strcmp (name, "[vdso]") == 0);
 }
 
-static int
-handle_map (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uint64_t offset,
-            bool from_proc, uint32_t prot)
+int
+st_sysprof_handle_map (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
+                       uint64_t offset, bool from_proc, uint32_t prot)
 {
   struct st_sysprof_map m;
   if (len < sizeof m)
-    return st_source_bad_input (src->err, offset,
-                                "map frame of %zu bytes is smaller than its %zu-byte header",
-                                len, sizeof m);
+    return st_why_at (src->err, EBADMSG, offset,
+                      "map frame of %zu bytes is smaller than its %zu-byte header",
+                      len, sizeof m);
   memcpy (&m, frame, sizeof m);
   if (m.end < m.start)
-    return st_source_bad_input (src->err, offset + offsetof (struct st_sysprof_map, end),
-                                "map frame ends (%#" PRIx64 ") before it starts (%#" PRIx64 ")",
-                                m.end, m.start);
+    return st_why_at (src->err, EBADMSG, offset + offsetof (struct st_sysprof_map, end),
+                      "map frame ends (%#" PRIx64 ") before it starts (%#" PRIx64 ")",
+                      m.end, m.start);
   int r = emit_raw (src, frame, len, ST_SYSPROF_MAP);
   if (r < 0)
     return r;
   pid_t pid = m.frame.pid;
   if (!from_proc)
     {
-      r = pid_set_flags (src, pid, pid_flags (src, pid) | PID_STREAM_MAPS);
+      r = st_sysprof_pid_set_flags (src, pid, st_sysprof_pid_flags (src, pid) | PID_STREAM_MAPS);
       if (r < 0)
         return r;
     }
   const char *name = frame_string (src, frame + sizeof m, len - sizeof m);
-  if (!is_code_path (name) || m.end == m.start)
+  if (!st_sysprof_is_code_path (name) || m.end == m.start)
     return 0;
   struct st_event ev;
   memset (&ev, 0, sizeof ev);
@@ -228,9 +203,9 @@ handle_map (struct st_sysprof_source *src, const uint8_t *frame, size_t len, uin
   return src->fn (&ev, src->fn_arg);
 }
 
-static int
-handle_process (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
-                bool from_proc)
+int
+st_sysprof_handle_process (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
+                           bool from_proc)
 {
   struct st_sysprof_process p;
   memcpy (&p, frame, sizeof p);
@@ -238,14 +213,14 @@ handle_process (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
   if (r < 0)
     return r;
   pid_t pid = p.frame.pid;
-  unsigned flags = pid_flags (src, pid);
+  unsigned flags = st_sysprof_pid_flags (src, pid);
   /* A process named again may have exec'd.  When its maps came from the
      stream, the new image's MAP frames replace the old ones; when they
      came from /proc, read them again at its next sample.  */
   bool exec = !from_proc && (flags & PID_PROC_MAPS);
   if (exec)
     flags &= ~(PID_PROC_MAPS | PID_PROC_TRIED);
-  r = pid_set_flags (src, pid, flags | PID_PROCESS_FRAME);
+  r = st_sysprof_pid_set_flags (src, pid, flags | PID_PROCESS_FRAME);
   if (r < 0)
     return r;
   char comm[16];
@@ -265,8 +240,8 @@ handle_fork (struct st_sysprof_source *src, const uint8_t *frame, size_t len, ui
 {
   struct st_sysprof_fork f;
   if (len < offsetof (struct st_sysprof_fork, child_pid) + sizeof f.child_pid)
-    return st_source_bad_input (src->err, offset,
-                                "fork frame of %zu bytes is smaller than its 28 bytes", len);
+    return st_why_at (src->err, EBADMSG, offset,
+                      "fork frame of %zu bytes is smaller than its 28 bytes", len);
   memcpy (&f, frame, offsetof (struct st_sysprof_fork, child_pid) + sizeof f.child_pid);
   int r = emit_raw (src, frame, len, ST_SYSPROF_FORK);
   if (r < 0)
@@ -275,8 +250,8 @@ handle_fork (struct st_sysprof_source *src, const uint8_t *frame, size_t len, ui
   /* Sysprof writes a new thread as a fork of the process into itself.  */
   if (child <= 0 || child == parent)
     return 0;
-  unsigned inherited = pid_flags (src, parent) & (PID_STREAM_MAPS | PID_PROC_MAPS);
-  r = pid_set_flags (src, child, inherited | (inherited ? PID_PROC_TRIED : 0));
+  unsigned inherited = st_sysprof_pid_flags (src, parent) & (PID_STREAM_MAPS | PID_PROC_MAPS);
+  r = st_sysprof_pid_set_flags (src, child, inherited | (inherited ? PID_PROC_TRIED : 0));
   if (r < 0)
     return r;
   struct st_event ev;
@@ -297,7 +272,7 @@ handle_exit (struct st_sysprof_source *src, const uint8_t *frame, size_t len)
   if (r < 0)
     return r;
   /* A later process with the same pid starts afresh.  */
-  pid_set_flags (src, h.pid, 0);
+  st_sysprof_pid_set_flags (src, h.pid, 0);
   struct st_event ev;
   memset (&ev, 0, sizeof ev);
   ev.kind = ST_EVENT_EXIT;
@@ -307,186 +282,45 @@ handle_exit (struct st_sysprof_source *src, const uint8_t *frame, size_t len)
   return src->fn (&ev, src->fn_arg);
 }
 
-/* Builds a frame header at the start of the scratch buffer.  */
-static void
-make_frame (struct st_sysprof_frame *h, size_t len, pid_t pid, int64_t time, uint32_t type)
-{
-  memset (h, 0, sizeof *h);
-  h->len = (uint16_t) len;
-  h->cpu = -1;
-  h->pid = pid;
-  h->time = time;
-  h->type = type;
-}
-
-/* A frame that stands for a /proc fact, delivered as if read.  */
-static int
-emit_made_map (struct st_sysprof_source *src, pid_t pid, int64_t time, uint64_t start,
-               uint64_t end, uint64_t pgoff, uint64_t inode, const char *path, uint32_t prot)
-{
-  uint8_t buf[sizeof (struct st_sysprof_map) + 4096 + ST_SYSPROF_ALIGN];
-  size_t path_len = strnlen (path, 4096);
-  size_t len = st_sysprof_align (sizeof (struct st_sysprof_map) + path_len + 1);
-  memset (buf, 0, len);
-  struct st_sysprof_map m;
-  make_frame (&m.frame, len, pid, time, ST_SYSPROF_MAP);
-  m.start = start;
-  m.end = end;
-  m.offset = pgoff;
-  m.inode = inode;
-  memcpy (buf, &m, sizeof m);
-  memcpy (buf + sizeof m, path, path_len);
-  return handle_map (src, buf, len, 0, true, prot);
-}
-
-static int
-emit_made_process (struct st_sysprof_source *src, pid_t pid, int64_t time, const char *cmdline)
-{
-  uint8_t buf[sizeof (struct st_sysprof_process) + 4096 + ST_SYSPROF_ALIGN];
-  size_t n = strnlen (cmdline, 4095);
-  size_t len = st_sysprof_align (sizeof (struct st_sysprof_process) + n + 1);
-  memset (buf, 0, len);
-  struct st_sysprof_frame h;
-  make_frame (&h, len, pid, time, ST_SYSPROF_PROCESS);
-  memcpy (buf, &h, sizeof h);
-  memcpy (buf + sizeof h, cmdline, n);
-  return handle_process (src, buf, len, true);
-}
-
-/* Nanoseconds of CLOCK_ID now.  */
-static int64_t
-clock_ns (clockid_t clock_id)
-{
-  struct timespec ts;
-  clock_gettime (clock_id, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* True when /proc/PID is the process that was sampled at TIME (Sysprof's
-   clock, CLOCK_MONOTONIC): it started before TIME.  /proc gives the start
-   in clock ticks of CLOCK_BOOTTIME, which runs ahead of the monotonic clock
-   by the time spent suspended; today's difference bounds the one at TIME. */
-static bool
-proc_is_sampled_process (pid_t pid, int64_t time)
-{
-  uint64_t ticks;
-  if (!st_proc_start_time (pid, &ticks))
-    return false;
-  long hz = sysconf (_SC_CLK_TCK);
-  if (hz <= 0)
-    return false;
-  int64_t start_boot = (int64_t) (ticks * (1000000000 / (unsigned long long) hz));
-  int64_t mono = clock_ns (CLOCK_MONOTONIC);
-  int64_t suspended = clock_ns (CLOCK_BOOTTIME) - mono;
-  if (time > mono)
-    return false;   /* a capture from another boot */
-  return start_boot <= time + suspended;
-}
-
-/* Reads /proc/PID/maps once, for a process the stream gave no maps.  */
-static int
-synthesize_from_proc (struct st_sysprof_source *src, pid_t pid, int64_t time)
-{
-  unsigned flags = pid_flags (src, pid) | PID_PROC_TRIED;
-  int r = pid_set_flags (src, pid, flags);
-  if (r < 0)
-    return r;
-  if (pid <= 0 || !proc_is_sampled_process (pid, time))
-    {
-      src->proc_skipped++;
-      st_info ("pid %d: the stream has no map frames for it and /proc/%d is gone or a "
-               "newer process", (int) pid, (int) pid);
-      return 0;
-    }
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
-  FILE *f = fopen (path, "re");
-  if (f == NULL)
-    {
-      src->proc_skipped++;
-      st_info ("pid %d: cannot read %s: %m", (int) pid, path);
-      return 0;
-    }
-  char *line = NULL;
-  size_t cap = 0;
-  size_t n_maps = 0;
-  while (r >= 0 && getline (&line, &cap, f) > 0)
-    {
-      struct st_proc_map m;
-      if (!st_proc_parse_maps_line (line, &m) || m.perms[2] != 'x' || !is_code_path (m.name))
-        continue;
-      uint32_t prot = PROT_EXEC | (m.perms[0] == 'r' ? PROT_READ : 0);
-      r = emit_made_map (src, pid, time, m.start, m.end, m.pgoff, m.inode, m.name, prot);
-      n_maps++;
-    }
-  free (line);
-  fclose (f);
-  if (r < 0)
-    return r;
-  r = pid_set_flags (src, pid, pid_flags (src, pid) | PID_PROC_MAPS);
-  if (r < 0)
-    return r;
-  src->proc_maps++;
-  st_info ("pid %d: no map frames in the stream: %zu code mappings read from %s",
-           (int) pid, n_maps, path);
-
-  if (pid_flags (src, pid) & PID_PROCESS_FRAME)
-    return 0;
-  /* The command line, NULs between arguments, for Sysprof and our names. */
-  char cmdline[4096];
-  snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  ssize_t got = fd >= 0 ? read (fd, cmdline, sizeof cmdline - 1) : -1;
-  if (fd >= 0)
-    close (fd);
-  if (got <= 0)
-    return 0;   /* a kernel thread, or gone */
-  cmdline[got] = '\0';
-  for (ssize_t i = 0; i < got - 1; i++)
-    if (cmdline[i] == '\0')
-      cmdline[i] = ' ';
-  return emit_made_process (src, pid, time, cmdline);
-}
-
 static int
 handle_stack_user (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
                    uint64_t offset)
 {
   const size_t head = sizeof (struct st_sysprof_stack_user);
   if (len < head)
-    return st_source_bad_input (src->err, offset,
-                                "stack-user frame of %zu bytes is smaller than its "
-                                "%zu-byte header", len, head);
+    return st_why_at (src->err, EBADMSG, offset,
+                      "stack-user frame of %zu bytes is smaller than its "
+                      "%zu-byte header", len, head);
   struct st_sysprof_stack_user su;
   memcpy (&su, frame, head);
   if (su.size > len - head)
-    return st_source_bad_input (src->err, offset + offsetof (struct st_sysprof_stack_user, size),
-                                "stack-user stack size %" PRIu64 " overflows its %zu-byte frame",
-                                su.size, len);
+    return st_why_at (src->err, EBADMSG, offset + offsetof (struct st_sysprof_stack_user, size),
+                      "stack-user stack size %" PRIu64 " overflows its %zu-byte frame",
+                      su.size, len);
   size_t regs_at = head + su.size;
   struct st_sysprof_user_regs ur;
   if (len - regs_at < sizeof ur)
-    return st_source_bad_input (src->err, offset + regs_at,
-                                "stack-user registers header (8 bytes at frame offset %zu) "
-                                "overflows its %zu-byte frame", regs_at, len);
+    return st_why_at (src->err, EBADMSG, offset + regs_at,
+                      "stack-user registers header (8 bytes at frame offset %zu) "
+                      "overflows its %zu-byte frame", regs_at, len);
   memcpy (&ur, frame + regs_at, sizeof ur);
   if (ur.n_regs > (len - regs_at - sizeof ur) / 8)
-    return st_source_bad_input (src->err, offset + regs_at,
-                                "stack-user n_regs %" PRIu32 " overflows its %zu-byte frame",
-                                ur.n_regs, len);
+    return st_why_at (src->err, EBADMSG, offset + regs_at,
+                      "stack-user n_regs %" PRIu32 " overflows its %zu-byte frame",
+                      ur.n_regs, len);
   if (ur.n_regs > MAX_REGS)
-    return st_source_bad_input (src->err, offset + regs_at,
-                                "stack-user n_regs %" PRIu32 " is more than perf can sample "
-                                "(%d)", ur.n_regs, MAX_REGS);
+    return st_why_at (src->err, EBADMSG, offset + regs_at,
+                      "stack-user n_regs %" PRIu32 " is more than perf can sample "
+                      "(%d)", ur.n_regs, MAX_REGS);
   if (ur.abi > ST_REGS_ABI_64)
-    return st_source_bad_input (src->err, offset + regs_at + 4,
-                                "unknown user register abi %" PRIu32, ur.abi);
+    return st_why_at (src->err, EBADMSG, offset + regs_at + 4,
+                      "unknown user register abi %" PRIu32, ur.abi);
   src->stack_user++;
 
   pid_t pid = su.frame.pid;
-  if (!(pid_flags (src, pid) & (PID_STREAM_MAPS | PID_PROC_TRIED)))
+  if (!(st_sysprof_pid_flags (src, pid) & (PID_STREAM_MAPS | PID_PROC_TRIED)))
     {
-      int r = synthesize_from_proc (src, pid, su.frame.time);
+      int r = st_sysprof_synthesize_from_proc (src, pid, su.frame.time);
       if (r < 0)
         return r;
     }
@@ -532,9 +366,9 @@ handle_frame (struct st_sysprof_source *src, const uint8_t *frame, size_t len, u
     case ST_SYSPROF_STACK_USER:
       return handle_stack_user (src, frame, len, offset);
     case ST_SYSPROF_MAP:
-      return handle_map (src, frame, len, offset, false, PROT_READ | PROT_EXEC);
+      return st_sysprof_handle_map (src, frame, len, offset, false, PROT_READ | PROT_EXEC);
     case ST_SYSPROF_PROCESS:
-      return handle_process (src, frame, len, false);
+      return st_sysprof_handle_process (src, frame, len, false);
     case ST_SYSPROF_FORK:
       return handle_fork (src, frame, len, offset);
     case ST_SYSPROF_EXIT:
@@ -559,39 +393,39 @@ read_frame (struct st_sysprof_source *src, const uint8_t **frame, size_t *len,
   if (n == 0)
     return 1;
   if ((size_t) n < sizeof (struct st_sysprof_frame))
-    return st_source_bad_input (src->err, *offset,
-                                "truncated frame header (%zd of %zu bytes)", n,
-                                sizeof (struct st_sysprof_frame));
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "truncated frame header (%zd of %zu bytes)", n,
+                      sizeof (struct st_sysprof_frame));
   struct st_sysprof_frame h;
   memcpy (&h, p, sizeof h);
   uint32_t type = ST_SYSPROF_FRAME_TYPE (h.type);
   if (h.len < sizeof h)
-    return st_source_bad_input (src->err, *offset,
-                                "frame of type %" PRIu32 " has length %u, smaller than "
-                                "its %zu-byte header", type, h.len, sizeof h);
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "frame of type %" PRIu32 " has length %u, smaller than "
+                      "its %zu-byte header", type, h.len, sizeof h);
   if (h.len % ST_SYSPROF_ALIGN != 0)
-    return st_source_bad_input (src->err, *offset,
-                                "frame of type %" PRIu32 " has length %u, not a multiple "
-                                "of %d", type, h.len, ST_SYSPROF_ALIGN);
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "frame of type %" PRIu32 " has length %u, not a multiple "
+                      "of %d", type, h.len, ST_SYSPROF_ALIGN);
   if (st_input_seekable (src->in) && st_input_size (src->in) - *offset < h.len)
-    return st_source_bad_input (src->err, *offset,
-                                "frame of type %" PRIu32 " and %u bytes runs past the end "
-                                "of the input (%" PRIu64 " bytes)", type, h.len,
-                                st_input_size (src->in));
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "frame of type %" PRIu32 " and %u bytes runs past the end "
+                      "of the input (%" PRIu64 " bytes)", type, h.len,
+                      st_input_size (src->in));
   n = st_input_next (src->in, h.len, frame);
   if (n < 0)
     return n;
   if ((size_t) n < h.len)
-    return st_source_bad_input (src->err, *offset,
-                                "truncated frame: type %" PRIu32 " says %u bytes, the "
-                                "input has %zd", type, h.len, n);
+    return st_why_at (src->err, EBADMSG, *offset,
+                      "truncated frame: type %" PRIu32 " says %u bytes, the "
+                      "input has %zd", type, h.len, n);
   *len = h.len;
   return 0;
 }
 
 int
 st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
-                       volatile sig_atomic_t *stop, struct st_source_error *err)
+                       volatile sig_atomic_t *stop, struct st_why *err)
 {
   src->fn = fn;
   src->fn_arg = arg;
@@ -650,14 +484,14 @@ st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
 
 /* The generic face of this source (see source.h).  */
 static int
-sysprof_open (struct st_input *in, void **state, struct st_source_error *err)
+sysprof_open (struct st_input *in, void **state, struct st_why *err)
 {
   return st_sysprof_source_open (in, (struct st_sysprof_source **) state, err);
 }
 
 static int
 sysprof_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
-             struct st_source_error *err)
+             struct st_why *err)
 {
   return st_sysprof_source_run (state, fn, arg, stop, err);
 }

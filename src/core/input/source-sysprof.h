@@ -45,11 +45,11 @@ bool st_sysprof_source_probe (const uint8_t *magic, size_t len);
 /* Reads the file header.  IN stays owned by the caller.  Returns 0,
    -EBADMSG or -ENOTSUP with ERR filled, or -errno.  */
 int st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,
-                            struct st_source_error *err);
+                            struct st_why *err);
 void st_sysprof_source_free (struct st_sysprof_source *src);
 
 /* Delivers every frame to FN (see above).  Returns 0 at the end of the
    input, FN's negative return, -EBADMSG with ERR filled (every frame before
    the bad one has been delivered), or -errno.  */
 int st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
-                           volatile sig_atomic_t *stop, struct st_source_error *err);
+                           volatile sig_atomic_t *stop, struct st_why *err);

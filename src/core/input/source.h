@@ -1,25 +1,16 @@
-/* What every input source shares: how it reports a malformed input.  */
+/* What every input source shares: how it reports a malformed input (a
+ * struct st_why with the byte offset where it went wrong: -EBADMSG for a
+ * malformed input, -ENOTSUP for valid input this build cannot read).  */
 #pragma once
 
 #include <stdint.h>
 
-struct st_source_error {
-  uint64_t offset;         /* byte offset in the input where it went wrong */
-  char message[256];
-};
+#include "basic/why.h"
 
-/* Fills ERR and returns -EBADMSG: the input is malformed at OFFSET.  */
-int st_source_bad_input (struct st_source_error *err, uint64_t offset,
-                         const char *fmt, ...)
-  __attribute__ ((format (printf, 3, 4)));
-/* Fills ERR and returns -ENOTSUP: valid input this build cannot read.  */
-int st_source_unsupported (struct st_source_error *err, uint64_t offset,
-                           const char *fmt, ...)
-  __attribute__ ((format (printf, 3, 4)));
-
-/* A file-like input format (perf.data, Sysprof capture): recognized by
-   its first bytes, then read to the end.  Live sampling is not one of
-   these: it has no input file.  */
+/* A source of events: a file-like input format (perf.data, Sysprof
+   capture), recognized by its first bytes and read to the end, or live
+   sampling (source-live.h), made by its own constructor, that runs until
+   told to stop.  Every one runs the same way: run, report, free.  */
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,16 +20,20 @@ int st_source_unsupported (struct st_source_error *err, uint64_t offset,
 
 struct st_source_ops {
   const char *name;
+  /* A source that runs until told to stop (live sampling): a stop is its
+     normal end, not an input cut short.  */
+  bool endless;
   /* True when MAGIC (LEN bytes, up to 8) starts this format.  */
   bool (*probe) (const uint8_t *magic, size_t len);
-  int (*open) (struct st_input *in, void **state, struct st_source_error *err);
+  /* Reads the input's headers.  (Probe and open are NULL for live.)  */
+  int (*open) (struct st_input *in, void **state, struct st_why *err);
   /* Delivers every event to FN; see st_perf_source_run.  0, or -EINTR
      when a stop request interrupted a read (every event read before it
      is delivered), -ECANCELED when a second one gave up on a stream, or
      another -errno.  */
   int (*run) (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
-              struct st_source_error *err);
-  /* The recording machine's architecture (uname -m), or NULL.  */
+              struct st_why *err);
+  /* The recording machine's architecture (uname -m), or NULL: this one's.  */
   const char *(*arch) (const void *state);
   /* Logs what the run skipped, at the end (may be NULL).  */
   void (*report) (const void *state);

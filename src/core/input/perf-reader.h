@@ -1,0 +1,93 @@
+/* The perf.data reader's insides, shared by its three files and by
+ * nothing else: perf-header.c reads the file header, the attributes and the
+ * feature sections; perf-record.c decodes one record into an st_event, with
+ * no I/O; source-perf.c reads records in order (from an input, or fed by
+ * the live source) and delivers them.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "basic/hashmap.h"
+#include "basic/why.h"
+#include "core/event.h"
+#include "core/input/input.h"
+#include "core/input/ordered-queue.h"
+#include "core/input/perf-format.h"
+
+#define MAX_ATTRS 4096
+
+struct attr_info {
+  uint64_t sample_type;
+  uint64_t read_format;
+  uint64_t sample_regs_user;
+  uint64_t branch_sample_type;
+  bool sample_id_all;
+};
+
+/* A build-id entry of the feature section, kept until the run starts.  */
+struct feature_record {
+  uint64_t offset;
+  uint32_t size;
+  uint8_t data[];
+};
+
+struct st_perf_source {
+  struct st_input *in;
+  bool pipe_mode;
+  uint64_t data_end;          /* file mode: end of the data section */
+  struct attr_info *attrs;
+  size_t n_attrs;
+  struct st_hashmap *attr_by_id;  /* sample id -> attr index + 1 */
+  char arch[32];
+  uint64_t skipped_records;
+  /* feature section build-ids, delivered before the first record */
+  struct feature_record **build_ids;
+  size_t n_build_ids;
+
+  uint64_t live_offset;       /* live mode: bytes fed so far */
+
+  /* state of one run */
+  struct st_ordered_queue *queue;
+  st_event_fn fn;
+  void *fn_arg;
+  struct st_why *err;
+};
+
+/* Records of a mapped file stay where they are for the whole run; those of
+   a stream or a live ring buffer are copied before they are queued.  */
+static inline bool
+st_perf_records_stable (const struct st_perf_source *src)
+{
+  return src->in != NULL && st_input_stable (src->in);
+}
+
+/* Records need not be aligned in a hostile file: copy the header out.  */
+static inline struct perf_event_header
+st_perf_record_header (const uint8_t *rec)
+{
+  struct perf_event_header h;
+  memcpy (&h, rec, sizeof h);
+  return h;
+}
+
+/* perf-header.c */
+/* Records one attribute and the sample ids that select it; OFFSET is where
+   it was read, for messages.  */
+int st_perf_add_attr (struct st_perf_source *src, const uint8_t *attr, size_t attr_len,
+                      const uint64_t *ids, size_t n_ids, uint64_t offset);
+/* HEADER_ARCH, from a feature section or a pipe's feature record.  */
+void st_perf_set_arch (struct st_perf_source *src, const uint8_t *data, size_t len);
+
+/* perf-record.c */
+/* The timestamp of a record, if it has one.  */
+bool st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec,
+                          uint32_t size, uint64_t *time);
+/* Decodes a kernel record at input OFFSET into *EV: 0, 1 for a record this
+   tool has no use for, or -EBADMSG with src->err filled.  */
+int st_perf_parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
+                          uint64_t offset, struct st_event *ev);
+/* A HEADER_BUILD_ID record or feature-section entry, as an ST_EVENT_BUILD_ID.  */
+int st_perf_parse_build_id_entry (struct st_perf_source *src, const uint8_t *rec,
+                                  uint32_t size, uint64_t offset, struct st_event *ev);

@@ -1,0 +1,120 @@
+/* The summary that --stats and -v print at the end of a run: the session's
+ * counts, then how each file was found (or why not), merged over the
+ * unwinding threads, and what the helpers that served them counted.  */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "basic/hashmap.h"
+#include "basic/untrusted.h"
+#include "core/resolve/ns-client.h"
+#include "core/session-summary.h"
+#include "debuginfod/debuginfod.h"
+
+/* The summary merges what each unwinder found: a file is counted once,
+   whichever thread opened it.  */
+struct file_answer {
+  int found_by;               /* enum st_found_by, or -1: not found */
+  const char *why;
+};
+
+static void
+merge_answer (const char *path, int found_by, const char *why, void *arg)
+{
+  struct st_hashmap *files = arg;
+  struct file_answer *a = st_hashmap_get (files, path, strlen (path));
+  if (a != NULL && a->found_by >= 0)
+    return;
+  if (a == NULL)
+    {
+      a = calloc (1, sizeof *a);
+      if (a == NULL || st_hashmap_put (files, path, strlen (path), a) < 0)
+        {
+          free (a);
+          return;
+        }
+    }
+  a->found_by = found_by;
+  a->why = why;
+}
+
+struct summary_counts {
+  unsigned found[ST_FOUND_N];
+  unsigned missing;
+  FILE *out;
+};
+
+static int
+count_answer (const void *key, size_t len, void *value, void *arg)
+{
+  struct file_answer *a = value;
+  struct summary_counts *c = arg;
+  if (a->found_by >= 0)
+    c->found[a->found_by]++;
+  else
+    c->missing++;
+  return 0;
+}
+
+static int
+print_missing (const void *key, size_t len, void *value, void *arg)
+{
+  struct file_answer *a = value;
+  struct summary_counts *c = arg;
+  if (a->found_by < 0)
+    fprintf (c->out, "    %.*s: %s\n", (int) len, (const char *) key, a->why);
+  return 0;
+}
+
+void
+st_session_summary_print (FILE *out, const struct st_stats *st,
+                          struct st_unwinder *const *unwinders, unsigned n_unwinders,
+                          const struct st_session_options *opts)
+{
+  fprintf (out, "samples read:       %" PRIu64 "\n", st->samples);
+  fprintf (out, "samples unwound:    %" PRIu64 "\n", st->unwound);
+  fprintf (out, "user frames:        %" PRIu64 " (%.1f per sample)\n", st->frames,
+           st->samples ? (double) st->frames / st->samples : 0.0);
+  fprintf (out, "unwinds by how they ended:\n");
+  for (int i = 0; i < ST_STOP_N; i++)
+    if (st->stops[i] > 0)
+      fprintf (out, "  %-30s %" PRIu64 " (%.1f%%)\n", st_stop_reason_name (i), st->stops[i],
+               100.0 * st->stops[i] / (st->samples ? st->samples : 1));
+  if (st->lost > 0)
+    fprintf (out, "samples lost by the kernel: %" PRIu64 " (%.1f%% of %" PRIu64 ")\n", st->lost,
+             100.0 * st->lost / (st->samples + st->dropped + st->lost),
+             st->samples + st->dropped + st->lost);
+  if (st->dropped > 0)
+    fprintf (out, "samples read, not unwound (stopped at once): %" PRIu64 "\n", st->dropped);
+
+  struct st_hashmap *files = st_hashmap_new (free);
+  if (files == NULL)
+    return;
+  for (unsigned i = 0; i < n_unwinders; i++)
+    st_resolver_foreach_answer (st_unwinder_resolver (unwinders[i]), merge_answer, files);
+  struct summary_counts c = { .out = out };
+  st_hashmap_foreach (files, count_answer, &c);
+  fprintf (out, "files found, by how:\n");
+  for (int i = 0; i < ST_FOUND_N; i++)
+    fprintf (out, "  %-30s %u\n", st_found_by_name (i), c.found[i]);
+  if (c.missing > 0)
+    {
+      fprintf (out, "  %-30s %u\n", "not found", c.missing);
+      st_hashmap_foreach (files, print_missing, &c);
+    }
+  st_hashmap_free (files);
+  unsigned upper_only = 0;
+  for (unsigned i = 0; i < n_unwinders; i++)
+    upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));
+  if (upper_only > 0)
+    fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
+  /* Root's run against what users planted: what was refused, and what the
+     container metadata cost.  */
+  st_untrusted_print_summary (out);
+  if (opts->debuginfod != NULL)
+    st_debuginfod_print_summary (opts->debuginfod, out);
+  if (opts->ns_client != NULL)
+    st_ns_client_print_summary (opts->ns_client, out);
+}

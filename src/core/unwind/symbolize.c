@@ -129,8 +129,10 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
           if (opts->inline_frames && mod != NULL)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
         }
-      /* Code outside every ELF file may be a JIT's: its maps name it.  */
-      if (f.symbol == NULL && (m == NULL || m->file == NULL) && p->jit != NULL)
+      /* Code outside every ELF file may be a JIT's, and so may code in
+         one without a symbol (V8's built-ins, embedded in node's .text,
+         are named only in its jitdump): the JIT's maps name it.  */
+      if (f.symbol == NULL && p->jit != NULL)
         {
           f.symbol = st_jit_map_lookup (p->jit, lookup, &f.offset);
           if (f.symbol != NULL && f.module == NULL)

@@ -151,9 +151,8 @@ def check_go(args, tap):
             want = nm_lookup(syms, starts, f.addr)
             # The linker adds ".abi0" to the ELF symbols of assembly
             # functions; Go's own tables (and tracebacks, pprof) do not.
-            if want is not None and want.endswith(".abi0"):
-                want = want[:-5]
-            if want is not None and f.symbol == want:
+            abi0 = lambda n: n[:-5] if n is not None and n.endswith(".abi0") else n
+            if want is not None and abi0(f.symbol) == abi0(want):
                 same += 1
             elif shown < 5:
                 shown += 1

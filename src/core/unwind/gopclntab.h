@@ -10,6 +10,7 @@
 #pragma once
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -9,6 +9,9 @@
 #    perf inject --jit turns it into ELF files that perf script reads (the
 #    oracle; it needs perf record -k 1); ours reads the dump itself.
 #  - live (eu-stacktrace -- node ...): the map is read while node writes it.
+#  - hostile maps: what a user can plant at /tmp/perf-PID.map (a FIFO, a
+#    symlink to /proc/kmsg, a 1 TiB sparse file, another user's file) must
+#    neither block nor bloat the profiler nor name a frame.
 # The sanitizer build runs over the first recording.  Needs node (nodejs)
 # and perf; run as root or with perf_event_paranoid <= 1.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
@@ -16,7 +19,7 @@ CHECK="$TOP_SRCDIR/tests/e2e/check-names.py"
 NODE=${NODE:-node}
 JS="$TOP_SRCDIR/tests/workloads/jit-hot.js"
 
-echo "1..13"
+echo "1..17"
 e2e_setup
 problem=$(tool_problem node "$NODE")
 [ -z "$problem" ] && problem=$(tool_problem perf "$PERF")
@@ -123,5 +126,35 @@ else
   tap_not_ok "eu-stacktrace -- node --perf-basic-prof (live): ${problem:-failed}"
   tap_not_ok "live: not checked"
   tap_not_ok "live: not checked"
+fi
+
+# 4. Hostile maps, planted before node (without --perf-basic-prof) runs.
+hostile ()
+{
+  name=$1 plant=$2 refused=$3
+  mkdir "$tmp/$name"
+  (cd "$tmp/$name" && timeout 120 "$EU_STACKTRACE" --stats -f json -o ours.jsonl \
+     -- sh -c 'echo $$ > pid; m=/tmp/perf-$$.map; '"$plant"'; exec "$0" "$1" 1500' \
+        "$NODE" "$JS") > "$tmp/$name/out" 2>&1
+  rc=$?
+  pid=$(cat "$tmp/$name/pid" 2>/dev/null)
+  [ -n "$pid" ] && maps="$maps /tmp/perf-$pid.map"
+  if [ $rc = 0 ] && [ -s "$tmp/$name/ours.jsonl" ] \
+       && ! grep -q -e '"symbol":"EVIL' -e '"symbol":"JS:' "$tmp/$name/ours.jsonl" \
+       && { [ "$refused" = no ] || grep -q "^refused untrusted files: [1-9]" "$tmp/$name/out"; }; then
+    tap_ok "a $name at /tmp/perf-PID.map: the run completes, no frame named from it (refused: $refused)"
+  else
+    diag_file "$tmp/$name/out"
+    tap_not_ok "a $name at /tmp/perf-PID.map: the run completes, no frame named from it (refused: $refused; status $rc)"
+  fi
+}
+if [ -z "$problem" ]; then
+  hostile fifo 'mkfifo $m' yes
+  hostile symlink 'ln -s /proc/kmsg $m' yes
+  # 1 TiB without a newline: one window read, no line in it, given up.
+  hostile huge-file 'truncate -s 1T $m' no
+  hostile foreign-file 'printf "0 ffffffffffff EVIL\n" > $m; chown nobody $m' yes
+else
+  for i in 1 2 3 4; do tap_not_ok "hostile maps: not run ($problem)"; done
 fi
 exit 0

@@ -88,6 +88,7 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/flatpak/synth-cgroup-v2-app-scope \
 	tests/fuzz/corpus/gopclntab/seed-go119-gowork.gopclntab \
 	tests/fuzz/corpus/gopclntab/synth-go116-three-functions.gopclntab \
+	tests/fuzz/corpus/jit-map/crash-jitdump-header-past-end.dump \
 	tests/fuzz/corpus/jit-map/seed-node20-perf-basic-prof.map \
 	tests/fuzz/corpus/jit-map/seed-node20-perf-prof.dump \
 	tests/fuzz/corpus/nsh-protocol/reply-01.json \

@@ -112,6 +112,8 @@ st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
   uint32_t header = st_get_u32 (data + 8);
   if (header < JITDUMP_HEADER_MIN || header > WINDOW)
     return st_why_at (why, EBADMSG, 8, "jitdump header of %u bytes", header);
+  if (header > size)
+    return 0;   /* the header is still being written */
   size_t at = header;
   while (at <= size && size - at >= JIT_RECORD_PREFIX)
     {
@@ -137,7 +139,7 @@ st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
          agents: a moved function comes as a new load.  */
       at += total;
     }
-  return (long) (at < header ? header : at);
+  return (long) at;
 }
 
 bool

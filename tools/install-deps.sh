@@ -10,7 +10,7 @@ packages="
   libc6-dbg
   systemd libcap2-bin
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
-  chromium fonts-dejavu-core golang-go
+  chromium fonts-dejavu-core golang-go nodejs
   clang libclang-rt-14-dev
 "
 export DEBIAN_FRONTEND=noninteractive

@@ -36,6 +36,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/sysprof-format.h \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
 	src/core/unwind/symbol-table.c src/core/unwind/symbol-table.h \
+	src/core/unwind/gopclntab.c src/core/unwind/gopclntab.h \
+	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/output/profile.pb-c.c src/core/output/profile.pb-c.h

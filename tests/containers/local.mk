@@ -13,3 +13,6 @@ EXTRA_DIST += tests/containers/flatpak.sh
 # Root's profiler against what a user planted (issue 11), as root (.ci/run).
 TESTS += tests/containers/hostile.sh
 EXTRA_DIST += tests/containers/hostile.sh
+# JIT maps of a process in a rootless container (issue 13), as root (.ci/run).
+TESTS += tests/containers/podman-jit.sh
+EXTRA_DIST += tests/containers/podman-jit.sh

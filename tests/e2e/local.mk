@@ -11,7 +11,9 @@ E2E_TESTS = \
 	tests/e2e/manyproc.sh \
 	tests/e2e/jobs.sh \
 	tests/e2e/bad-input.sh \
-	tests/e2e/output-errors.sh
+	tests/e2e/output-errors.sh \
+	tests/e2e/jit.sh \
+	tests/e2e/go.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
@@ -19,4 +21,8 @@ EXTRA_DIST += \
 	tests/e2e/e2e-lib.sh \
 	tests/e2e/compare-perf-script.py \
 	tests/e2e/filter-pipe-samples.py \
-	tests/e2e/corrupt-perf-data.py
+	tests/e2e/corrupt-perf-data.py \
+	tests/e2e/check-names.py \
+	tests/workloads/jit-hot.js \
+	tests/workloads/gowork/main.go \
+	tests/workloads/gowork/go.mod

@@ -19,7 +19,9 @@ check_PROGRAMS += \
 	tests/fuzz/fuzz-podman-storage-replay \
 	tests/fuzz/fuzz-podman-ids-replay \
 	tests/fuzz/fuzz-flatpak-replay \
-	tests/fuzz/fuzz-proc-maps-replay
+	tests/fuzz/fuzz-proc-maps-replay \
+	tests/fuzz/fuzz-jit-map-replay \
+	tests/fuzz/fuzz-gopclntab-replay
 
 # perf.data files and pipes, through the whole tool.
 tests_fuzz_fuzz_perf_source_replay_SOURCES = tests/fuzz/fuzz-perf-source.c $(FUZZ_SOURCE_COMMON)
@@ -64,6 +66,18 @@ tests_fuzz_fuzz_proc_maps_replay_CFLAGS = $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_proc_maps_replay_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_fuzz_fuzz_proc_maps_replay_LDADD = $(FUZZ_LDADD)
 
+# JIT symbol maps: perf's text maps and jitdump files.
+tests_fuzz_fuzz_jit_map_replay_SOURCES = tests/fuzz/fuzz-jit-map.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_jit_map_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_jit_map_replay_LDFLAGS = $(ASAN_FLAGS_LD)
+tests_fuzz_fuzz_jit_map_replay_LDADD = $(FUZZ_LDADD)
+
+# Go's function table, .gopclntab.
+tests_fuzz_fuzz_gopclntab_replay_SOURCES = tests/fuzz/fuzz-gopclntab.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_gopclntab_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_gopclntab_replay_LDFLAGS = $(ASAN_FLAGS_LD)
+tests_fuzz_fuzz_gopclntab_replay_LDADD = $(FUZZ_LDADD)
+
 # Every file of every corpus (replay-corpus.sh checks that none is missing,
 # or `make dist' would drop it).
 FUZZ_CORPUS = \
@@ -72,6 +86,11 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/flatpak/seed-flatpak-info \
 	tests/fuzz/corpus/flatpak/synth-cgroup-hybrid-escaped-app-scope \
 	tests/fuzz/corpus/flatpak/synth-cgroup-v2-app-scope \
+	tests/fuzz/corpus/gopclntab/seed-go119-gowork.gopclntab \
+	tests/fuzz/corpus/gopclntab/synth-go116-three-functions.gopclntab \
+	tests/fuzz/corpus/jit-map/crash-jitdump-header-past-end.dump \
+	tests/fuzz/corpus/jit-map/seed-node20-perf-basic-prof.map \
+	tests/fuzz/corpus/jit-map/seed-node20-perf-prof.dump \
 	tests/fuzz/corpus/nsh-protocol/reply-01.json \
 	tests/fuzz/corpus/nsh-protocol/reply-03.json \
 	tests/fuzz/corpus/nsh-protocol/reply-05.json \

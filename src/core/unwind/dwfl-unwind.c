@@ -33,6 +33,7 @@ struct st_unwind_slot {
   uint64_t sp;
   bool memory_fault;       /* a read fell outside the stack copy */
   bool has_thread;         /* next_thread already returned the thread */
+  bool go_outermost;       /* stopped at a Go stack's outermost frame */
   /* frame collection */
   struct st_raw_frame *frames;
   size_t n_frames, max_frames;
@@ -123,6 +124,15 @@ frame_callback (Dwfl_Frame *state, void *arg)
   slot->frames[slot->n_frames].pc = pc;
   slot->frames[slot->n_frames].activation = activation;
   slot->n_frames++;
+  /* Go's outermost frames have no CFI that says so, and a frame-pointer
+     step past them reads another stack's words: stop where Go does.  */
+  Dwarf_Addr lookup = activation ? pc : pc - 1;
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl_thread_dwfl (dwfl_frame_thread (state)), lookup);
+  if (mod != NULL && st_symbolize_is_go_outermost (mod, lookup))
+    {
+      slot->go_outermost = true;
+      return DWARF_CB_ABORT;
+    }
   return DWARF_CB_OK;
 }
 
@@ -166,6 +176,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->sp = regs->sp;
   slot->memory_fault = false;
   slot->has_thread = false;
+  slot->go_outermost = false;
   slot->frames = frames;
   slot->n_frames = 0;
   slot->max_frames = max_frames;
@@ -174,7 +185,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   result->frames = frames;
   result->n_frames = slot->n_frames;
   result->detail = NULL;
-  if (r == 0)
+  if (r == 0 || slot->go_outermost)
     result->stop = ST_STOP_END;
   else if (slot->n_frames >= max_frames)
     result->stop = ST_STOP_FRAME_LIMIT;

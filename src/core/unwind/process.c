@@ -90,6 +90,7 @@ process_free (void *ptr)
   process_clear_maps (p);
   free (p->maps);
   st_unwind_slot_free (p->slot);
+  st_jit_map_free (p->jit);
   free (p);
 }
 
@@ -143,6 +144,12 @@ st_process_table_count (const struct st_process_table *t)
   return st_hashmap_size (t->processes);
 }
 
+static const char *
+intern_jit_name (void *ctx, const char *name)
+{
+  return st_process_table_intern (ctx, name);
+}
+
 struct st_process *
 st_process_table_get (struct st_process_table *t, pid_t pid)
 {
@@ -155,7 +162,8 @@ st_process_table_get (struct st_process_table *t, pid_t pid)
     return NULL;
   p->pid = pid;
   p->slot = st_unwind_slot_new ();
-  if (p->slot == NULL || st_hashmap_put_u64 (t->processes, key, p) < 0)
+  if (p->slot == NULL || st_jit_map_new (pid, intern_jit_name, t, &p->jit) < 0
+      || st_hashmap_put_u64 (t->processes, key, p) < 0)
     {
       process_free (p);
       return NULL;
@@ -336,6 +344,9 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
       remove_overlaps (p, ev->start, ev->start + ev->len);
       return 0;
     }
+  /* A JIT maps its jitdump file executable to say where it is.  */
+  if (st_jitdump_is_dump_path (ev->filename) && st_jit_map_add_dump (p->jit, ev->filename) < 0)
+    return -ENOMEM;
   struct st_mapping *m = calloc (1, sizeof *m);
   if (m == NULL)
     return -ENOMEM;

@@ -16,6 +16,7 @@
 #include "core/resolve/elf-file.h"
 #include "core/event.h"
 #include "core/resolve/find-debuginfo.h"
+#include "core/resolve/jit-map.h"
 #include "core/resolve/resolver.h"
 
 struct st_mapping {
@@ -46,6 +47,7 @@ struct st_process {
   bool dwfl_attached;
   bool needs_report;          /* new mappings to report */
   struct st_unwind_slot *slot;/* what the Dwfl callbacks read from */
+  struct st_jit_map *jit;     /* names of its JIT code, read on demand */
 };
 
 struct st_process_table;

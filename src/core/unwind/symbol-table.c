@@ -1,11 +1,13 @@
 #include "config.h"
 
+#include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/unwind/gopclntab.h"
 #include "core/unwind/symbol-table.h"
 
 struct symbol {
@@ -20,6 +22,7 @@ struct st_symtab {
   struct symbol *syms;
   size_t n;
   char *names;
+  bool go;               /* the file has a .gopclntab: a Go program */
 };
 
 static size_t
@@ -223,6 +226,26 @@ add_plt_symbols (struct builder *b, Elf *elf)
   return true;
 }
 
+static int
+add_go_symbol (const char *name, uint64_t start, uint64_t end, void *arg)
+{
+  return add_symbol (arg, name, "", start, end - start, STB_GLOBAL, end) ? 0 : -ENOMEM;
+}
+
+/* A Go program without .symtab (Debian's, or built with -ldflags=-s)
+   still names its functions in .gopclntab, for its own tracebacks.  */
+static bool
+add_go_symbols (struct builder *b, Elf *elf)
+{
+  GElf_Shdr shdr;
+  b->t->go = find_section (elf, ".gopclntab", &shdr) != NULL;
+  if (!b->t->go || find_section (elf, ".symtab", &shdr) != NULL)
+    return true;
+  struct st_why why = { 0 };
+  int r = st_gopclntab_read_elf (elf, add_go_symbol, b, &why);
+  return r != -ENOMEM;
+}
+
 struct st_symtab *
 st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
 {
@@ -251,7 +274,7 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
     }
   Dwarf_Addr main_bias;
   Elf *main_elf = dwfl_module_getelf (mod, &main_bias);
-  if (main_elf != NULL && !add_plt_symbols (&b, main_elf))
+  if (main_elf != NULL && (!add_plt_symbols (&b, main_elf) || !add_go_symbols (&b, main_elf)))
     goto oom;
   qsort (t->syms, t->n, sizeof *t->syms, compare_start);
 
@@ -319,4 +342,10 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset)
     return NULL;
   *offset = addr - s->start;
   return t->names + s->name;
+}
+
+bool
+st_symtab_is_go (const struct st_symtab *t)
+{
+  return t->go;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct st_symtab;
@@ -22,4 +23,6 @@ void st_symtab_free (struct st_symtab *tab);
 /* The function containing ELF_ADDR and the offset into it, or NULL.  */
 const char *st_symtab_lookup (const struct st_symtab *tab, uint64_t elf_addr,
                               uint64_t *offset);
+/* True when the table's file is a Go program (it has a .gopclntab).  */
+bool st_symtab_is_go (const struct st_symtab *tab);
 size_t st_symtab_size (const struct st_symtab *tab);

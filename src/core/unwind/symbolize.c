@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 
+#include "core/unwind/gopclntab.h"
 #include "core/unwind/symbolize.h"
 
 /* The module's symbol table, built on first use and kept with the file so
@@ -37,6 +38,20 @@ st_symbolize_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
   uint64_t addr = lookup - m->bias;
   return tab != NULL && st_symtab_lookup (tab, addr, &offset) != NULL
          && addr - offset == ehdr.e_entry;
+}
+
+bool
+st_symbolize_is_go_outermost (Dwfl_Module *mod, uint64_t lookup)
+{
+  void **userdata;
+  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  const struct st_mapping *m = *userdata;
+  if (m == NULL || m->file == NULL)
+    return false;
+  const struct st_symtab *tab = module_symtab (mod, m->file);
+  uint64_t offset;
+  return tab != NULL && st_symtab_is_go (tab)
+         && st_gopclntab_is_outermost (st_symtab_lookup (tab, lookup - m->bias, &offset));
 }
 
 /* The name of an inlined subroutine's abstract origin.  */
@@ -113,6 +128,15 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
             f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
           if (opts->inline_frames && mod != NULL)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
+        }
+      /* Code outside every ELF file may be a JIT's, and so may code in
+         one without a symbol (V8's built-ins, embedded in node's .text,
+         are named only in its jitdump): the JIT's maps name it.  */
+      if (f.symbol == NULL && p->jit != NULL)
+        {
+          f.symbol = st_jit_map_lookup (p->jit, lookup, &f.offset);
+          if (f.symbol != NULL && f.module == NULL)
+            f.module = "[jit]";
         }
       out[n++] = f;
     }

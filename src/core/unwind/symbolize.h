@@ -21,3 +21,8 @@ size_t st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl,
    (_start).  Some entry points (ld.so's) have no CFI to say they are the
    outermost frame; reaching one is still the end of the stack.  */
 bool st_symbolize_in_entry_function (Dwfl_Module *mod, uint64_t lookup);
+
+/* True when LOOKUP lies in a Go function past which Go's own traceback
+   does not go (st_gopclntab_is_outermost), in a module named from its
+   .gopclntab.  */
+bool st_symbolize_is_go_outermost (Dwfl_Module *mod, uint64_t lookup);

@@ -1,0 +1,518 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic/bytes.h"
+#include "basic/cleanup.h"
+#include "basic/log.h"
+#include "basic/procfs.h"
+#include "basic/untrusted.h"
+#include "core/resolve/jit-map.h"
+
+#define JITDUMP_MAGIC 0x4A695444u
+#define JITDUMP_HEADER_MIN 40
+#define JIT_CODE_LOAD 0
+#define JIT_RECORD_PREFIX 16
+#define JIT_CODE_LOAD_FIXED (JIT_RECORD_PREFIX + 40)
+/* Bytes read from a file at a time.  A jitdump record larger than this
+   (a code blob of megabytes) is skipped unnamed.  */
+#define WINDOW (4u << 20)
+
+/* ---- the parsers: bytes in, code ranges out ---- */
+
+static int
+hex_digit (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* A hex number (an optional 0x, at most 16 digits) at *P, up to END.  */
+static bool
+parse_hex (const char **p, const char *end, uint64_t *out)
+{
+  const char *s = *p;
+  if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+    s += 2;
+  uint64_t v = 0;
+  int n = 0, d;
+  while (s < end && (d = hex_digit (*s)) >= 0)
+    {
+      if (++n > 16)
+        return false;
+      v = v << 4 | (uint64_t) d;
+      s++;
+    }
+  *p = s;
+  *out = v;
+  return n > 0;
+}
+
+static int
+emit (st_jit_fn fn, void *arg, uint64_t start, uint64_t size, const char *name, size_t len)
+{
+  char buf[ST_JIT_NAME_MAX + 1];
+  if (len > ST_JIT_NAME_MAX)
+    len = ST_JIT_NAME_MAX;
+  memcpy (buf, name, len);
+  buf[len] = '\0';
+  if (size == 0 || start + size < start || buf[0] == '\0')
+    return 0;
+  return fn (start, size, buf, arg);
+}
+
+long
+st_perf_map_parse (const char *text, size_t len, st_jit_fn fn, void *arg)
+{
+  const char *p = text, *end = text + len;
+  for (;;)
+    {
+      const char *nl = memchr (p, '\n', (size_t) (end - p));
+      if (nl == NULL)
+        return p - text;
+      const char *s = p;
+      uint64_t start, size;
+      p = nl + 1;
+      if (!parse_hex (&s, nl, &start) || s == nl || *s != ' ')
+        continue;
+      s++;
+      if (!parse_hex (&s, nl, &size) || s == nl || *s != ' ')
+        continue;
+      s++;
+      const char *name_end = nl;
+      if (name_end > s && name_end[-1] == '\r')
+        name_end--;
+      int r = emit (fn, arg, start, size, s, (size_t) (name_end - s));
+      if (r != 0)
+        return r;
+    }
+}
+
+long
+st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
+                  struct st_why *why)
+{
+  if (size < JITDUMP_HEADER_MIN)
+    return 0;   /* the header is still being written */
+  if (st_get_u32 (data) != JITDUMP_MAGIC)
+    return st_why_at (why, EBADMSG, 0, "not a jitdump of this byte order (magic %#x)",
+                      st_get_u32 (data));
+  uint32_t header = st_get_u32 (data + 8);
+  if (header < JITDUMP_HEADER_MIN || header > WINDOW)
+    return st_why_at (why, EBADMSG, 8, "jitdump header of %u bytes", header);
+  if (header > size)
+    return 0;   /* the header is still being written */
+  size_t at = header;
+  while (at <= size && size - at >= JIT_RECORD_PREFIX)
+    {
+      const uint8_t *rec = data + at;
+      uint32_t id = st_get_u32 (rec), total = st_get_u32 (rec + 4);
+      if (total < JIT_RECORD_PREFIX)
+        return st_why_at (why, EBADMSG, at, "jitdump record of %u bytes", total);
+      if (total > size - at)
+        break;   /* not all there yet */
+      if (id == JIT_CODE_LOAD && total > JIT_CODE_LOAD_FIXED)
+        {
+          /* pid, tid, vma, code_addr, code_size, code_index, name, code */
+          uint64_t addr = st_get_u64 (rec + JIT_RECORD_PREFIX + 16);
+          uint64_t code_size = st_get_u64 (rec + JIT_RECORD_PREFIX + 24);
+          const char *name = (const char *) rec + JIT_CODE_LOAD_FIXED;
+          size_t room = total - JIT_CODE_LOAD_FIXED;
+          const char *nul = memchr (name, '\0', room);
+          int r = emit (fn, arg, addr, code_size, name, nul ? (size_t) (nul - name) : room);
+          if (r != 0)
+            return r;
+        }
+      /* Code moves (JIT_CODE_MOVE) are not written by V8 or the JVM
+         agents: a moved function comes as a new load.  */
+      at += total;
+    }
+  return (long) at;
+}
+
+bool
+st_jitdump_is_dump_path (const char *path)
+{
+  const char *base = strrchr (path, '/');
+  base = base ? base + 1 : path;
+  if (strncmp (base, "jit-", 4) != 0)
+    return false;
+  const char *s = base + 4;
+  size_t digits = strspn (s, "0123456789");
+  return digits > 0 && strcmp (s + digits, ".dump") == 0;
+}
+
+/* ---- one process's names ---- */
+
+struct entry {
+  uint64_t start, end;
+  const char *name;       /* interned */
+  uint64_t seq;           /* file order: a later one wins */
+};
+
+struct jit_file {
+  char *path;             /* as the process names it */
+  bool dump;
+  bool done;              /* broken, refused or over the limit */
+  uint64_t consumed;      /* bytes parsed so far */
+  dev_t dev;
+  ino_t ino;
+};
+
+struct st_jit_map {
+  pid_t pid;
+  st_jit_intern_fn intern;
+  void *ctx;
+  struct jit_file *files;  /* [0] is the perf map */
+  size_t n_files;
+  struct entry *entries;
+  size_t n, cap;
+  uint64_t seq;
+  bool sorted;
+  uint64_t last_load_ns;
+  int error;               /* the callback's: -ENOMEM */
+};
+
+int
+st_jit_map_new (pid_t pid, st_jit_intern_fn intern, void *ctx, struct st_jit_map **out)
+{
+  *out = NULL;
+  _cleanup_free_ struct st_jit_map *m = calloc (1, sizeof *m);
+  if (m == NULL)
+    return -ENOMEM;
+  m->pid = pid;
+  m->intern = intern;
+  m->ctx = ctx;
+  m->sorted = true;
+  m->files = calloc (1, sizeof *m->files);
+  if (m->files == NULL)
+    return -ENOMEM;
+  m->n_files = 1;
+  *out = ST_TAKE_PTR (m);
+  return 0;
+}
+
+void
+st_jit_map_free (struct st_jit_map *m)
+{
+  if (m == NULL)
+    return;
+  for (size_t i = 0; i < m->n_files; i++)
+    free (m->files[i].path);
+  free (m->files);
+  free (m->entries);
+  free (m);
+}
+
+int
+st_jit_map_add_dump (struct st_jit_map *m, const char *path)
+{
+  for (size_t i = 1; i < m->n_files; i++)
+    if (strcmp (m->files[i].path, path) == 0)
+      return 0;
+  struct jit_file *files = realloc (m->files, (m->n_files + 1) * sizeof *files);
+  if (files == NULL)
+    return -ENOMEM;
+  m->files = files;
+  char *copy = strdup (path);
+  if (copy == NULL)
+    return -ENOMEM;
+  m->files[m->n_files++] = (struct jit_file) { .path = copy, .dump = true };
+  m->last_load_ns = 0;   /* read it at the next miss */
+  return 0;
+}
+
+size_t
+st_jit_map_size (const struct st_jit_map *m)
+{
+  return m->n;
+}
+
+static int
+add_entry (uint64_t start, uint64_t size, const char *name, void *arg)
+{
+  struct st_jit_map *m = arg;
+  if (m->n == m->cap)
+    {
+      size_t cap = m->cap ? m->cap * 2 : 256;
+      struct entry *e = realloc (m->entries, cap * sizeof *e);
+      if (e == NULL)
+        return -ENOMEM;
+      m->entries = e;
+      m->cap = cap;
+    }
+  const char *copy = m->intern (m->ctx, name);
+  if (copy == NULL)
+    return -ENOMEM;
+  m->entries[m->n++] = (struct entry) { start, start + size, copy, m->seq++ };
+  m->sorted = false;
+  return 0;
+}
+
+/* Where the process's files are: its own root and its pid as it knows it
+   (NSpid), while it runs; else the host's /tmp, as perf reads it.  */
+struct where {
+  int root_fd;             /* O_PATH of /proc/PID/root, or -1 */
+  char root_name[64];
+  pid_t ns_pid;
+  bool alive;
+  uid_t owners[2];
+};
+
+static pid_t
+ns_pid_of (pid_t pid)
+{
+  char path[64], buf[4096];
+  snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  const char *line = strstr (buf, "\nNSpid:");
+  if (line == NULL)
+    return pid;
+  /* The last number on the line is the pid in the innermost namespace. */
+  long last = pid, v;
+  int used;
+  const char *s = line + 7;
+  while (sscanf (s, "%ld%n", &v, &used) == 1 && *s != '\n')
+    {
+      last = v;
+      s += used;
+      if (*s == '\n')
+        break;
+    }
+  return (pid_t) last;
+}
+
+static void
+where_of (pid_t pid, struct where *w)
+{
+  *w = (struct where) { .root_fd = -1, .ns_pid = pid };
+  snprintf (w->root_name, sizeof w->root_name, "/proc/%d/root", (int) pid);
+  if (st_proc_owners (pid, w->owners) < 0)
+    return;
+  w->root_fd = open (w->root_name, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  if (w->root_fd < 0)
+    return;
+  w->alive = true;
+  pid_t ns = ns_pid_of (pid);
+  if (ns > 0)
+    w->ns_pid = ns;
+}
+
+/* Opens the file as safely as any other file a process names, and checks
+   that its owner may describe the process: -errno when not.  */
+static int
+open_jit_file (const struct where *w, const char *path, struct stat *st)
+{
+  int fd = w->alive ? st_open_untrusted_in (w->root_fd, w->root_name, path,
+                                            ST_UNTRUSTED_IN_ROOT, st)
+                    : st_open_untrusted (AT_FDCWD, path, ST_UNTRUSTED_NOFOLLOW, st);
+  if (fd < 0)
+    return fd;
+  bool ok = w->alive ? st_proc_owned_by (w->owners, st->st_uid)
+                     : st->st_uid == 0 || st->st_uid == geteuid ();
+  if (!ok)
+    {
+      char why[64];
+      snprintf (why, sizeof why, "owned by uid %u, not the process's user or root",
+                (unsigned) st->st_uid);
+      st_untrusted_refuse (path, w->alive ? w->root_name : NULL, why);
+      close (fd);
+      return -EPERM;
+    }
+  return fd;
+}
+
+/* Reads what was appended to F since the last time.  */
+static void
+load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
+{
+  char path[64];
+  const char *name = f->path;
+  if (!f->dump)
+    {
+      snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) w->ns_pid);
+      name = path;
+    }
+  struct stat st;
+  _cleanup_close_ int fd = open_jit_file (w, name, &st);
+  if (fd < 0)
+    return;
+  /* Another file, or one truncated and written again: the pid's new
+     process (after an exec, or the pid's reuse) wrote it.  */
+  if (f->consumed > 0
+      && (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t) st.st_size < f->consumed))
+    f->consumed = 0;
+  f->dev = st.st_dev;
+  f->ino = st.st_ino;
+  uint64_t limit = (uint64_t) st.st_size < ST_JIT_MAP_MAX_BYTES ? (uint64_t) st.st_size
+                                                                 : ST_JIT_MAP_MAX_BYTES;
+  _cleanup_free_ uint8_t *buf = NULL;
+  while (f->consumed < limit && !f->done)
+    {
+      size_t want = limit - f->consumed < WINDOW ? limit - f->consumed : WINDOW;
+      /* A jitdump's header is parsed with its records: start at 0.  */
+      if (buf == NULL && (buf = malloc (WINDOW)) == NULL)
+        return;
+      ssize_t got = pread (fd, buf, want, (off_t) f->consumed);
+      if (got <= 0)
+        return;
+      long used;
+      struct st_why why = { 0 };
+      if (!f->dump)
+        used = st_perf_map_parse ((const char *) buf, (size_t) got, add_entry, m);
+      else if (f->consumed == 0)
+        used = st_jitdump_parse (buf, (size_t) got, add_entry, m, &why);
+      else
+        {
+          /* Later windows start at a record: give the parser a header. */
+          used = 0;
+          if (got >= JIT_RECORD_PREFIX)
+            {
+              _cleanup_free_ uint8_t *with = malloc ((size_t) got + JITDUMP_HEADER_MIN);
+              if (with == NULL)
+                return;
+              memset (with, 0, JITDUMP_HEADER_MIN);
+              uint32_t magic = JITDUMP_MAGIC, hsize = JITDUMP_HEADER_MIN;
+              memcpy (with, &magic, 4);
+              memcpy (with + 8, &hsize, 4);
+              memcpy (with + JITDUMP_HEADER_MIN, buf, (size_t) got);
+              used = st_jitdump_parse (with, (size_t) got + JITDUMP_HEADER_MIN, add_entry, m,
+                                       &why);
+              if (used > 0)
+                used -= JITDUMP_HEADER_MIN;
+            }
+        }
+      if (used == -ENOMEM)
+        {
+          m->error = -ENOMEM;
+          return;
+        }
+      if (used < 0)
+        {
+          st_warning ("%s (process %d): %s: ignored", name, (int) m->pid, why.text);
+          f->done = true;
+          return;
+        }
+      if (used == 0 && (size_t) got == WINDOW)
+        {
+          /* One line or one record larger than a window: skip it.  */
+          if (f->dump && f->consumed > 0)
+            used = st_get_u32 (buf + 4);
+          else if (!f->dump)
+            {
+              f->done = true;
+              return;
+            }
+          if (used <= 0)
+            return;
+        }
+      if (used == 0)
+        return;   /* the rest is still being written */
+      f->consumed += (uint64_t) used;
+    }
+  if (f->consumed >= ST_JIT_MAP_MAX_BYTES && !f->done)
+    {
+      st_warning ("%s (process %d): only its first %u MiB read", name, (int) m->pid,
+                  ST_JIT_MAP_MAX_BYTES >> 20);
+      f->done = true;
+    }
+}
+
+static int
+compare_entries (const void *pa, const void *pb)
+{
+  const struct entry *a = pa, *b = pb;
+  if (a->start != b->start)
+    return a->start < b->start ? -1 : 1;
+  return a->seq > b->seq ? -1 : a->seq < b->seq;
+}
+
+static void
+sort_entries (struct st_jit_map *m)
+{
+  if (m->sorted)
+    return;
+  qsort (m->entries, m->n, sizeof *m->entries, compare_entries);
+  /* Of the functions that started at one address, the last compiled.  */
+  size_t out = 0;
+  for (size_t i = 0; i < m->n; i++)
+    if (out == 0 || m->entries[out - 1].start != m->entries[i].start)
+      m->entries[out++] = m->entries[i];
+  m->n = out;
+  m->sorted = true;
+}
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+static void
+load (struct st_jit_map *m)
+{
+  struct where w;
+  where_of (m->pid, &w);
+  for (size_t i = 0; i < m->n_files && m->error == 0; i++)
+    load_file (m, &w, &m->files[i]);
+  if (w.root_fd >= 0)
+    close (w.root_fd);
+  sort_entries (m);
+}
+
+static const struct entry *
+find (const struct st_jit_map *m, uint64_t addr)
+{
+  size_t lo = 0, hi = m->n;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (m->entries[mid].start <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  if (lo == 0 || addr >= m->entries[lo - 1].end)
+    return NULL;
+  return &m->entries[lo - 1];
+}
+
+const char *
+st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *offset)
+{
+  const struct entry *e = find (m, addr);
+  if (e == NULL && m->error == 0)
+    {
+      uint64_t now = now_ns ();
+      if (m->last_load_ns == 0 || now - m->last_load_ns >= ST_JIT_MAP_RETRY_NS)
+        {
+          m->last_load_ns = now;
+          load (m);
+          e = find (m, addr);
+        }
+    }
+  if (e == NULL)
+    return NULL;
+  *offset = addr - e->start;
+  return e->name;
+}

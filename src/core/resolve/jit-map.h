@@ -1,0 +1,63 @@
+/* Names of JIT-compiled code: perf's symbol maps and jitdump files.
+ *
+ * A JIT (V8 with --perf-basic-prof, JVM agents, LuaJIT, ...) writes what it
+ * compiled where, either as text lines "START SIZE NAME" in
+ * /tmp/perf-PID.map, or as binary JIT_CODE_LOAD records in a jitdump file
+ * (jit-PID.dump, V8's --perf-prof) that it also maps executable so that a
+ * recording sees where the file is (perf inject --jit finds it the same way).
+ *
+ * Both files belong to the profiled process and whoever controls it: they
+ * are opened like every other file a process names (src/basic/untrusted.h),
+ * inside the process's own root when it runs in a container (where /tmp is
+ * its own and the file carries its pid in its own pid namespace), owned by
+ * the process's user or root, and read in bounded amounts.  Both only grow
+ * while the process runs: a miss reads what was appended since, at most
+ * every ST_JIT_MAP_RETRY_NS.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "basic/why.h"
+
+/* At most this many bytes of one map or dump file are read in a run.  */
+#define ST_JIT_MAP_MAX_BYTES (256u << 20)
+/* A JIT function's name is cut at this many bytes.  */
+#define ST_JIT_NAME_MAX 1024
+#define ST_JIT_MAP_RETRY_NS 200000000ull
+
+/* Receives each code range found, in file order (a later one wins).
+   NAME is valid only during the call.  Non-zero stops the parse.  */
+typedef int (*st_jit_fn) (uint64_t start, uint64_t size, const char *name, void *arg);
+
+/* Parses perf-map text: complete lines only.  Returns the bytes consumed
+   (up to and including the last newline), or the callback's error.
+   Malformed lines are skipped, as perf skips them.  */
+long st_perf_map_parse (const char *text, size_t len, st_jit_fn fn, void *arg);
+
+/* Parses jitdump bytes from file offset 0: the header, then records.
+   Returns the bytes of complete records consumed (a record still being
+   written is left for later), or -EBADMSG (WHY says where) for a file
+   that is not a jitdump of this machine's byte order.  */
+long st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
+                       struct st_why *why);
+
+/* True when PATH's last component is a jitdump's name: jit-PID.dump.  */
+bool st_jitdump_is_dump_path (const char *path);
+
+/* One process's JIT names.  INTERN makes a name last as long as the
+   results that point at it (the process table's string pool).  */
+typedef const char *(*st_jit_intern_fn) (void *ctx, const char *name);
+struct st_jit_map;
+
+int st_jit_map_new (pid_t pid, st_jit_intern_fn intern, void *ctx, struct st_jit_map **out);
+void st_jit_map_free (struct st_jit_map *m);
+/* The process mapped the jitdump PATH (as the process names it).  */
+int st_jit_map_add_dump (struct st_jit_map *m, const char *path);
+/* The JIT function containing ADDR and the offset into it, or NULL.
+   Reads the files on first use and again after a miss.  */
+const char *st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *offset);
+/* How many names are known (tests, --stats).  */
+size_t st_jit_map_size (const struct st_jit_map *m);

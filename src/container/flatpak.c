@@ -14,6 +14,7 @@
 
 #include "container/container.h"
 #include "container/flatpak-parse.h"
+#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "basic/untrusted.h"
@@ -155,15 +156,9 @@ open_deployment (const char *path, const char *what, const char *want_id)
 static bool
 app_from_cgroup (pid_t pid, char *out, size_t size)
 {
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  char *text = fd >= 0 ? st_read_small_file (fd, 1 << 16, NULL) : NULL;
-  if (fd >= 0)
-    close (fd);
-  bool found = text != NULL && st_flatpak_app_from_cgroup_text (text, out, size);
-  free (text);
-  return found;
+  _cleanup_free_ char *text = NULL;
+  return st_proc_read_file (pid, "cgroup", 1 << 16, &text) >= 0
+         && st_flatpak_app_from_cgroup_text (text, out, size);
 }
 
 bool
@@ -269,18 +264,8 @@ st_flatpak_parse_bwrapinfo (const char *text, long long *mnt_ns, long long *chil
 static pid_t
 parent_of (pid_t pid)
 {
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  char *text = fd >= 0 ? st_read_small_file (fd, 4096, NULL) : NULL;
-  if (fd >= 0)
-    close (fd);
-  const char *p = text ? strrchr (text, ')') : NULL;
-  int ppid = 0;
-  if (p == NULL || sscanf (p + 1, " %*c %d", &ppid) != 1)
-    ppid = 0;
-  free (text);
-  return (pid_t) ppid;
+  struct st_proc_stat st;
+  return st_proc_stat (pid, &st) == 0 ? st.ppid : 0;
 }
 
 /* Instance directories outlive their sandboxes and namespace inodes are

@@ -28,7 +28,7 @@ struct st_containers {
 };
 
 struct entry {
-  struct st_container *c;         /* NULL: the host */
+  const struct st_container *c;   /* NULL: the host; owned by all or stored */
   bool adopted;                   /* c is a stored one, by st_containers_adopt */
 };
 
@@ -260,7 +260,7 @@ st_containers_adopt (struct st_containers *cs, pid_t pid, const struct st_contai
         }
     }
   /* Stored containers live until st_containers_free, like the entry.  */
-  e->c = (struct st_container *) c;
+  e->c = c;
   e->adopted = true;
   st_info ("pid %d: labelled %s: it ran files of its own (the process was gone)", (int) pid,
            c->root_frame);

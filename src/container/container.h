@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "core/output/callchain.h"
+#include "container/label.h"
 
 enum st_container_kind {
   ST_CONTAINER_HOST = 0,

@@ -1,7 +1,7 @@
 # The unprivileged core: a library the tool and the tests link.
 noinst_LIBRARIES += src/core/libcore.a
 src_core_libcore_a_SOURCES += \
-	src/core/output/callchain.h \
+	src/core/unwind/callchain.c src/core/unwind/callchain.h \
 	src/core/resolve/debuginfo-host.c src/core/resolve/debuginfo-host.h \
 	src/core/resolve/elf-file.c src/core/resolve/elf-file.h \
 	src/core/event.h \
@@ -14,9 +14,9 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/perf-format.h \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
+	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/session.c src/core/session.h \
-	src/core/signals.c src/core/signals.h \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \
 	src/core/output/sink-json.c \
@@ -31,8 +31,9 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/source-sysprof.c src/core/input/source-sysprof.h \
 	src/core/input/sysprof-format.h \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
-	src/core/unwind/symbol-table.c src/core/unwind/symbol-table.h \
+	src/core/resolve/symbol-table.c src/core/resolve/symbol-table.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
+	src/core/unwind/module-symbols.c src/core/unwind/module-symbols.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/output/profile.pb-c.c src/core/output/profile.pb-c.h
 src_core_libcore_a_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS) \

@@ -20,7 +20,7 @@
 #include "core/resolve/ns-client.h"
 #include "core/output/output-file.h"
 #include "core/session.h"
-#include "core/signals.h"
+#include "basic/signals.h"
 #include "core/output/sink.h"
 #include "core/input/source-live.h"
 #include "core/input/source.h"

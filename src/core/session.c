@@ -12,7 +12,7 @@
 #include "core/session.h"
 #include "basic/strbuf.h"
 #include "core/resolve/ns-client.h"
-#include "core/signals.h"
+#include "basic/signals.h"
 #include "core/unwind/unwinder.h"
 #include "basic/untrusted.h"
 #include "debuginfod/debuginfod.h"

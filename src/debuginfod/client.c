@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/resolve/elf-file.h"
+#include "basic/build-id.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "debuginfod/debuginfod.h"

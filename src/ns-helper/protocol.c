@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "basic/build-id.h"
 #include "ns-helper/protocol.h"
 
 /* Nesting deeper than a request's one level of arrays is refused by the
@@ -48,13 +49,7 @@ static const char *const op_names[] = {
 void
 st_nsh_hex (const uint8_t *id, size_t n, char *out)
 {
-  static const char digits[] = "0123456789abcdef";
-  for (size_t i = 0; i < n; i++)
-    {
-      out[2 * i] = digits[id[i] >> 4];
-      out[2 * i + 1] = digits[id[i] & 15];
-    }
-  out[2 * n] = '\0';
+  st_hex (id, n, out);
 }
 
 static int

@@ -24,7 +24,7 @@
 #include "basic/log.h"
 #include "core/input/perf-format.h"
 #include "basic/procfs.h"
-#include "core/signals.h"
+#include "basic/signals.h"
 #include "core/input/source-live.h"
 #include "core/input/source-perf.h"
 

@@ -12,7 +12,8 @@
 #include "core/resolve/find-debuginfo.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
-#include "core/unwind/process.h"
+#include "core/resolve/elf-file.h"
+#include "core/resolve/mapping.h"
 #include "debuginfod/debuginfod.h"
 
 /* What libdwfl asked for.  */

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "core/resolve/resolver.h"
+#include "core/resolve/mapping.h"
 
 struct st_ns_client;
 

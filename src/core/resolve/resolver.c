@@ -41,6 +41,10 @@ struct candidate {
   void *image;
   Elf *elf;
   char why[160];
+  /* What the container step learnt, for the caller to act on: the steps
+     read the resolver, they do not change it.  */
+  const struct st_container *ran_in;    /* see struct st_resolution */
+  bool upper_only;          /* only in a removed container's own layer */
 };
 
 typedef int (*step_fn) (const struct st_mapping_request *req, struct candidate *c);
@@ -242,7 +246,7 @@ search_container (const struct st_container *ct, void *arg)
 static int
 step_container (const struct st_mapping_request *req, struct candidate *c)
 {
-  struct st_resolver *r = (struct st_resolver *) c->resolver;
+  const struct st_resolver *r = c->resolver;
   if (r->containers == NULL || is_special_name (req->path) || req->path[0] != '/'
       || (req->build_id_size == 0 && !req->has_dev_ino))
     return 1;
@@ -258,7 +262,7 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
          no stored layer has lived in a removed container's own layer.  */
       if (ct == NULL && req->has_dev_ino && req->maj == 0)
         {
-          r->upper_only++;
+          c->upper_only = true;
           snprintf (c->why, sizeof c->why, "gone with its container: in no stored container "
                     "or image layer (only in a removed container's own layer?)");
         }
@@ -271,7 +275,7 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
            s.found_in->root_frame, s.upper ? "its own layer" : "a lower layer or deployment",
            ct ? "" : ", the process was gone");
   if (ct == NULL && s.upper)
-    st_containers_adopt (r->containers, req->pid, s.found_in);
+    c->ran_in = s.found_in;
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }
@@ -414,8 +418,20 @@ answer_key (const struct st_mapping_request *req, char *key, size_t size)
   return len;
 }
 
+/* Keeps what step candidate C learnt besides its file (even when the file
+   then fails its checks: the process did run in that container).  */
+static void
+candidate_learnt (struct st_resolver *r, const struct candidate *c, struct st_resolution *res)
+{
+  if (c->upper_only)
+    r->upper_only++;
+  if (c->ran_in != NULL && res->ran_in == NULL)
+    res->ran_in = c->ran_in;
+}
+
 static struct st_elf_file *
-find (struct st_resolver *r, const struct st_mapping_request *req, char *why, size_t why_size)
+find (struct st_resolver *r, const struct st_mapping_request *req, char *why, size_t why_size,
+      struct st_resolution *res)
 {
   /* A build-id already opened for another path or process is the same
      file: share it.  */
@@ -430,6 +446,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
     {
       struct candidate c = { .resolver = r, .fd = -1 };
       int s = steps[i].open (req, &c);
+      candidate_learnt (r, &c, res);
       if (s == 1)
         continue;
       if (s == 0 && candidate_verify (req, &c))
@@ -474,8 +491,11 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
 
 struct st_elf_file *
 st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req,
-                     const char **why_not)
+                     struct st_resolution *res)
 {
+  const char **why_not = &res->why_not;
+  res->why_not = NULL;
+  res->ran_in = NULL;
   char key[4096 + 64];
   size_t key_len = answer_key (req, key, sizeof key);
   struct answer *a = st_hashmap_get (r->answers, key, key_len);
@@ -488,7 +508,7 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
           *why_not = "out of memory";
           return NULL;
         }
-      a->file = find (r, req, why, sizeof why);
+      a->file = find (r, req, why, sizeof why, res);
       a->path = strdup (req->path);
       if (a->file == NULL)
         {

@@ -482,7 +482,11 @@ resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_map
     .build_id = m->build_id,
     .build_id_size = m->build_id_size,
   };
-  m->file = st_resolver_resolve (t->resolver, &req, &m->why_not);
+  struct st_resolution res;
+  m->file = st_resolver_resolve (t->resolver, &req, &res);
+  m->why_not = res.why_not;
+  if (p->ran_in == NULL)
+    p->ran_in = res.ran_in;
 }
 
 static void

@@ -190,7 +190,12 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   out->detail = result.detail;
   /* Finding its files may have told which container a process that was
      gone belonged to.  */
-  ct = st_containers_of (u->containers, sample->pid);
-  out->container = ct ? &ct->label : NULL;
+  if (p->ran_in != NULL)
+    {
+      st_containers_adopt (u->containers, sample->pid, p->ran_in);
+      p->ran_in = NULL;
+      ct = st_containers_of (u->containers, sample->pid);
+      out->container = ct ? &ct->label : NULL;
+    }
   return 0;
 }

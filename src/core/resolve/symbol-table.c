@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/unwind/symbol-table.h"
+#include "core/resolve/symbol-table.h"
 
 struct symbol {
   uint64_t start, end;   /* [start, end) in ELF addresses */

@@ -20,6 +20,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \
 	src/core/output/sink-json.c \
+	src/core/output/sink-lines.c src/core/output/sink-lines.h \
 	src/core/output/sink-pprof.c \
 	src/core/output/sink-svg.c \
 	src/core/output/sink-sysprof.c \

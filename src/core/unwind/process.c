@@ -35,19 +35,7 @@ struct st_process_table {
 const char *
 st_process_table_intern (struct st_process_table *t, const char *str)
 {
-  if (str == NULL)
-    return NULL;
-  size_t len = strlen (str);
-  char *copy = st_hashmap_get (t->strings, str, len);
-  if (copy != NULL)
-    return copy;
-  copy = strdup (str);
-  if (copy == NULL || st_hashmap_put (t->strings, str, len, copy) < 0)
-    {
-      free (copy);
-      return NULL;
-    }
-  return copy;
+  return st_hashmap_intern (t->strings, str);
 }
 
 static void

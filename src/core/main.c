@@ -794,7 +794,12 @@ main (int argc, char **argv)
   elf_version (EV_CURRENT);
   int status = debuginfod_start (&o);
   /* Connected (or spawned) at the first file that needs it.  */
-  o.ns_client = st_ns_client_new (o.ns_helper);
+  int r = st_ns_client_new (o.ns_helper, &o.ns_client);
+  if (r < 0 && status == EXIT_OK)
+    {
+      st_error ("--ns-helper %s: %s", o.ns_helper, strerror (-r));
+      status = EXIT_RUNTIME;
+    }
   if (status == EXIT_OK)
     status = run (&o);
   st_ns_client_free (o.ns_client);

@@ -105,12 +105,12 @@ step_ns_helper (const struct request *q, char **path)
       || m->file->build_id_size == 0 || is_altlink_request (q, m->file->elf))
     return -1;
   const char *way = NULL;
-  char why[256];
+  struct st_why why;
   int fd = st_ns_client_open_debuginfo (ns, m->file->ns_pid, m->path, m->file->build_id,
                                         m->file->build_id_size, q->debuglink_file, path, &way,
-                                        why, sizeof why);
+                                        &why);
   if (fd < 0)
-    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why);
+    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why.text);
   else
     st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
              (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
@@ -145,10 +145,10 @@ step_debuginfod (const struct request *q, char **path)
       id = alt_id;
       n = (size_t) len;
     }
-  const char *why = NULL;
+  struct st_why why;
   int fd = st_debuginfod_find_debuginfo (d, id, n, m->path, want, path, &why);
   if (fd < 0)
-    st_debug ("%s: no debuginfo from debuginfod: %s", m->path, why);
+    st_debug ("%s: no debuginfo from debuginfod: %s", m->path, why.text);
   return fd;
 }
 

@@ -40,7 +40,7 @@ struct candidate {
   int fd;
   void *image;
   Elf *elf;
-  char why[160];
+  struct st_why why;
   /* What the container step learnt, for the caller to act on: the steps
      read the resolver, they do not change it.  */
   const struct st_container *ran_in;    /* see struct st_resolution */
@@ -80,17 +80,17 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
     {
       int err = c->fd;
       c->fd = -1;
-      snprintf (c->why, sizeof c->why, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
-                st_untrusted_strerror (err));
+      st_why_set (&c->why, -err, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
+                  st_untrusted_strerror (err));
       return -1;
     }
   if (req->build_id_size == 0 && req->has_dev_ino && st.st_ino != req->ino)
     {
       /* Only the inode is compared: the device number perf records is the
          superblock's, which differs from stat's on btrfs subvolumes.  */
-      snprintf (c->why, sizeof c->why, "%s (inode %llu, mapped inode %llu)",
-                was_deleted ? "deleted and replaced" : "replaced since it was mapped",
-                (unsigned long long) st.st_ino, (unsigned long long) req->ino);
+      st_why_set (&c->why, ESTALE, "%s (inode %llu, mapped inode %llu)",
+                  was_deleted ? "deleted and replaced" : "replaced since it was mapped",
+                  (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
@@ -108,7 +108,7 @@ step_vdso (const struct st_mapping_request *req, struct candidate *c)
   const unsigned char *base = (const void *) getauxval (AT_SYSINFO_EHDR);
   if (base == NULL)
     {
-      snprintf (c->why, sizeof c->why, "this system has no vdso");
+      st_why_set (&c->why, ENOENT, "this system has no vdso");
       return -1;
     }
   Elf *probe = elf_memory ((char *) base, 1 << 20);
@@ -129,7 +129,7 @@ step_vdso (const struct st_mapping_request *req, struct candidate *c)
   elf_end (probe);
   if (size == 0 || size > (1 << 20))
     {
-      snprintf (c->why, sizeof c->why, "cannot read this system's vdso");
+      st_why_set (&c->why, EIO, "cannot read this system's vdso");
       return -1;
     }
   c->image = malloc (size);
@@ -149,13 +149,10 @@ step_debuginfod (const struct st_mapping_request *req, struct candidate *c)
   struct st_debuginfod *d = c->resolver->debuginfod;
   if (d == NULL || req->build_id_size == 0 || is_special_name (req->path))
     return 1;
-  const char *why = NULL;
-  c->fd = st_debuginfod_find_executable (d, req->build_id, req->build_id_size, req->path, &why);
+  c->fd = st_debuginfod_find_executable (d, req->build_id, req->build_id_size, req->path,
+                                         &c->why);
   if (c->fd < 0)
-    {
-      snprintf (c->why, sizeof c->why, "%s", why);
-      return -1;
-    }
+    return -1;
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }
@@ -174,15 +171,15 @@ step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
       || (req->build_id_size == 0 && !req->has_dev_ino))
     return 1;
   const char *way = NULL;
-  c->fd = st_ns_client_open (ns, req, &way, c->why, sizeof c->why);
+  c->fd = st_ns_client_open (ns, req, &way, &c->why);
   if (c->fd < 0)
     return -1;
   struct stat st;
   if (req->build_id_size == 0 && req->has_dev_ino
       && (fstat (c->fd, &st) != 0 || st.st_ino != req->ino))
     {
-      snprintf (c->why, sizeof c->why, "%s finds inode %llu, but inode %llu was mapped", way,
-                (unsigned long long) st.st_ino, (unsigned long long) req->ino);
+      st_why_set (&c->why, ESTALE, "%s finds inode %llu, but inode %llu was mapped", way,
+                  (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
   st_info ("pid %d: %s: opened by the namespace helper (%s)", (int) req->pid, req->path, way);
@@ -223,7 +220,7 @@ search_container (const struct st_container *ct, void *arg)
   while (next < ct->n_dirs)
     {
       bool upper = false;
-      s->c->fd = st_container_open (ct, s->req->path, &next, &upper, s->c->why, sizeof s->c->why);
+      s->c->fd = st_container_open (ct, s->req->path, &next, &upper, &s->c->why);
       if (s->c->fd < 0)
         return 0;
       if (storage_matches (s->req, s->c))
@@ -263,12 +260,12 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
       if (ct == NULL && req->has_dev_ino && req->maj == 0)
         {
           c->upper_only = true;
-          snprintf (c->why, sizeof c->why, "gone with its container: in no stored container "
-                    "or image layer (only in a removed container's own layer?)");
+          st_why_set (&c->why, ENOENT, "gone with its container: in no stored container "
+                      "or image layer (only in a removed container's own layer?)");
         }
       else
-        snprintf (c->why, sizeof c->why, "not in %s%s", ct ? "the storage of " : "any stored "
-                  "container or image", ct ? ct->root_frame : "");
+        st_why_set (&c->why, ENOENT, "not in %s%s", ct ? "the storage of " : "any stored "
+                    "container or image", ct ? ct->root_frame : "");
       return -1;
     }
   st_info ("pid %d: %s: found in the storage of %s (%s%s)", (int) req->pid, req->path,
@@ -309,7 +306,7 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
 {
   if (c->elf == NULL || elf_kind (c->elf) != ELF_K_ELF)
     {
-      snprintf (c->why, sizeof c->why, "not an ELF file");
+      st_why_set (&c->why, ENOEXEC, "not an ELF file");
       return false;
     }
   if (req->build_id_size > 0)
@@ -321,8 +318,8 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
           char want[2 * ST_BUILD_ID_MAX + 1], have[2 * ST_BUILD_ID_MAX + 1];
           st_build_id_to_hex (req->build_id, req->build_id_size, want);
           st_build_id_to_hex (id, n, have);
-          snprintf (c->why, sizeof c->why, "build-id %s, but %s was mapped",
-                    n ? have : "(none)", want);
+          st_why_set (&c->why, ESTALE, "build-id %s, but %s was mapped",
+                      n ? have : "(none)", want);
           return false;
         }
     }
@@ -480,8 +477,9 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
          but a last resort that failed too says why.  */
       size_t used = strlen (why);
       if (used + 3 < why_size)
-        snprintf (why + used, why_size - used, "%s%s: %s", used > 0 ? "; " : "",
-                  st_found_by_name (steps[i].how), c.why);
+        /* A step's reason is told in 159 bytes at most, as always.  */
+        snprintf (why + used, why_size - used, "%s%s: %.159s", used > 0 ? "; " : "",
+                  st_found_by_name (steps[i].how), c.why.text);
       candidate_discard (&c);
     }
   if (why[0] == '\0')

@@ -10,6 +10,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/ns-client.c src/core/resolve/ns-client.h \
 	src/core/resolve/ns-client-private.h src/core/resolve/ns-connection.c \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
+	src/ns-helper/protocol-decode.c \
 	src/core/input/ordered-queue.c src/core/input/ordered-queue.h \
 	src/core/output/output-file.c src/core/output/output-file.h \
 	src/core/input/perf-format.h \
@@ -22,7 +23,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/sink-folded.c \
 	src/core/output/sink-json.c \
 	src/core/output/sink-lines.c src/core/output/sink-lines.h \
-	src/core/output/sink-pprof.c \
+	src/core/output/sink-pprof.c src/core/output/sink-pprof.h \
+	src/core/output/sink-pprof-write.c \
 	src/core/output/sink-svg.c \
 	src/core/output/sink-sysprof.c \
 	src/core/output/sink-text.c \

@@ -25,7 +25,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/sink-lines.c src/core/output/sink-lines.h \
 	src/core/output/sink-pprof.c src/core/output/sink-pprof.h \
 	src/core/output/sink-pprof-write.c \
-	src/core/output/sink-svg.c \
+	src/core/output/sink-svg.c src/core/output/sink-svg.h \
+	src/core/output/sink-svg-script.c \
 	src/core/output/sink-sysprof.c \
 	src/core/output/sink-text.c \
 	src/core/input/source.c src/core/input/source.h \

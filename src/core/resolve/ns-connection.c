@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client-private.h"
 
@@ -70,17 +71,14 @@ connect_socket (struct st_ns_client *c, const char *path, struct st_why *why)
       return st_why_set (why, ENAMETOOLONG, "%s: socket path too long", path);
     }
   strcpy (addr.sun_path, path);
-  int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  _cleanup_close_ int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (sock < 0 || connect (sock, (struct sockaddr *) &addr, sizeof addr) != 0)
     {
       int e = errno;
-      st_why_set (why, e, "cannot connect to %s: %s", path, strerror (e));
-      if (sock >= 0)
-        close (sock);
-      return -e;
+      return st_why_set (why, e, "cannot connect to %s: %s", path, strerror (e));
     }
   set_timeouts (sock);
-  c->sock = sock;
+  c->sock = ST_TAKE_FD (sock);
   c->fresh = true;
   free (c->connected_to);
   c->connected_to = strdup (path);
@@ -117,16 +115,14 @@ helper_path (void)
 static int
 spawn_helper (struct st_ns_client *c, struct st_why *why)
 {
-  char *path = helper_path ();
+  _cleanup_free_ char *path = helper_path ();
   if (path == NULL)
     return -ENOMEM;
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     {
       int e = errno;
-      st_why_set (why, e, "socketpair: %s", strerror (e));
-      free (path);
-      return -e;
+      return st_why_set (why, e, "socketpair: %s", strerror (e));
     }
   /* The child's end goes to descriptor 3; keep it clear of 0 to 3.  */
   if (sv[1] <= 3)
@@ -164,16 +160,15 @@ spawn_helper (struct st_ns_client *c, struct st_why *why)
     {
       st_why_set (why, r, "cannot start %s: %s", path, strerror (r));
       close (sv[0]);
-      free (path);
       return -r;
     }
   set_timeouts (sv[0]);
   c->sock = sv[0];
   c->child = pid;
   c->fresh = true;
-  free (c->connected_to);
-  c->connected_to = path;
   st_debug ("namespace helper: started %s (pid %d)", path, pid);
+  free (c->connected_to);
+  c->connected_to = ST_TAKE_PTR (path);
   return 0;
 }
 

@@ -427,7 +427,7 @@ candidate_learnt (struct st_resolver *r, const struct candidate *c, struct st_re
 }
 
 static struct st_elf_file *
-find (struct st_resolver *r, const struct st_mapping_request *req, char *why, size_t why_size,
+find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why *why,
       struct st_resolution *res)
 {
   /* A build-id already opened for another path or process is the same
@@ -438,7 +438,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
       if (f != NULL)
         return st_elf_file_ref (f);
     }
-  why[0] = '\0';
+  st_why_clear (why);
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
       struct candidate c = { .resolver = r, .fd = -1 };
@@ -452,7 +452,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
           if (f == NULL)
             {
               candidate_discard (&c);
-              snprintf (why, why_size, "out of memory");
+              st_why_set (why, ENOMEM, "out of memory");
               return NULL;
             }
           if (steps[i].how == ST_FOUND_NS_HELPER)
@@ -475,15 +475,15 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
         }
       /* The first step's reason first: later steps' are less telling,
          but a last resort that failed too says why.  */
-      size_t used = strlen (why);
-      if (used + 3 < why_size)
+      size_t used = strlen (why->text);
+      if (used + 3 < sizeof why->text)
         /* A step's reason is told in 159 bytes at most, as always.  */
-        snprintf (why + used, why_size - used, "%s%s: %.159s", used > 0 ? "; " : "",
-                  st_found_by_name (steps[i].how), c.why.text);
+        snprintf (why->text + used, sizeof why->text - used, "%s%s: %.159s",
+                  used > 0 ? "; " : "", st_found_by_name (steps[i].how), c.why.text);
       candidate_discard (&c);
     }
-  if (why[0] == '\0')
-    snprintf (why, why_size, "no way to open it");
+  if (why->text[0] == '\0')
+    st_why_set (why, ENOENT, "no way to open it");
   return NULL;
 }
 
@@ -499,19 +499,19 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
   struct answer *a = st_hashmap_get (r->answers, key, key_len);
   if (a == NULL)
     {
-      char why[256];
+      struct st_why why;
       a = calloc (1, sizeof *a);
       if (a == NULL)
         {
           *why_not = "out of memory";
           return NULL;
         }
-      a->file = find (r, req, why, sizeof why, res);
+      a->file = find (r, req, &why, res);
       a->path = strdup (req->path);
       if (a->file == NULL)
         {
-          a->why_not = strdup (why);
-          st_info ("%s: not found (%s)", req->path, why);
+          a->why_not = strdup (why.text);
+          st_info ("%s: not found (%s)", req->path, why.text);
         }
       if (st_hashmap_put (r->answers, key, key_len, a) < 0)
         {

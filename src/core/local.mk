@@ -1,4 +1,5 @@
 # The unprivileged core: a library the tool and the tests link.
+EXTRA_DIST += src/core/README
 noinst_LIBRARIES += src/core/libcore.a
 src_core_libcore_a_SOURCES += \
 	src/core/unwind/callchain.c src/core/unwind/callchain.h \

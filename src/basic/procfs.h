@@ -62,8 +62,9 @@ int st_proc_maps_foreach (pid_t pid, int (*fn) (const struct st_proc_map *m, voi
                           void *arg);
 
 /* The command line of PID with a space between arguments, in BUF (SIZE
-   bytes, cut to fit).  Returns its length: 0 for a kernel thread (no
-   command line), or -errno.  */
+   bytes, cut to fit).  Returns the bytes the kernel gave (the last
+   argument's NUL included, unless cut): 0 for a kernel thread (no command
+   line), or -errno.  */
 int st_proc_cmdline (pid_t pid, char *buf, size_t size);
 
 /* The name (comm) of thread TID of PID, its newline cut, in BUF (SIZE

@@ -170,3 +170,21 @@ st_hashmap_foreach (const struct st_hashmap *map, st_hashmap_visit_fn fn, void *
       }
   return 0;
 }
+
+const char *
+st_hashmap_intern (struct st_hashmap *strings, const char *str)
+{
+  if (str == NULL)
+    return NULL;
+  size_t len = strlen (str);
+  char *copy = st_hashmap_get (strings, str, len);
+  if (copy != NULL)
+    return copy;
+  copy = strdup (str);
+  if (copy == NULL || st_hashmap_put (strings, str, len, copy) < 0)
+    {
+      free (copy);
+      return NULL;
+    }
+  return copy;
+}

@@ -30,6 +30,12 @@ int st_hashmap_foreach (const struct st_hashmap *map, st_hashmap_visit_fn fn, vo
 
 uint64_t st_hash_bytes (const void *data, size_t len);
 
+/* The one copy of STR kept in STRINGS (a map made with st_hashmap_new
+   (free), keyed by the string's bytes): made on first use, the same
+   pointer afterwards, valid until the map is freed.  NULL for NULL, and on
+   allocation failure (the caller says what stands in for it).  */
+const char *st_hashmap_intern (struct st_hashmap *strings, const char *str);
+
 /* Integer-keyed conveniences.  */
 static inline void *
 st_hashmap_get_u64 (const struct st_hashmap *map, uint64_t key)

@@ -4,8 +4,10 @@ src_core_libcore_a_SOURCES = \
 	src/basic/hashmap.c src/basic/hashmap.h \
 	src/basic/log.c src/basic/log.h \
 	src/basic/procfs.c src/basic/procfs.h \
+	src/basic/build-id.h \
 	src/basic/bytes.h \
 	src/basic/cleanup.h \
+	src/basic/signals.c src/basic/signals.h \
 	src/basic/strbuf.c src/basic/strbuf.h \
 	src/basic/untrusted.c src/basic/untrusted.h \
 	src/basic/why.c src/basic/why.h

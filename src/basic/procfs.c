@@ -16,26 +16,128 @@
 bool
 st_proc_start_time (pid_t pid, uint64_t *ticks)
 {
-  char path[64], buf[1024];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct st_proc_stat st;
+  if (st_proc_stat (pid, &st) < 0)
+    return false;
+  *ticks = st.start_time;
+  return true;
+}
+
+int
+st_proc_read_file (pid_t pid, const char *name, size_t max, char **out)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return false;
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  close (fd);
-  if (n <= 0)
-    return false;
-  buf[n] = '\0';
+    return -errno;
+  _cleanup_free_ char *buf = malloc (max + 1);
+  if (buf == NULL)
+    return -ENOMEM;
+  /* /proc files are made at each read() from the process's state: read
+     until the end, as a short read says nothing about what is left.  */
+  size_t len = 0;
+  for (;;)
+    {
+      ssize_t n = read (fd, buf + len, max + 1 - len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        break;
+      len += (size_t) n;
+      if (len > max)
+        return -EFBIG;
+    }
+  buf[len] = '\0';
+  *out = ST_TAKE_PTR (buf);
+  return (int) len;
+}
+
+int
+st_proc_parse_stat (const char *text, struct st_proc_stat *out)
+{
   /* Fields count from the ")" that ends field 2, the comm, which may hold
      spaces and parentheses itself: each space starts the next field.  */
-  char *p = strrchr (buf, ')');
+  const char *p = strrchr (text, ')');
+  int ppid;
+  if (p == NULL || sscanf (p + 1, " %*c %d", &ppid) != 1)
+    return -EINVAL;
   for (int field = 3; field <= 22 && p != NULL; field++)
     p = strchr (p + 1, ' ');
   if (p == NULL)
-    return false;
+    return -EINVAL;
   char *end;
-  *ticks = strtoull (p + 1, &end, 10);
-  return end != p + 1;
+  unsigned long long ticks = strtoull (p + 1, &end, 10);
+  if (end == p + 1)
+    return -EINVAL;
+  out->ppid = (pid_t) ppid;
+  out->start_time = ticks;
+  return 0;
+}
+
+int
+st_proc_stat (pid_t pid, struct st_proc_stat *out)
+{
+  _cleanup_free_ char *text = NULL;
+  int r = st_proc_read_file (pid, "stat", 4096, &text);
+  if (r < 0)
+    return r;
+  return st_proc_parse_stat (text, out);
+}
+
+int
+st_proc_maps_foreach (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg), void *arg)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
+  _cleanup_fclose_ FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return -errno;
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  int r = 0;
+  while (r == 0 && getline (&line, &cap, f) > 0)
+    {
+      struct st_proc_map m;
+      if (st_proc_parse_maps_line (line, &m))
+        r = fn (&m, arg);
+    }
+  return r;
+}
+
+int
+st_proc_cmdline (pid_t pid, char *buf, size_t size)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/cmdline", (int) pid);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  ssize_t got = read (fd, buf, size - 1);
+  if (got < 0)
+    return -errno;
+  buf[got] = '\0';
+  /* NULs between the arguments (the last one's too).  */
+  for (ssize_t i = 0; i < got - 1; i++)
+    if (buf[i] == '\0')
+      buf[i] = ' ';
+  return (int) got;
+}
+
+int
+st_proc_comm (pid_t pid, pid_t tid, char *buf, size_t size)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/task/%d/comm", (int) pid, (int) tid);
+  _cleanup_fclose_ FILE *f = fopen (path, "re");
+  if (f == NULL)
+    return -errno;
+  if (fgets (buf, (int) size, f) == NULL)
+    buf[0] = '\0';
+  buf[strcspn (buf, "\n")] = '\0';
+  return (int) strlen (buf);
 }
 
 int
@@ -97,37 +199,3 @@ st_proc_parse_maps_line (char *line, struct st_proc_map *m)
   return true;
 }
 
-int
-st_proc_foreach_map (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg), void *arg)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
-  _cleanup_fclose_ FILE *f = fopen (path, "re");
-  if (f == NULL)
-    return -errno;
-  _cleanup_free_ char *line = NULL;
-  size_t cap = 0;
-  int r = 0;
-  while (r == 0 && getline (&line, &cap, f) > 0)
-    {
-      struct st_proc_map m;
-      if (st_proc_parse_maps_line (line, &m))
-        r = fn (&m, arg);
-    }
-  return r;
-}
-
-ssize_t
-st_proc_read (pid_t pid, const char *name, char *buf, size_t size)
-{
-  char path[PATH_MAX];
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
-  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
-  ssize_t n = read (fd, buf, size - 1);
-  if (n < 0)
-    return -errno;
-  buf[n] = '\0';
-  return n;
-}

@@ -34,15 +34,39 @@ struct st_proc_map {
    False when it is not a maps line, or START is not below END.  */
 bool st_proc_parse_maps_line (char *line, struct st_proc_map *m);
 
-/* Calls FN for each mapping of /proc/PID/maps, in the file's order (lines
-   that do not parse are skipped), until FN returns non-zero.  Returns
-   -errno when the file cannot be read (the process is gone), else FN's
-   non-zero return or 0.  A caller whose FN fails keeps its error aside and
-   returns 1 to stop: an FN error and a missing file then never meet.  */
-int st_proc_foreach_map (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg),
-                         void *arg);
+/* The one reader of /proc/PID files: every folder that asks /proc about a
+   process goes through the functions below, so that bounds, O_CLOEXEC and
+   the parsing of the kernel's formats live in one place.  */
 
-/* Reads /proc/PID/NAME ("cmdline", "task/TID/comm", ...) into BUF, at most
-   SIZE - 1 bytes, and NUL-terminates it.  Returns the bytes read (0 for an
-   empty file: a kernel thread's cmdline) or -errno.  */
-ssize_t st_proc_read (pid_t pid, const char *name, char *buf, size_t size);
+/* /proc/PID/NAME ("cgroup", "stat", "task/TID/comm", ...) read whole, up
+   to MAX bytes (-EFBIG beyond), into *OUT (malloc'd, NUL-terminated).
+   Returns its length, or -errno (-ENOENT: no such process).  */
+int st_proc_read_file (pid_t pid, const char *name, size_t max, char **out);
+
+/* The fields of /proc/PID/stat that we use.  */
+struct st_proc_stat {
+  pid_t ppid;               /* field 4 */
+  uint64_t start_time;      /* field 22: clock ticks since boot */
+};
+/* Parses the text of a /proc/PID/stat file.  0 or -EINVAL.  */
+int st_proc_parse_stat (const char *text, struct st_proc_stat *out);
+/* Reads and parses /proc/PID/stat.  0 or -errno.  */
+int st_proc_stat (pid_t pid, struct st_proc_stat *out);
+
+/* Calls FN (M, ARG) for each line of /proc/PID/maps, in order, until FN
+   returns non-zero.  Returns that value, 0 after the last line, or -errno
+   when the file cannot be opened (the process is gone, or forbidden);
+   lines that are not maps lines are skipped.  M and its name are valid
+   during the call only.  */
+int st_proc_maps_foreach (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg),
+                          void *arg);
+
+/* The command line of PID with a space between arguments, in BUF (SIZE
+   bytes, cut to fit).  Returns the bytes the kernel gave (the last
+   argument's NUL included, unless cut): 0 for a kernel thread (no command
+   line), or -errno.  */
+int st_proc_cmdline (pid_t pid, char *buf, size_t size);
+
+/* The name (comm) of thread TID of PID, its newline cut, in BUF (SIZE
+   bytes, cut to fit).  Returns its length, or -errno.  */
+int st_proc_comm (pid_t pid, pid_t tid, char *buf, size_t size);

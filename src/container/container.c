@@ -28,7 +28,7 @@ struct st_containers {
 };
 
 struct entry {
-  struct st_container *c;         /* NULL: the host */
+  const struct st_container *c;   /* NULL: the host; owned by all or stored */
   bool adopted;                   /* c is a stored one, by st_containers_adopt */
 };
 
@@ -36,15 +36,12 @@ struct entry {
    whoever controls a container or a storage folder may have planted a
    FIFO, a device or a /proc file at the path.  */
 int
-st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t why_size)
+st_open_in_root (int root_fd, const char *path, int resolve, struct st_why *why)
 {
   unsigned flags = (resolve & RESOLVE_IN_ROOT) ? ST_UNTRUSTED_IN_ROOT : ST_UNTRUSTED_BENEATH;
   int fd = st_open_untrusted (root_fd, path, flags, NULL);
   if (fd < 0)
-    {
-      snprintf (why, why_size, "%s", st_untrusted_strerror (fd));
-      return -1;
-    }
+    return st_why_set (why, -fd, "%s", st_untrusted_strerror (fd));
   return fd;
 }
 
@@ -260,7 +257,7 @@ st_containers_adopt (struct st_containers *cs, pid_t pid, const struct st_contai
         }
     }
   /* Stored containers live until st_containers_free, like the entry.  */
-  e->c = (struct st_container *) c;
+  e->c = c;
   e->adopted = true;
   st_info ("pid %d: labelled %s: it ran files of its own (the process was gone)", (int) pid,
            c->root_frame);
@@ -275,9 +272,8 @@ st_containers_forget (struct st_containers *cs, pid_t pid)
 
 int
 st_container_open (const struct st_container *c, const char *path, size_t *next_dir,
-                   bool *upper, char *why, size_t why_size)
+                   bool *upper, struct st_why *why)
 {
-  snprintf (why, why_size, "not in the %s container's host directories", c->label.kind);
   for (size_t i = *next_dir; i < c->n_dirs; i++)
     {
       const struct st_container_dir *d = &c->dirs[i];
@@ -293,11 +289,9 @@ st_container_open (const struct st_container *c, const char *path, size_t *next_
         rest++;
       if (*rest == '\0')
         continue;
-      char w[128];
       /* Symlinks in the layer are the container's: they resolve inside
          it, never on the host.  */
-      int fd = st_open_in_root (d->fd, rest, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, w,
-                                sizeof w);
+      int fd = st_open_in_root (d->fd, rest, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS, NULL);
       if (fd >= 0)
         {
           *next_dir = i + 1;
@@ -306,7 +300,7 @@ st_container_open (const struct st_container *c, const char *path, size_t *next_
         }
     }
   *next_dir = c->n_dirs;
-  return -1;
+  return st_why_set (why, ENOENT, "not in the %s container's host directories", c->label.kind);
 }
 
 static int

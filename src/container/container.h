@@ -15,7 +15,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "core/output/callchain.h"
+#include "basic/why.h"
+#include "container/label.h"
 
 enum st_container_kind {
   ST_CONTAINER_HOST = 0,
@@ -66,10 +67,10 @@ void st_containers_forget (struct st_containers *cs, pid_t pid);
 /* Opens PATH (as the container sees it) read-only in one of C's host
    directories: the first regular file found, starting at *NEXT_DIR (set to
    the directory after the one used, for a retry when the file is not the
-   right one).  Returns the fd, or -1 with WHY set.  *UPPER says it came from
-   the container's own layer.  */
+   right one).  Returns the fd, or -errno with WHY (may be NULL).  *UPPER
+   says it came from the container's own layer.  */
 int st_container_open (const struct st_container *c, const char *path, size_t *next_dir,
-                       bool *upper, char *why, size_t why_size);
+                       bool *upper, struct st_why *why);
 
 /* Every container and image podman's storage on this host knows, and every
    flatpak deployment (also .removed/ ones) (for a process that is gone): each as a container with only host directories.
@@ -104,7 +105,9 @@ struct json_object *st_json_parse_bounded (const char *text, size_t len, size_t 
    st_storage_json_load parses each file with.  */
 struct json_object *st_storage_json_parse (const char *text, size_t len, int *error);
 
-int st_open_in_root (int root_fd, const char *path, int resolve, char *why, size_t why_size);
+/* PATH under ROOT_FD, as st_open_untrusted opens it (RESOLVE_IN_ROOT in
+   RESOLVE: inside it, else beneath it): the fd, or -errno with WHY.  */
+int st_open_in_root (int root_fd, const char *path, int resolve, struct st_why *why);
 int st_open_beneath (int dir_fd, const char *path, bool directory);
 char *st_read_small_file (int fd, size_t max, size_t *len);
 void st_container_init (struct st_container *c, enum st_container_kind kind, const char *name,

@@ -15,6 +15,7 @@
 
 #include "container/container.h"
 #include "container/podman-storage.h"
+#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "basic/untrusted.h"
@@ -357,16 +358,9 @@ find_in_graph (struct graph *g, void *arg)
 static bool
 id_from_cgroup (pid_t pid, char id[65])
 {
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/cgroup", (int) pid);
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return false;
-  char *text = st_read_small_file (fd, 1 << 20, NULL);
-  close (fd);
-  bool ok = text != NULL && st_podman_id_from_cgroup_text (text, id);
-  free (text);
-  return ok;
+  _cleanup_free_ char *text = NULL;
+  return st_proc_read_file (pid, "cgroup", 1 << 20, &text) >= 0
+         && st_podman_id_from_cgroup_text (text, id);
 }
 
 bool

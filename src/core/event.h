@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define ST_BUILD_ID_MAX 20
+#include "basic/build-id.h"
 
 enum st_event_kind {
   ST_EVENT_SAMPLE,

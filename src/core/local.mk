@@ -1,28 +1,34 @@
 # The unprivileged core: a library the tool and the tests link.
+EXTRA_DIST += src/core/README
 noinst_LIBRARIES += src/core/libcore.a
 src_core_libcore_a_SOURCES += \
-	src/core/output/callchain.h \
+	src/core/unwind/callchain.c src/core/unwind/callchain.h \
 	src/core/resolve/debuginfo-host.c src/core/resolve/debuginfo-host.h \
 	src/core/resolve/elf-file.c src/core/resolve/elf-file.h \
 	src/core/event.h \
 	src/core/resolve/find-debuginfo.c src/core/resolve/find-debuginfo.h \
 	src/core/input/input.c src/core/input/input.h \
 	src/core/resolve/ns-client.c src/core/resolve/ns-client.h \
+	src/core/resolve/ns-client-private.h src/core/resolve/ns-connection.c \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
+	src/ns-helper/protocol-decode.c \
 	src/core/input/ordered-queue.c src/core/input/ordered-queue.h \
 	src/core/output/output-file.c src/core/output/output-file.h \
 	src/core/input/perf-format.h \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
+	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/session.c src/core/session.h \
 	src/core/session-summary.c src/core/session-summary.h \
-	src/core/signals.c src/core/signals.h \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \
 	src/core/output/sink-json.c \
-	src/core/output/sink-pprof.c \
-	src/core/output/sink-svg.c \
+	src/core/output/sink-lines.c src/core/output/sink-lines.h \
+	src/core/output/sink-pprof.c src/core/output/sink-pprof.h \
+	src/core/output/sink-pprof-write.c \
+	src/core/output/sink-svg.c src/core/output/sink-svg.h \
+	src/core/output/sink-svg-script.c \
 	src/core/output/sink-sysprof.c \
 	src/core/output/sink-text.c \
 	src/core/input/source.c src/core/input/source.h \
@@ -35,10 +41,11 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/sysprof-proc.c src/core/input/sysprof-reader.h \
 	src/core/input/sysprof-format.h \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
-	src/core/unwind/symbol-table.c src/core/unwind/symbol-table.h \
-	src/core/unwind/gopclntab.c src/core/unwind/gopclntab.h \
+	src/core/resolve/symbol-table.c src/core/resolve/symbol-table.h \
+	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
+	src/core/unwind/module-symbols.c src/core/unwind/module-symbols.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/output/profile.pb-c.c src/core/output/profile.pb-c.h
 src_core_libcore_a_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS) \

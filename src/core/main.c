@@ -28,7 +28,7 @@
 #include "core/output/sink.h"
 #include "core/resolve/ns-client.h"
 #include "core/session.h"
-#include "core/signals.h"
+#include "basic/signals.h"
 #include "debuginfod/debuginfod.h"
 
 /* A malformed input names its byte offset; a source that knows what
@@ -404,7 +404,12 @@ main (int argc, char **argv)
   elf_version (EV_CURRENT);
   status = debuginfod_start (&o);
   /* Connected (or spawned) at the first file that needs it.  */
-  o.ns_client = st_ns_client_new (o.ns_helper);
+  int r = st_ns_client_new (o.ns_helper, &o.ns_client);
+  if (r < 0 && status == EXIT_OK)
+    {
+      st_error ("--ns-helper %s: %s", o.ns_helper, strerror (-r));
+      status = EXIT_RUNTIME;
+    }
   if (status == EXIT_OK)
     status = run (&o);
   st_ns_client_free (o.ns_client);

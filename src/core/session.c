@@ -10,7 +10,7 @@
 #include "core/session.h"
 #include "core/session-summary.h"
 #include "basic/strbuf.h"
-#include "core/signals.h"
+#include "basic/signals.h"
 #include "core/unwind/unwinder.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each

@@ -13,9 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/resolve/elf-file.h"
+#include "basic/build-id.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/why.h"
 #include "debuginfod/debuginfod.h"
 #include "debuginfod/env.h"
 
@@ -61,7 +62,7 @@ server_failed (enum failure f)
 /* One answer, kept for the run: a build-id is asked for once.  */
 struct entry {
   char *path;              /* the file in libdebuginfod's cache, or NULL */
-  char why[160];           /* why there is none */
+  struct st_why why;       /* why there is none */
 };
 
 struct failure_count {
@@ -305,17 +306,17 @@ fail (struct st_debuginfod *d, struct entry *e, enum failure f, int err, enum ki
 {
   count_failure (d, f, kind, module, f == FAIL_OTHER ? strerror (err) : NULL);
   if (f == FAIL_NO_ANSWER)
-    snprintf (e->why, sizeof e->why, "no answer within %u s from %s", d->opts.timeout,
-              servers (d));
+    st_why_set (&e->why, ETIMEDOUT, "no answer within %u s from %s", d->opts.timeout,
+                servers (d));
   else if (f == FAIL_REFUSED || f == FAIL_UNREACHABLE || f == FAIL_RESET)
-    snprintf (e->why, sizeof e->why, "%s: %s", servers (d), failure_names[f]);
+    st_why_set (&e->why, err > 0 ? err : ENOENT, "%s: %s", servers (d), failure_names[f]);
   else if (f == FAIL_SKIPPED_DOWN)
-    snprintf (e->why, sizeof e->why, "not asked: %s failed earlier (%s)", servers (d),
-              failure_names[d->down]);
+    st_why_set (&e->why, EHOSTUNREACH, "not asked: %s failed earlier (%s)", servers (d),
+                failure_names[d->down]);
   else if (f == FAIL_OTHER)
-    snprintf (e->why, sizeof e->why, "%s", strerror (err));
+    st_why_set (&e->why, err > 0 ? err : ENOENT, "%s", strerror (err));
   else
-    snprintf (e->why, sizeof e->why, "%s", failure_names[f]);
+    st_why_set (&e->why, err > 0 ? err : ENOENT, "%s", failure_names[f]);
 }
 
 /* Counts what a fetched file gives.  */
@@ -392,7 +393,7 @@ request_locked (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size
       st_info ("debuginfod: %s of %s (build-id %s): fetched in %.2f s: %s", kind_names[kind],
                module, hex, elapsed, path ? path : "?");
       if (path == NULL)
-        snprintf (e->why, sizeof e->why, "out of memory");
+        st_why_set (&e->why, ENOMEM, "out of memory");
     }
   else
     {
@@ -400,11 +401,12 @@ request_locked (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size
       enum failure f = d->q.cancelled != FAIL_N ? d->q.cancelled : failure_of (-fd);
       fail (d, e, f, -fd, kind, module);
       st_info ("debuginfod: %s of %s (build-id %s): %s (%.2f s)", kind_names[kind], module, hex,
-               e->why, elapsed);
+               e->why.text, elapsed);
       if (server_failed (f))
         {
           d->down = f;
-          st_warning ("debuginfod: %s: %s: no more requests to it this run", servers (d), e->why);
+          st_warning ("debuginfod: %s: %s: no more requests to it this run", servers (d),
+                      e->why.text);
         }
     }
   if (d->spent >= d->opts.budget)
@@ -422,17 +424,14 @@ entry_free (void *p)
 
 static int
 find (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size_t n, const char *module,
-      unsigned want, char **path, const char **why)
+      unsigned want, char **path, struct st_why *why)
 {
   if (n == 0 || n > ST_BUILD_ID_MAX)
-    {
-      *why = "no build-id to ask for";
-      return -1;
-    }
+    return st_why_set (why, EINVAL, "no build-id to ask for");
   uint8_t key[1 + ST_BUILD_ID_MAX];
   key[0] = (uint8_t) kind;
   memcpy (key + 1, id, n);
-  int fd = -1;
+  int fd;
   pthread_mutex_lock (&d->lock);
   struct entry *e = st_hashmap_get (d->entries, key, n + 1);
   if (e == NULL)
@@ -444,20 +443,19 @@ find (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size_t n, cons
         {
           entry_free (e);
           pthread_mutex_unlock (&d->lock);
-          *why = "out of memory";
-          return -1;
+          return st_why_set (why, ENOMEM, "out of memory");
         }
     }
   if (e->path != NULL)
     {
       fd = open (e->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
       if (fd < 0)
-        *why = "the fetched file is gone from the debuginfod cache";
+        fd = st_why_set (why, errno, "the fetched file is gone from the debuginfod cache");
       else if (path != NULL)
         *path = strdup (e->path);
     }
   else
-    *why = e->why;
+    fd = st_why_set (why, ENOENT, "%s", e->why.text);
   pthread_mutex_unlock (&d->lock);
   return fd;
 }
@@ -465,14 +463,14 @@ find (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size_t n, cons
 int
 st_debuginfod_find_debuginfo (struct st_debuginfod *d, const uint8_t *build_id,
                               size_t build_id_size, const char *module, unsigned want,
-                              char **path, const char **why)
+                              char **path, struct st_why *why)
 {
   return find (d, KIND_DEBUGINFO, build_id, build_id_size, module, want, path, why);
 }
 
 int
 st_debuginfod_find_executable (struct st_debuginfod *d, const uint8_t *build_id,
-                               size_t build_id_size, const char *module, const char **why)
+                               size_t build_id_size, const char *module, struct st_why *why)
 {
   return find (d, KIND_EXECUTABLE, build_id, build_id_size, module, 0, NULL, why);
 }

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "basic/why.h"
+
 struct st_debuginfod_options {
   const char *urls;        /* servers, separated by spaces, as DEBUGINFOD_URLS */
   unsigned timeout;        /* seconds a request may wait for an answer */
@@ -59,15 +61,16 @@ unsigned st_debuginfod_debuginfo_wanted (const struct st_debuginfod *d, Elf *elf
 /* The separate debuginfo of BUILD_ID, for MODULE (a name for messages and
    the summary), which wants WANT from it.  Returns a new read-only file
    descriptor, with *PATH (when PATH is not NULL) a malloc'ed copy of its
-   path, or -1 with *WHY set to the reason (valid as long as D).  */
+   path, or -errno with WHY (may be NULL) saying why not.  */
 int st_debuginfod_find_debuginfo (struct st_debuginfod *d, const uint8_t *build_id,
                                   size_t build_id_size, const char *module, unsigned want,
-                                  char **path, const char **why);
+                                  char **path, struct st_why *why);
 
 /* The executable (or shared library) of BUILD_ID, for the mapping of
    MODULE.  Same conventions.  */
 int st_debuginfod_find_executable (struct st_debuginfod *d, const uint8_t *build_id,
-                                   size_t build_id_size, const char *module, const char **why);
+                                   size_t build_id_size, const char *module,
+                                   struct st_why *why);
 
 /* The debuginfod part of the --stats summary.  */
 void st_debuginfod_print_summary (struct st_debuginfod *d, FILE *out);

@@ -18,6 +18,7 @@ ns_helper_sources = \
 	src/ns-helper/parser.c src/ns-helper/parser.h \
 	src/ns-helper/pin.c src/ns-helper/pin.h \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
+	src/ns-helper/protocol-decode.c \
 	src/ns-helper/sandbox.c src/ns-helper/sandbox.h \
 	src/ns-helper/slots.c src/ns-helper/slots.h
 # Links neither libelf nor libdw: it parses no more ELF than the build-id.

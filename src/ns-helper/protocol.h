@@ -90,6 +90,9 @@ struct st_nsh_reply {
 };
 
 const char *st_nsh_way_name (enum st_nsh_way way);
+const char *st_nsh_op_name (enum st_nsh_op op);
+/* The op named NAME, or -1.  */
+int st_nsh_op_lookup (const char *name);
 /* The way named NAME, or -1.  */
 int st_nsh_way_lookup (const char *name);
 

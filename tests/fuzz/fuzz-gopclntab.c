@@ -1,5 +1,5 @@
 /* Fuzz target: Go's function table, .gopclntab (st_gopclntab_parse in
- * src/core/unwind/gopclntab.c), read from every Go program without a
+ * src/core/resolve/gopclntab.c), read from every Go program without a
  * symbol table that a profiled process maps: a file its user chose.
  *
  * The input is the section's bytes; its text address is taken as 0x401000
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/unwind/gopclntab.h"
+#include "core/resolve/gopclntab.h"
 #include "fuzz.h"
 
 struct input {

@@ -46,7 +46,7 @@ tests_ns_helper_enter_root_SOURCES = tests/ns-helper/enter-root.c
 # A client in C, with the project's protocol code: for an unprivileged user,
 # and for timing round trips (bench/bench-ns-helper.sh).
 tests_ns_helper_nsh_client_SOURCES = tests/ns-helper/nsh-client.c \
-	src/ns-helper/protocol.c src/ns-helper/protocol.h \
+	src/ns-helper/protocol.c src/ns-helper/protocol.h src/ns-helper/protocol-decode.c \
 	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h
 tests_ns_helper_nsh_client_CFLAGS = $(AM_CFLAGS) $(JSON_C_CFLAGS)
 tests_ns_helper_nsh_client_LDADD = $(JSON_C_LIBS)

@@ -7,7 +7,8 @@ UNIT_TESTS = \
 	tests/unit/test-symbols \
 	tests/unit/test-elf-build-id \
 	tests/unit/test-untrusted \
-	tests/unit/test-session
+	tests/unit/test-session \
+	tests/unit/test-procfs
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -32,4 +33,6 @@ tests_unit_test_untrusted_LDADD = $(unit_ldadd)
 # The session on a real sample of the test itself, unwound with libdwfl.
 tests_unit_test_session_CFLAGS = $(unit_cflags)
 tests_unit_test_session_LDADD = $(unit_ldadd)
+tests_unit_test_procfs_CFLAGS = $(unit_cflags)
+tests_unit_test_procfs_LDADD = $(unit_ldadd)
 EXTRA_DIST += tests/unit/test-bytes.h

@@ -81,7 +81,7 @@ take_sample (void)
                     "mov %%rax, 0(%0)"
                     : : "r" (sampled_regs) : "rax", "memory");
   struct stack_walk w = { sampled_regs[PERF_REG_SP], 0 };
-  st_proc_foreach_map (getpid (), find_stack, &w);
+  st_proc_maps_foreach (getpid (), find_stack, &w);
   size_t n = sizeof sampled_stack;
   if (w.end != 0 && w.end - w.sp < n)
     n = w.end - w.sp;
@@ -157,7 +157,7 @@ run_session (unsigned jobs, unsigned n_samples, struct st_stats *stats, unsigned
   ev.comm = (struct st_comm_event) { .pid = pid, .tid = pid, .comm = "test-session" };
   assert_int_equal (st_session_handle_event (&ev, s), 0);
   struct feed f = { s, pid, 0, 0 };
-  assert_true (st_proc_foreach_map (pid, feed_map, &f) >= 0);
+  assert_true (st_proc_maps_foreach (pid, feed_map, &f) >= 0);
   assert_int_equal (f.error, 0);
   *n_mmaps = f.mmaps;
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
 
-#include "core/unwind/symbol-table.h"
+#include "core/resolve/symbol-table.h"
 
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {

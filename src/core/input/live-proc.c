@@ -25,11 +25,9 @@
 static int
 synthesize_comm (struct st_live_source *lv, pid_t pid, pid_t tid)
 {
-  char name[64], comm[PROC_COMM_MAX] = "";
-  snprintf (name, sizeof name, "task/%d/comm", tid);
-  if (st_proc_read (pid, name, comm, sizeof comm) < 0)
+  char comm[PROC_COMM_MAX] = "";
+  if (st_proc_comm (pid, tid, comm, sizeof comm) < 0)
     return 0;
-  comm[strcspn (comm, "\n")] = '\0';
   /* header, pid and tid, the name padded to 8 bytes, the trailer */
   uint8_t rec[8 + 8 + PROC_COMM_MAX + TRAILER_SIZE] = { 0 };
   size_t comm_len = strlen (comm) + 1;
@@ -94,7 +92,7 @@ synthesize_maps (struct st_live_source *lv, pid_t pid)
 {
   struct maps_walk w = { lv, pid, 0 };
   /* A process without maps is gone, or a kernel thread: nothing to say.  */
-  st_proc_foreach_map (pid, synthesize_map, &w);
+  st_proc_maps_foreach (pid, synthesize_map, &w);
   return w.error;
 }
 

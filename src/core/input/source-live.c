@@ -25,7 +25,7 @@
 #include "basic/log.h"
 #include "core/input/live.h"
 #include "core/input/perf-format.h"
-#include "core/signals.h"
+#include "basic/signals.h"
 
 #define POLL_MS 100
 

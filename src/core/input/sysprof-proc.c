@@ -131,7 +131,7 @@ st_sysprof_synthesize_from_proc (struct st_sysprof_source *src, pid_t pid, int64
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
   struct maps_walk w = { src, pid, time, 0, 0 };
-  r = st_proc_foreach_map (pid, made_map, &w);
+  r = st_proc_maps_foreach (pid, made_map, &w);
   if (r < 0)
     {
       src->proc_skipped++;
@@ -153,11 +153,7 @@ st_sysprof_synthesize_from_proc (struct st_sysprof_source *src, pid_t pid, int64
     return 0;
   /* The command line, NULs between arguments, for Sysprof and our names. */
   char cmdline[4096];
-  ssize_t got = st_proc_read (pid, "cmdline", cmdline, sizeof cmdline);
-  if (got <= 0)
+  if (st_proc_cmdline (pid, cmdline, sizeof cmdline) <= 0)
     return 0;   /* a kernel thread, or gone */
-  for (ssize_t i = 0; i < got - 1; i++)
-    if (cmdline[i] == '\0')
-      cmdline[i] = ' ';
   return emit_made_process (src, pid, time, cmdline);
 }

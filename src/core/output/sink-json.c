@@ -8,22 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/output/sink.h"
+#include "core/output/sink-lines.h"
 #include "basic/strbuf.h"
-
-struct st_sink {
-  FILE *out;
-  struct st_strbuf buf;
-};
-
-static struct st_sink *
-json_new (FILE *out, const struct st_sink_options *opts)
-{
-  struct st_sink *s = calloc (1, sizeof *s);
-  if (s != NULL)
-    s->out = out;
-  return s;
-}
 
 /* 64-bit addresses as hex strings: JSON numbers lose them in JavaScript.  */
 static json_object *
@@ -84,34 +70,10 @@ json_format (const struct st_callchain *c, struct st_strbuf *b)
   return st_strbuf_failed (b) ? -ENOMEM : 0;
 }
 
-static int
-json_sample (struct st_sink *s, const struct st_callchain *c)
+static struct st_sink *
+json_new (FILE *out, const struct st_sink_options *opts)
 {
-  const char *text = c->formatted;
-  size_t len = c->formatted_len;
-  if (text == NULL)
-    {
-      st_strbuf_reset (&s->buf);
-      int r = json_format (c, &s->buf);
-      if (r < 0)
-        return r;
-      text = s->buf.data;
-      len = s->buf.len;
-    }
-  return st_sink_write (s->out, text, len);
-}
-
-static int
-json_finish (struct st_sink *s)
-{
-  return st_sink_flush (s->out);
-}
-
-static void
-json_free (struct st_sink *s)
-{
-  st_strbuf_free (&s->buf);
-  free (s);
+  return st_line_sink_new (out, json_format);
 }
 
 const struct st_sink_ops st_sink_json = {
@@ -119,7 +81,7 @@ const struct st_sink_ops st_sink_json = {
   .description = "JSON Lines, one object per sample",
   .new = json_new,
   .format = json_format,
-  .sample = json_sample,
-  .finish = json_finish,
-  .free = json_free,
+  .sample = st_line_sink_sample,
+  .finish = st_line_sink_finish,
+  .free = st_line_sink_free,
 };

@@ -6,26 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/output/sink.h"
+#include "core/output/sink-lines.h"
 #include "basic/strbuf.h"
 
 /* Text is this tool's hot output path: each sample is formatted by hand
    into one buffer and written with one fwrite, without printf's parsing
    (printf was the largest single cost of the whole run).  */
-struct st_sink {
-  FILE *out;
-  struct st_strbuf buf;
-};
-
-static struct st_sink *
-text_new (FILE *out, const struct st_sink_options *opts)
-{
-  struct st_sink *s = calloc (1, sizeof *s);
-  if (s != NULL)
-    s->out = out;
-  return s;
-}
-
 static int
 text_format (const struct st_callchain *c, struct st_strbuf *b)
 {
@@ -92,34 +78,10 @@ text_format (const struct st_callchain *c, struct st_strbuf *b)
   return st_strbuf_failed (b) ? -ENOMEM : 0;
 }
 
-static int
-text_sample (struct st_sink *s, const struct st_callchain *c)
+static struct st_sink *
+text_new (FILE *out, const struct st_sink_options *opts)
 {
-  const char *text = c->formatted;
-  size_t len = c->formatted_len;
-  if (text == NULL)
-    {
-      st_strbuf_reset (&s->buf);
-      int r = text_format (c, &s->buf);
-      if (r < 0)
-        return r;
-      text = s->buf.data;
-      len = s->buf.len;
-    }
-  return st_sink_write (s->out, text, len);
-}
-
-static int
-text_finish (struct st_sink *s)
-{
-  return st_sink_flush (s->out);
-}
-
-static void
-text_free (struct st_sink *s)
-{
-  st_strbuf_free (&s->buf);
-  free (s);
+  return st_line_sink_new (out, text_format);
 }
 
 const struct st_sink_ops st_sink_text = {
@@ -127,7 +89,7 @@ const struct st_sink_ops st_sink_text = {
   .description = "one block per sample, like perf script",
   .new = text_new,
   .format = text_format,
-  .sample = text_sample,
-  .finish = text_finish,
-  .free = text_free,
+  .sample = st_line_sink_sample,
+  .finish = st_line_sink_finish,
+  .free = st_line_sink_free,
 };

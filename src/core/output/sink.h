@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "core/output/callchain.h"
+#include "core/unwind/callchain.h"
 
 struct st_sink;
 struct st_strbuf;

@@ -103,19 +103,7 @@ st_stack_tree_free (struct st_stack_tree *t)
 static const char *
 intern (struct st_stack_tree *t, const char *s)
 {
-  if (s == NULL)
-    return NULL;
-  size_t len = strlen (s);
-  char *copy = st_hashmap_get (t->strings, s, len);
-  if (copy != NULL)
-    return copy;
-  copy = strdup (s);
-  if (copy == NULL || st_hashmap_put (t->strings, s, len, copy) < 0)
-    {
-      free (copy);
-      return NULL;
-    }
-  return copy;
+  return st_hashmap_intern (t->strings, s);
 }
 
 /* The id of the file MODULE (0 for NULL), or UINT32_MAX without memory.  */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/output/callchain.h"
+#include "core/unwind/callchain.h"
 
 /* What kind of code a frame is in, for the flame graph's colors.  */
 enum st_frame_kind {

@@ -32,20 +32,6 @@ st_found_by_name (enum st_found_by how)
   return "?";
 }
 
-void
-st_build_id_to_hex (const uint8_t *id, size_t n, char out[2 * ST_BUILD_ID_MAX + 1])
-{
-  static const char digits[] = "0123456789abcdef";
-  if (n > ST_BUILD_ID_MAX)
-    n = ST_BUILD_ID_MAX;
-  for (size_t i = 0; i < n; i++)
-    {
-      out[2 * i] = digits[id[i] >> 4];
-      out[2 * i + 1] = digits[id[i] & 15];
-    }
-  out[2 * n] = '\0';
-}
-
 size_t
 st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX])
 {

@@ -8,8 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "basic/build-id.h"
 #include "core/event.h"
-#include "core/unwind/symbol-table.h"
+#include "core/resolve/symbol-table.h"
 
 /* How a mapping's file was found: the steps of the resolver chain.  */
 enum st_found_by {
@@ -75,4 +76,3 @@ int st_elf_dwarf_stand_in (int fd);
 /* Reads the GNU build-id note of ELF into OUT.  Returns its size, or 0.  */
 size_t st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX]);
 
-void st_build_id_to_hex (const uint8_t *id, size_t n, char out[2 * ST_BUILD_ID_MAX + 1]);

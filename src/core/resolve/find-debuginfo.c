@@ -12,7 +12,8 @@
 #include "core/resolve/find-debuginfo.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
-#include "core/unwind/process.h"
+#include "core/resolve/elf-file.h"
+#include "core/resolve/mapping.h"
 #include "debuginfod/debuginfod.h"
 
 /* What libdwfl asked for.  */
@@ -44,6 +45,19 @@ is_altlink_request (const struct request *q, Elf *main_elf)
   return link == NULL || strcmp (link, q->debuglink_file) != 0 || crc != q->debuglink_crc;
 }
 
+/* The build-id of the dwz file that an altlink request asks for, in *ID
+   (the module's own memory): its length, or 0 or -1 when there is none.
+   The module's Dwarf is set up by then (so this returns at once) and names
+   the dwz file's build-id.  */
+static ssize_t
+altlink_build_id (const struct request *q, const void **id)
+{
+  Dwarf_Addr bias;
+  Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
+  const char *alt_name;
+  return dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, id) : -1;
+}
+
 /* The host's debug directories and the module's own, searched our way
    (core/resolve/debuginfo-host.h says why not libdwfl's): every candidate opened
    as untrusted, accepted by build-id (or CRC).  */
@@ -66,13 +80,8 @@ step_host (const struct request *q, char **path)
     }
   if (m != NULL && m->file != NULL && is_altlink_request (q, m->file->elf))
     {
-      /* The dwz file: the module's Dwarf is set up by then (so this
-         returns at once) and names the dwz file's build-id.  */
-      Dwarf_Addr bias;
-      Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
-      const char *alt_name;
       const void *alt_id;
-      ssize_t len = dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, &alt_id) : -1;
+      ssize_t len = altlink_build_id (q, &alt_id);
       if (len <= 0)
         return -1;
       w.alt = true;
@@ -104,12 +113,12 @@ step_ns_helper (const struct request *q, char **path)
       || m->file->build_id_size == 0 || is_altlink_request (q, m->file->elf))
     return -1;
   const char *way = NULL;
-  char why[256];
+  struct st_why why;
   int fd = st_ns_client_open_debuginfo (ns, m->file->ns_pid, m->path, m->file->build_id,
                                         m->file->build_id_size, q->debuglink_file, path, &way,
-                                        why, sizeof why);
+                                        &why);
   if (fd < 0)
-    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why);
+    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why.text);
   else
     st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
              (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
@@ -132,22 +141,17 @@ step_debuginfod (const struct request *q, char **path)
   size_t n = m->file->build_id_size;
   if (is_altlink_request (q, m->file->elf))
     {
-      /* The module's Dwarf is set up by then, so this returns it at once;
-         it names the dwz file's build-id.  */
-      Dwarf_Addr bias;
-      Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
-      const char *alt_name;
       const void *alt_id;
-      ssize_t len = dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, &alt_id) : -1;
+      ssize_t len = altlink_build_id (q, &alt_id);
       if (len <= 0)
         return -1;
       id = alt_id;
       n = (size_t) len;
     }
-  const char *why = NULL;
+  struct st_why why;
   int fd = st_debuginfod_find_debuginfo (d, id, n, m->path, want, path, &why);
   if (fd < 0)
-    st_debug ("%s: no debuginfo from debuginfod: %s", m->path, why);
+    st_debug ("%s: no debuginfo from debuginfod: %s", m->path, why.text);
   return fd;
 }
 

@@ -26,24 +26,26 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "core/resolve/resolver.h"
+#include "basic/why.h"
+#include "core/resolve/mapping.h"
 
 struct st_ns_client;
 
 /* Is MODE a valid --ns-helper argument?  */
 bool st_ns_client_mode_valid (const char *mode);
 
-/* A client for MODE (connected at its first request), or NULL for "none"
-   or when out of memory.  */
-struct st_ns_client *st_ns_client_new (const char *mode);
+/* A client for MODE (connected at its first request) in *OUT: 0, with
+   *OUT NULL for "none", or -ENOMEM.  */
+int st_ns_client_new (const char *mode, struct st_ns_client **out);
 /* Closes the connection and waits for a spawned helper.  */
 void st_ns_client_free (struct st_ns_client *c);
 
 /* Opens the file REQ describes as its process sees it.  Returns a new
    descriptor (read-only, a regular ELF file with REQ's build-id when it
-   has one), or -errno with WHY.  *WAY names how the helper opened it.  */
+   has one), or -errno with WHY (may be NULL).  *WAY names how the helper
+   opened it.  */
 int st_ns_client_open (struct st_ns_client *c, const struct st_mapping_request *req,
-                       const char **way, char *why, size_t why_size);
+                       const char **way, struct st_why *why);
 
 /* Opens the separate debuginfo of PATH (with BUILD_ID, whose .gnu_debuglink
    name is DEBUGLINK or NULL) in the mount namespace of process PID.
@@ -52,7 +54,7 @@ int st_ns_client_open (struct st_ns_client *c, const struct st_mapping_request *
 int st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *path,
                                  const uint8_t *build_id, size_t build_id_size,
                                  const char *debuglink, char **found_path, const char **way,
-                                 char *why, size_t why_size);
+                                 struct st_why *why);
 
 /* The --stats lines: requests, ways, round trips, restarts.  */
 void st_ns_client_print_summary (struct st_ns_client *c, FILE *out);

@@ -40,7 +40,11 @@ struct candidate {
   int fd;
   void *image;
   Elf *elf;
-  char why[160];
+  struct st_why why;
+  /* What the container step learnt, for the caller to act on: the steps
+     read the resolver, they do not change it.  */
+  const struct st_container *ran_in;    /* see struct st_resolution */
+  bool upper_only;          /* only in a removed container's own layer */
 };
 
 typedef int (*step_fn) (const struct st_mapping_request *req, struct candidate *c);
@@ -76,17 +80,17 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
     {
       int err = c->fd;
       c->fd = -1;
-      snprintf (c->why, sizeof c->why, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
-                st_untrusted_strerror (err));
+      st_why_set (&c->why, -err, "%s%s", was_deleted ? "deleted after it was mapped: " : "",
+                  st_untrusted_strerror (err));
       return -1;
     }
   if (req->build_id_size == 0 && req->has_dev_ino && st.st_ino != req->ino)
     {
       /* Only the inode is compared: the device number perf records is the
          superblock's, which differs from stat's on btrfs subvolumes.  */
-      snprintf (c->why, sizeof c->why, "%s (inode %llu, mapped inode %llu)",
-                was_deleted ? "deleted and replaced" : "replaced since it was mapped",
-                (unsigned long long) st.st_ino, (unsigned long long) req->ino);
+      st_why_set (&c->why, ESTALE, "%s (inode %llu, mapped inode %llu)",
+                  was_deleted ? "deleted and replaced" : "replaced since it was mapped",
+                  (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
@@ -104,7 +108,7 @@ step_vdso (const struct st_mapping_request *req, struct candidate *c)
   const unsigned char *base = (const void *) getauxval (AT_SYSINFO_EHDR);
   if (base == NULL)
     {
-      snprintf (c->why, sizeof c->why, "this system has no vdso");
+      st_why_set (&c->why, ENOENT, "this system has no vdso");
       return -1;
     }
   Elf *probe = elf_memory ((char *) base, 1 << 20);
@@ -125,7 +129,7 @@ step_vdso (const struct st_mapping_request *req, struct candidate *c)
   elf_end (probe);
   if (size == 0 || size > (1 << 20))
     {
-      snprintf (c->why, sizeof c->why, "cannot read this system's vdso");
+      st_why_set (&c->why, EIO, "cannot read this system's vdso");
       return -1;
     }
   c->image = malloc (size);
@@ -145,13 +149,10 @@ step_debuginfod (const struct st_mapping_request *req, struct candidate *c)
   struct st_debuginfod *d = c->resolver->debuginfod;
   if (d == NULL || req->build_id_size == 0 || is_special_name (req->path))
     return 1;
-  const char *why = NULL;
-  c->fd = st_debuginfod_find_executable (d, req->build_id, req->build_id_size, req->path, &why);
+  c->fd = st_debuginfod_find_executable (d, req->build_id, req->build_id_size, req->path,
+                                         &c->why);
   if (c->fd < 0)
-    {
-      snprintf (c->why, sizeof c->why, "%s", why);
-      return -1;
-    }
+    return -1;
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }
@@ -170,15 +171,15 @@ step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
       || (req->build_id_size == 0 && !req->has_dev_ino))
     return 1;
   const char *way = NULL;
-  c->fd = st_ns_client_open (ns, req, &way, c->why, sizeof c->why);
+  c->fd = st_ns_client_open (ns, req, &way, &c->why);
   if (c->fd < 0)
     return -1;
   struct stat st;
   if (req->build_id_size == 0 && req->has_dev_ino
       && (fstat (c->fd, &st) != 0 || st.st_ino != req->ino))
     {
-      snprintf (c->why, sizeof c->why, "%s finds inode %llu, but inode %llu was mapped", way,
-                (unsigned long long) st.st_ino, (unsigned long long) req->ino);
+      st_why_set (&c->why, ESTALE, "%s finds inode %llu, but inode %llu was mapped", way,
+                  (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
   st_info ("pid %d: %s: opened by the namespace helper (%s)", (int) req->pid, req->path, way);
@@ -219,7 +220,7 @@ search_container (const struct st_container *ct, void *arg)
   while (next < ct->n_dirs)
     {
       bool upper = false;
-      s->c->fd = st_container_open (ct, s->req->path, &next, &upper, s->c->why, sizeof s->c->why);
+      s->c->fd = st_container_open (ct, s->req->path, &next, &upper, &s->c->why);
       if (s->c->fd < 0)
         return 0;
       if (storage_matches (s->req, s->c))
@@ -242,7 +243,7 @@ search_container (const struct st_container *ct, void *arg)
 static int
 step_container (const struct st_mapping_request *req, struct candidate *c)
 {
-  struct st_resolver *r = (struct st_resolver *) c->resolver;
+  const struct st_resolver *r = c->resolver;
   if (r->containers == NULL || is_special_name (req->path) || req->path[0] != '/'
       || (req->build_id_size == 0 && !req->has_dev_ino))
     return 1;
@@ -258,20 +259,20 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
          no stored layer has lived in a removed container's own layer.  */
       if (ct == NULL && req->has_dev_ino && req->maj == 0)
         {
-          r->upper_only++;
-          snprintf (c->why, sizeof c->why, "gone with its container: in no stored container "
-                    "or image layer (only in a removed container's own layer?)");
+          c->upper_only = true;
+          st_why_set (&c->why, ENOENT, "gone with its container: in no stored container "
+                      "or image layer (only in a removed container's own layer?)");
         }
       else
-        snprintf (c->why, sizeof c->why, "not in %s%s", ct ? "the storage of " : "any stored "
-                  "container or image", ct ? ct->root_frame : "");
+        st_why_set (&c->why, ENOENT, "not in %s%s", ct ? "the storage of " : "any stored "
+                    "container or image", ct ? ct->root_frame : "");
       return -1;
     }
   st_info ("pid %d: %s: found in the storage of %s (%s%s)", (int) req->pid, req->path,
            s.found_in->root_frame, s.upper ? "its own layer" : "a lower layer or deployment",
            ct ? "" : ", the process was gone");
   if (ct == NULL && s.upper)
-    st_containers_adopt (r->containers, req->pid, s.found_in);
+    c->ran_in = s.found_in;
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }
@@ -305,7 +306,7 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
 {
   if (c->elf == NULL || elf_kind (c->elf) != ELF_K_ELF)
     {
-      snprintf (c->why, sizeof c->why, "not an ELF file");
+      st_why_set (&c->why, ENOEXEC, "not an ELF file");
       return false;
     }
   if (req->build_id_size > 0)
@@ -317,8 +318,8 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
           char want[2 * ST_BUILD_ID_MAX + 1], have[2 * ST_BUILD_ID_MAX + 1];
           st_build_id_to_hex (req->build_id, req->build_id_size, want);
           st_build_id_to_hex (id, n, have);
-          snprintf (c->why, sizeof c->why, "build-id %s, but %s was mapped",
-                    n ? have : "(none)", want);
+          st_why_set (&c->why, ESTALE, "build-id %s, but %s was mapped",
+                      n ? have : "(none)", want);
           return false;
         }
     }
@@ -414,8 +415,20 @@ answer_key (const struct st_mapping_request *req, char *key, size_t size)
   return len;
 }
 
+/* Keeps what step candidate C learnt besides its file (even when the file
+   then fails its checks: the process did run in that container).  */
+static void
+candidate_learnt (struct st_resolver *r, const struct candidate *c, struct st_resolution *res)
+{
+  if (c->upper_only)
+    r->upper_only++;
+  if (c->ran_in != NULL && res->ran_in == NULL)
+    res->ran_in = c->ran_in;
+}
+
 static struct st_elf_file *
-find (struct st_resolver *r, const struct st_mapping_request *req, char *why, size_t why_size)
+find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why *why,
+      struct st_resolution *res)
 {
   /* A build-id already opened for another path or process is the same
      file: share it.  */
@@ -425,11 +438,12 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
       if (f != NULL)
         return st_elf_file_ref (f);
     }
-  why[0] = '\0';
+  st_why_clear (why);
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
       struct candidate c = { .resolver = r, .fd = -1 };
       int s = steps[i].open (req, &c);
+      candidate_learnt (r, &c, res);
       if (s == 1)
         continue;
       if (s == 0 && candidate_verify (req, &c))
@@ -438,7 +452,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
           if (f == NULL)
             {
               candidate_discard (&c);
-              snprintf (why, why_size, "out of memory");
+              st_why_set (why, ENOMEM, "out of memory");
               return NULL;
             }
           if (steps[i].how == ST_FOUND_NS_HELPER)
@@ -461,39 +475,43 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
         }
       /* The first step's reason first: later steps' are less telling,
          but a last resort that failed too says why.  */
-      size_t used = strlen (why);
-      if (used + 3 < why_size)
-        snprintf (why + used, why_size - used, "%s%s: %s", used > 0 ? "; " : "",
-                  st_found_by_name (steps[i].how), c.why);
+      size_t used = strlen (why->text);
+      if (used + 3 < sizeof why->text)
+        /* A step's reason is told in 159 bytes at most, as always.  */
+        snprintf (why->text + used, sizeof why->text - used, "%s%s: %.159s",
+                  used > 0 ? "; " : "", st_found_by_name (steps[i].how), c.why.text);
       candidate_discard (&c);
     }
-  if (why[0] == '\0')
-    snprintf (why, why_size, "no way to open it");
+  if (why->text[0] == '\0')
+    st_why_set (why, ENOENT, "no way to open it");
   return NULL;
 }
 
 struct st_elf_file *
 st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req,
-                     const char **why_not)
+                     struct st_resolution *res)
 {
+  const char **why_not = &res->why_not;
+  res->why_not = NULL;
+  res->ran_in = NULL;
   char key[4096 + 64];
   size_t key_len = answer_key (req, key, sizeof key);
   struct answer *a = st_hashmap_get (r->answers, key, key_len);
   if (a == NULL)
     {
-      char why[256];
+      struct st_why why;
       a = calloc (1, sizeof *a);
       if (a == NULL)
         {
           *why_not = "out of memory";
           return NULL;
         }
-      a->file = find (r, req, why, sizeof why);
+      a->file = find (r, req, &why, res);
       a->path = strdup (req->path);
       if (a->file == NULL)
         {
-          a->why_not = strdup (why);
-          st_info ("%s: not found (%s)", req->path, why);
+          a->why_not = strdup (why.text);
+          st_info ("%s: not found (%s)", req->path, why.text);
         }
       if (st_hashmap_put (r->answers, key, key_len, a) < 0)
         {

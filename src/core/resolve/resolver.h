@@ -13,17 +13,7 @@
 #include <sys/types.h>
 
 #include "core/resolve/elf-file.h"
-
-struct st_mapping_request {
-  pid_t pid;
-  const char *path;              /* as the process sees it */
-  uint64_t start, end, pgoff;
-  bool has_dev_ino;
-  uint32_t maj, min;
-  uint64_t ino;
-  const uint8_t *build_id;       /* expected, when the recording knew it */
-  size_t build_id_size;
-};
+#include "core/resolve/mapping.h"
 
 struct st_resolver;
 
@@ -44,12 +34,24 @@ void st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs
    there and are gone.  */
 unsigned st_resolver_upper_only (const struct st_resolver *r);
 
-/* Returns a new reference to the mapping's file, or NULL with *WHY_NOT set
-   to a static or resolver-owned explanation.  Answers are cached: a file is
+/* What resolving a mapping says besides its file.  */
+struct st_container;
+struct st_resolution {
+  const char *why_not;      /* no file: a static or resolver-owned reason */
+  /* The process was in no container when detected (it was gone before it
+     was seen), and the file was found in a stored container's own layer:
+     the process ran in that container.  The resolver changes no container
+     table; labelling the process (st_containers_adopt) is the caller's.
+     NULL otherwise, and for answers from the cache.  */
+  const struct st_container *ran_in;
+};
+
+/* Returns a new reference to the mapping's file, or NULL with
+   RES->why_not set; RES->ran_in as above.  Answers are cached: a file is
    looked for once per run.  */
 struct st_elf_file *st_resolver_resolve (struct st_resolver *r,
                                          const struct st_mapping_request *req,
-                                         const char **why_not);
+                                         struct st_resolution *res);
 
 /* Calls FN for each file looked for: FOUND_BY is the step that found it
    (enum st_found_by), or -1 with WHY saying why it was not found.  */

@@ -4,25 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/unwind/symbolize.h"
 #include "core/unwind/dwfl-unwind.h"
-
-const char *
-st_stop_reason_name (enum st_stop_reason reason)
-{
-  static const char *const names[ST_STOP_N] = {
-    [ST_STOP_END] = "end",
-    [ST_STOP_STACK_EXHAUSTED] = "stack copy exhausted",
-    [ST_STOP_NO_MODULE] = "no module",
-    [ST_STOP_NO_UNWIND_INFO] = "no unwind info",
-    [ST_STOP_FRAME_LIMIT] = "frame limit",
-    [ST_STOP_NO_USER_STACK] = "no user stack",
-    [ST_STOP_NO_PROCESS_FILES] = "no files of the process found",
-    [ST_STOP_UNWIND_ERROR] = "unwind error",
-    [ST_STOP_NOT_UNWOUND] = "not unwound (passthru)",
-  };
-  return reason < ST_STOP_N ? names[reason] : "?";
-}
+#include "core/unwind/module-symbols.h"
 
 /* What the attached callbacks read: the sample being unwound now.  */
 struct st_unwind_slot {
@@ -128,7 +111,7 @@ frame_callback (Dwfl_Frame *state, void *arg)
      step past them reads another stack's words: stop where Go does.  */
   Dwarf_Addr lookup = activation ? pc : pc - 1;
   Dwfl_Module *mod = dwfl_addrmodule (dwfl_thread_dwfl (dwfl_frame_thread (state)), lookup);
-  if (mod != NULL && st_symbolize_is_go_outermost (mod, lookup))
+  if (mod != NULL && st_module_is_go_outermost (mod, lookup))
     {
       slot->go_outermost = true;
       return DWARF_CB_ABORT;
@@ -155,7 +138,7 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
   if (mod == NULL)
     return ST_STOP_NO_MODULE;
   if (next_pc_outside_modules (err))
-    return st_symbolize_in_entry_function (mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
+    return st_module_in_entry_function (mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
   if (slot->memory_fault)
     return ST_STOP_STACK_EXHAUSTED;
   Dwarf_Addr bias;

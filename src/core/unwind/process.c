@@ -35,19 +35,7 @@ struct st_process_table {
 const char *
 st_process_table_intern (struct st_process_table *t, const char *str)
 {
-  if (str == NULL)
-    return NULL;
-  size_t len = strlen (str);
-  char *copy = st_hashmap_get (t->strings, str, len);
-  if (copy != NULL)
-    return copy;
-  copy = strdup (str);
-  if (copy == NULL || st_hashmap_put (t->strings, str, len, copy) < 0)
-    {
-      free (copy);
-      return NULL;
-    }
-  return copy;
+  return st_hashmap_intern (t->strings, str);
 }
 
 static void
@@ -493,7 +481,11 @@ resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_map
     .build_id = m->build_id,
     .build_id_size = m->build_id_size,
   };
-  m->file = st_resolver_resolve (t->resolver, &req, &m->why_not);
+  struct st_resolution res;
+  m->file = st_resolver_resolve (t->resolver, &req, &res);
+  m->why_not = res.why_not;
+  if (p->ran_in == NULL)
+    p->ran_in = res.ran_in;
 }
 
 static void

@@ -17,24 +17,8 @@
 #include "core/event.h"
 #include "core/resolve/find-debuginfo.h"
 #include "core/resolve/jit-map.h"
+#include "core/resolve/mapping.h"
 #include "core/resolve/resolver.h"
-
-struct st_mapping {
-  uint64_t start, end, pgoff;
-  const char *path;           /* interned: valid as long as the table */
-  bool has_dev_ino;
-  uint32_t maj, min;
-  uint64_t ino;
-  uint8_t build_id[ST_BUILD_ID_MAX];
-  uint8_t build_id_size;
-  /* Filled in when the mapping is first reported to a Dwfl.  */
-  bool resolved;
-  struct st_elf_file *file;   /* NULL: not found, see why_not */
-  const char *why_not;
-  uint64_t bias;              /* file address + bias = process address */
-  bool reported;              /* a module of the current Dwfl points here */
-  const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
-};
 
 struct st_unwind_slot;
 
@@ -48,6 +32,10 @@ struct st_process {
   bool needs_report;          /* new mappings to report */
   struct st_unwind_slot *slot;/* what the Dwfl callbacks read from */
   struct st_jit_map *jit;     /* names of its JIT code, read on demand */
+  /* Set by st_process_dwfl when resolving a file told which container the
+     process, gone before it was detected, ran in (struct st_resolution);
+     the unwinder labels it and clears this.  */
+  const struct st_container *ran_in;
 };
 
 struct st_process_table;

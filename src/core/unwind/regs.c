@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/utsname.h>

@@ -3,7 +3,6 @@
  * tables are our own (see REFERENCE.md, "Register order").  */
 #pragma once
 
-#include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,7 +19,7 @@ const char *st_regs_arch_name (const struct st_regs_arch *arch);
 
 /* Registers of one sample in DWARF order.  */
 struct st_dwarf_regs {
-  Dwarf_Word value[ST_MAX_DWARF_REGS];
+  uint64_t value[ST_MAX_DWARF_REGS];   /* Dwarf_Word */
   bool present[ST_MAX_DWARF_REGS];
   size_t n;              /* DWARF registers of this architecture */
   uint64_t pc, sp;
@@ -34,7 +33,8 @@ int st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s
                       struct st_dwarf_regs *out);
 
 /* Hands OUT's registers to libdwfl for the thread being unwound.  */
-bool st_regs_set_initial (Dwfl_Thread *thread, const struct st_dwarf_regs *regs);
+struct Dwfl_Thread;
+bool st_regs_set_initial (struct Dwfl_Thread *thread, const struct st_dwarf_regs *regs);
 
 /* The perf register mask and count that unwinding needs (for live
    sampling and for writing Sysprof stack-user frames).  */

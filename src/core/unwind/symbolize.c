@@ -4,55 +4,8 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 
-#include "core/unwind/gopclntab.h"
+#include "core/unwind/module-symbols.h"
 #include "core/unwind/symbolize.h"
-
-/* The module's symbol table, built on first use and kept with the file so
-   that every process mapping it shares one.  */
-static const struct st_symtab *
-module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
-{
-  if (file->symtab == NULL)
-    {
-      Dwarf_Addr bias = 0;
-      dwfl_module_getelf (mod, &bias);
-      file->symtab_building = true;   /* find-debuginfo.c: no inflating */
-      file->symtab = st_symtab_build (mod, bias);
-      file->symtab_building = false;
-    }
-  return file->symtab;
-}
-
-bool
-st_symbolize_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
-{
-  void **userdata;
-  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-  const struct st_mapping *m = *userdata;
-  GElf_Ehdr ehdr;
-  if (m == NULL || m->file == NULL || gelf_getehdr (m->file->elf, &ehdr) == NULL
-      || ehdr.e_entry == 0)
-    return false;
-  const struct st_symtab *tab = module_symtab (mod, m->file);
-  uint64_t offset;
-  uint64_t addr = lookup - m->bias;
-  return tab != NULL && st_symtab_lookup (tab, addr, &offset) != NULL
-         && addr - offset == ehdr.e_entry;
-}
-
-bool
-st_symbolize_is_go_outermost (Dwfl_Module *mod, uint64_t lookup)
-{
-  void **userdata;
-  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
-  const struct st_mapping *m = *userdata;
-  if (m == NULL || m->file == NULL)
-    return false;
-  const struct st_symtab *tab = module_symtab (mod, m->file);
-  uint64_t offset;
-  return tab != NULL && st_symtab_is_go (tab)
-         && st_gopclntab_is_outermost (st_symtab_lookup (tab, lookup - m->bias, &offset));
-}
 
 /* The name of an inlined subroutine's abstract origin.  */
 static const char *
@@ -123,7 +76,7 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
             mod = dwfl_addrmodule (dwfl, lookup);
           const struct st_symtab *tab = m->file->symtab;
           if (tab == NULL && mod != NULL)
-            tab = module_symtab (mod, m->file);
+            tab = st_module_symtab (mod, m->file);
           if (tab != NULL)
             f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
           if (opts->inline_frames && mod != NULL)

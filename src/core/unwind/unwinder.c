@@ -92,19 +92,8 @@ st_unwinder_resolver (const struct st_unwinder *u)
 static const char *
 intern (struct st_unwinder *u, const char *str)
 {
-  if (str == NULL)
-    return NULL;
-  size_t len = strlen (str);
-  char *copy = st_hashmap_get (u->strings, str, len);
-  if (copy != NULL)
-    return copy;
-  copy = strdup (str);
-  if (copy == NULL || st_hashmap_put (u->strings, str, len, copy) < 0)
-    {
-      free (copy);
-      return "[out of memory]";
-    }
-  return copy;
+  const char *copy = st_hashmap_intern (u->strings, str);
+  return copy != NULL || str == NULL ? copy : "[out of memory]";
 }
 
 int
@@ -190,7 +179,12 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   out->detail = result.detail;
   /* Finding its files may have told which container a process that was
      gone belonged to.  */
-  ct = st_containers_of (u->containers, sample->pid);
-  out->container = ct ? &ct->label : NULL;
+  if (p->ran_in != NULL)
+    {
+      st_containers_adopt (u->containers, sample->pid, p->ran_in);
+      p->ran_in = NULL;
+      ct = st_containers_of (u->containers, sample->pid);
+      out->container = ct ? &ct->label : NULL;
+    }
   return 0;
 }

@@ -8,7 +8,7 @@
  * results can be written after the unwinder has moved on.  */
 #pragma once
 
-#include "core/output/callchain.h"
+#include "core/unwind/callchain.h"
 #include "core/event.h"
 #include "core/unwind/regs.h"
 #include "core/resolve/resolver.h"

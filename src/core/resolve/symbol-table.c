@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/unwind/gopclntab.h"
-#include "core/unwind/symbol-table.h"
+#include "core/resolve/gopclntab.h"
+#include "core/resolve/symbol-table.h"
 
 struct symbol {
   uint64_t start, end;   /* [start, end) in ELF addresses */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "basic/bytes.h"
-#include "core/unwind/gopclntab.h"
+#include "core/resolve/gopclntab.h"
 
 #define GO116_MAGIC 0xfffffffau
 #define GO118_MAGIC 0xfffffff0u

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/signals.h"
+#include "basic/signals.h"
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t force_flag;

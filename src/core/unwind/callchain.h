@@ -1,12 +1,30 @@
-/* An unwound, symbolized sample: what every output sink receives.  */
+/* An unwound, symbolized sample: what every output sink receives.  It is
+ * the unwinder's result, and says nothing of libdwfl: a sink compiles
+ * without it.  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "container/label.h"
 #include "core/event.h"
-#include "core/unwind/dwfl-unwind.h"
+
+/* Why an unwind ended.  */
+enum st_stop_reason {
+  ST_STOP_END,              /* reached the outermost frame */
+  ST_STOP_STACK_EXHAUSTED,  /* needed memory outside the stack copy */
+  ST_STOP_NO_MODULE,        /* a pc outside every known file */
+  ST_STOP_NO_UNWIND_INFO,   /* the module has no CFI and no frame pointer helped */
+  ST_STOP_FRAME_LIMIT,      /* --max-frames reached */
+  ST_STOP_NO_USER_STACK,    /* the sample has no user registers or stack */
+  ST_STOP_NO_PROCESS_FILES, /* none of the process's files could be found */
+  ST_STOP_UNWIND_ERROR,     /* libdwfl gave up for another reason */
+  ST_STOP_NOT_UNWOUND,      /* -m passthru: the sample was not unwound */
+  ST_STOP_N
+};
+
+const char *st_stop_reason_name (enum st_stop_reason reason);
 
 struct st_frame {
   uint64_t pc;              /* raw: the exact pc, or a return address */
@@ -18,14 +36,6 @@ struct st_frame {
   uint64_t elf_address;     /* pc in the file's own addresses (pc - bias) */
   const char *symbol;       /* NULL: unknown */
   uint64_t offset;          /* from the symbol's start to the lookup pc */
-};
-
-/* The container a sample's process ran in (NULL in a chain: the host).  */
-struct st_container_label {
-  const char *kind;         /* "podman", "flatpak" */
-  const char *name;         /* container name or app id */
-  const char *id;           /* container id or flatpak instance */
-  const char *root_frame;   /* "[podman:NAME]": folded stacks' root */
 };
 
 struct st_callchain {

@@ -1,0 +1,44 @@
+/* A mapping of a process's file: what the recording said of it (the
+ * request the resolver answers) and, once resolved, the file found for it.
+ * A libdwfl module's userdata is its struct st_mapping, which
+ * find-debuginfo.c reads; the process table (core/unwind/process.h) keeps
+ * them.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/event.h"
+
+struct st_elf_file;
+struct st_debuginfo_finder;
+
+struct st_mapping_request {
+  pid_t pid;
+  const char *path;              /* as the process sees it */
+  uint64_t start, end, pgoff;
+  bool has_dev_ino;
+  uint32_t maj, min;
+  uint64_t ino;
+  const uint8_t *build_id;       /* expected, when the recording knew it */
+  size_t build_id_size;
+};
+
+struct st_mapping {
+  uint64_t start, end, pgoff;
+  const char *path;           /* interned: valid as long as the table */
+  bool has_dev_ino;
+  uint32_t maj, min;
+  uint64_t ino;
+  uint8_t build_id[ST_BUILD_ID_MAX];
+  uint8_t build_id_size;
+  /* Filled in when the mapping is first reported to a Dwfl.  */
+  bool resolved;
+  struct st_elf_file *file;   /* NULL: not found, see why_not */
+  const char *why_not;
+  uint64_t bias;              /* file address + bias = process address */
+  bool reported;              /* a module of the current Dwfl points here */
+  const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
+};

@@ -1,0 +1,60 @@
+/* Inside the namespace helper's client: the state that ns-client.c (the
+ * cache and the requests) and ns-connection.c (the connection to a helper,
+ * spawned or the system service's) share.  Nothing else includes it.  */
+#pragma once
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "basic/why.h"
+#include "ns-helper/protocol.h"
+
+#define HELPER_NAME "eu-stacktrace-ns-helper"
+/* A helper that keeps dying is a bug to report, not to retry forever.  */
+#define MAX_RESTARTS 3
+/* No request takes long (a few opens and reads of ELF headers): a helper
+   silent for this long is stuck, on a hung file system for instance.  */
+#define REPLY_TIMEOUT_S 5
+
+enum mode {
+  MODE_AUTO,
+  MODE_SPAWN,
+  MODE_SOCKET,
+};
+
+struct st_ns_client {
+  pthread_mutex_t lock;
+  enum mode mode;
+  char *socket_path;           /* MODE_SOCKET */
+  unsigned ways;               /* EU_STACKTRACE_NS_HELPER_WAYS, or all */
+  bool root;
+  /* The connection.  */
+  int sock;                    /* -1: none yet, or lost */
+  pid_t child;                 /* a spawned helper, or -1 */
+  char *connected_to;          /* for messages: the socket, or the helper spawned */
+  unsigned restarts;           /* connections lost */
+  unsigned reconnects;         /* connections the service closed while idle */
+  bool disabled;
+  struct st_why disabled_why;
+  uint64_t next_id;
+  struct st_hashmap *cache;    /* key (see cache_key) -> struct answer */
+  /* --stats  */
+  uint64_t requests, found, not_found, failed, by_way[ST_NSH_WAY_N];
+  uint64_t *rtt_ns;            /* every round trip, for the median and p99 */
+  size_t n_rtt, cap_rtt;
+  /* The first reply of a connection waits for the helper to start: it is
+     counted apart.  */
+  bool fresh;
+  uint64_t startup_ns;
+};
+
+/* One request and its reply.  Returns 0 with REPLY (and *FD when it
+   carried one), or -errno with WHY when the connection failed (then
+   dropped).  C's lock is held.  */
+int st_ns_round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
+                      struct st_nsh_reply *reply, int *fd, struct st_why *why);
+/* Closes the connection; waits for a spawned helper (killed first when
+   KILL_CHILD).  */
+void st_ns_disconnect (struct st_ns_client *c, bool kill_child);

@@ -1,0 +1,54 @@
+#include "config.h"
+
+#include <gelf.h>
+
+#include "core/resolve/elf-file.h"
+#include "core/resolve/gopclntab.h"
+#include "core/resolve/mapping.h"
+#include "core/resolve/symbol-table.h"
+#include "core/unwind/module-symbols.h"
+
+const struct st_symtab *
+st_module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
+{
+  if (file->symtab == NULL)
+    {
+      Dwarf_Addr bias = 0;
+      dwfl_module_getelf (mod, &bias);
+      file->symtab_building = true;   /* find-debuginfo.c: no inflating */
+      file->symtab = st_symtab_build (mod, bias);
+      file->symtab_building = false;
+    }
+  return file->symtab;
+}
+
+bool
+st_module_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
+{
+  void **userdata;
+  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  const struct st_mapping *m = *userdata;
+  GElf_Ehdr ehdr;
+  if (m == NULL || m->file == NULL || gelf_getehdr (m->file->elf, &ehdr) == NULL
+      || ehdr.e_entry == 0)
+    return false;
+  const struct st_symtab *tab = st_module_symtab (mod, m->file);
+  uint64_t offset;
+  uint64_t addr = lookup - m->bias;
+  return tab != NULL && st_symtab_lookup (tab, addr, &offset) != NULL
+         && addr - offset == ehdr.e_entry;
+}
+
+bool
+st_module_is_go_outermost (Dwfl_Module *mod, uint64_t lookup)
+{
+  void **userdata;
+  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  const struct st_mapping *m = *userdata;
+  if (m == NULL || m->file == NULL)
+    return false;
+  const struct st_symtab *tab = st_module_symtab (mod, m->file);
+  uint64_t offset;
+  return tab != NULL && st_symtab_is_go (tab)
+         && st_gopclntab_is_outermost (st_symtab_lookup (tab, lookup - m->bias, &offset));
+}

@@ -1,0 +1,151 @@
+/* src/basic/procfs: the one reader of /proc/PID, checked against what the
+ * kernel says of this very process through other calls (getppid, the
+ * address of a function of ours, prctl's name).  */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "basic/hashmap.h"
+#include "basic/procfs.h"
+
+/* A comm may hold spaces and parentheses: fields count from the last ')'.  */
+static void
+test_stat_text_with_a_hostile_comm (void **state)
+{
+  struct st_proc_stat st;
+  static const char text[] =
+    "4242 (a) b (c) d) S 77 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 123456 "
+    "1000 100 18446744073709551615\n";
+  assert_int_equal (st_proc_parse_stat (text, &st), 0);
+  assert_int_equal (st.ppid, 77);
+  assert_int_equal (st.start_time, 123456);
+  assert_int_equal (st_proc_parse_stat ("4242 (cut", &st), -EINVAL);
+  assert_int_equal (st_proc_parse_stat ("4242 (a) S 1 2 3", &st), -EINVAL);
+}
+
+static void
+test_stat_of_this_process (void **state)
+{
+  struct st_proc_stat st;
+  assert_int_equal (st_proc_stat (getpid (), &st), 0);
+  assert_int_equal (st.ppid, getppid ());
+  assert_true (st.start_time > 0);
+  uint64_t ticks;
+  assert_true (st_proc_start_time (getpid (), &ticks));
+  assert_int_equal (ticks, st.start_time);
+}
+
+struct find_code {
+  uintptr_t addr;
+  int maps, found;
+};
+
+static int
+visit_map (const struct st_proc_map *m, void *arg)
+{
+  struct find_code *f = arg;
+  f->maps++;
+  if (m->start <= f->addr && f->addr < m->end)
+    {
+      /* Our own code: executable, and named by the file we run from.  */
+      assert_int_equal (m->perms[2], 'x');
+      assert_true (m->name[0] == '/');
+      assert_non_null (strstr (m->name, "test-procfs"));
+      f->found++;
+    }
+  return 0;
+}
+
+static int
+stop_at_second (const struct st_proc_map *m, void *arg)
+{
+  return ++*(int *) arg == 2 ? 7 : 0;
+}
+
+static void
+test_maps_name_our_own_code (void **state)
+{
+  struct find_code f = { (uintptr_t) &test_maps_name_our_own_code, 0, 0 };
+  assert_int_equal (st_proc_maps_foreach (getpid (), visit_map, &f), 0);
+  assert_true (f.maps > 3);
+  assert_int_equal (f.found, 1);
+  /* A visitor's non-zero return ends the walk and is returned.  */
+  int n = 0;
+  assert_int_equal (st_proc_maps_foreach (getpid (), stop_at_second, &n), 7);
+  assert_int_equal (n, 2);
+}
+
+static void
+test_cmdline_and_comm (void **state)
+{
+  char buf[4096];
+  int n = st_proc_cmdline (getpid (), buf, sizeof buf);
+  assert_true (n > 0);
+  assert_non_null (strstr (buf, "test-procfs"));
+  assert_int_equal ((size_t) n, strlen (buf) + 1);   /* the last NUL counts */
+  /* Cut to fit, NUL-terminated.  */
+  assert_int_equal (st_proc_cmdline (getpid (), buf, 4), 3);
+  assert_int_equal (strlen (buf), 3);
+  assert_int_equal (prctl (PR_SET_NAME, "pf (x) y", 0, 0, 0), 0);
+  assert_int_equal (st_proc_comm (getpid (), getpid (), buf, sizeof buf), 8);
+  assert_string_equal (buf, "pf (x) y");
+}
+
+static void
+test_read_file_bounds_and_errors (void **state)
+{
+  char *text = NULL;
+  int n = st_proc_read_file (getpid (), "stat", 4096, &text);
+  assert_true (n > 0);
+  assert_int_equal ((size_t) n, strlen (text));
+  free (text);
+  text = NULL;
+  assert_int_equal (st_proc_read_file (getpid (), "maps", 16, &text), -EFBIG);
+  assert_null (text);
+  /* No such process: pid_max is at most 2^22.  */
+  assert_int_equal (st_proc_read_file (1 << 23, "stat", 4096, &text), -ENOENT);
+  struct st_proc_stat st;
+  assert_int_equal (st_proc_stat (1 << 23, &st), -ENOENT);
+  assert_true (st_proc_maps_foreach (1 << 23, stop_at_second, &n) == -ENOENT);
+}
+
+/* The one interning function: the same pointer for the same bytes.  */
+static void
+test_interning (void **state)
+{
+  struct st_hashmap *strings = st_hashmap_new (free);
+  assert_non_null (strings);
+  char a[] = "libc.so.6", b[] = "libc.so.6";
+  const char *x = st_hashmap_intern (strings, a);
+  assert_non_null (x);
+  assert_ptr_not_equal (x, a);
+  assert_ptr_equal (st_hashmap_intern (strings, b), x);
+  assert_string_equal (x, "libc.so.6");
+  assert_null (st_hashmap_intern (strings, NULL));
+  assert_int_equal (st_hashmap_size (strings), 1);
+  st_hashmap_free (strings);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_stat_text_with_a_hostile_comm),
+    cmocka_unit_test (test_stat_of_this_process),
+    cmocka_unit_test (test_maps_name_our_own_code),
+    cmocka_unit_test (test_cmdline_and_comm),
+    cmocka_unit_test (test_read_file_bounds_and_errors),
+    cmocka_unit_test (test_interning),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

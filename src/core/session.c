@@ -104,6 +104,29 @@ make_chain (const struct st_sample *sample, const struct st_unwound *u)
   };
 }
 
+const uint32_t ST_STACK_FIT_SIZES[ST_STACK_FIT_N] = { 2048, 4096, 8192, 16384, 32768, 65528 };
+
+/* Which stack copy sizes would have unwound SAMPLE as far as U goes.  */
+static void
+count_stack_needed (struct st_stats *st, const struct st_sample *sample,
+                    const struct st_unwound *u)
+{
+  if (sample->stack_size == 0 || u->stop == ST_STOP_NOT_UNWOUND
+      || u->stop == ST_STOP_NO_USER_STACK)
+    return;
+  st->stack_samples++;
+  if (sample->stack_size > st->stack_copy_max)
+    st->stack_copy_max = sample->stack_size;
+  if (u->stop == ST_STOP_STACK_EXHAUSTED)
+    {
+      st->stack_exhausted++;
+      return;
+    }
+  for (int i = 0; i < ST_STACK_FIT_N; i++)
+    if (u->stack_needed <= ST_STACK_FIT_SIZES[i])
+      st->stack_fits[i]++;
+}
+
 /* Hands one sample's chain to the sink and counts it.  TEXT is what the
    sink's format op made of it already, or NULL.  */
 static int
@@ -119,6 +142,7 @@ write_sample (struct st_session *s, const struct st_sample *sample, const struct
   s->stats.samples++;
   s->stats.period_sum += sample->period;
   s->stats.stops[u->stop]++;
+  count_stack_needed (&s->stats, sample, u);
   if (u->n_frames > 0)
     s->stats.unwound++;
   s->stats.frames += u->n_frames;
@@ -542,6 +566,7 @@ st_session_handle_event (const struct st_event *ev, void *arg)
       result->n_frames = 0;
       result->stop = ST_STOP_NOT_UNWOUND;
       result->detail = NULL;
+      result->stack_needed = 0;
     }
   else
     {
@@ -633,6 +658,30 @@ print_missing (const void *key, size_t len, void *value, void *arg)
   return 0;
 }
 
+/* Which stack copy would have sufficed for what share of the samples: the
+   answer to "stack copy exhausted", and to what a recording could save.  */
+static void
+print_stack_hint (const struct st_stats *st, FILE *out)
+{
+  if (st->stack_samples == 0)
+    return;
+  double all = (double) st->stack_samples;
+  fprintf (out, "stack copy that would have sufficed (--call-graph dwarf,SIZE, --stack-size "
+           "SIZE; these samples carried up to %" PRIu64 " bytes):\n", st->stack_copy_max);
+  for (int i = 0; i < ST_STACK_FIT_N; i++)
+    {
+      if (ST_STACK_FIT_SIZES[i] > st->stack_copy_max && i > 0
+          && ST_STACK_FIT_SIZES[i - 1] >= st->stack_copy_max)
+        break;
+      fprintf (out, "  %-30u %.1f%% of samples\n", ST_STACK_FIT_SIZES[i],
+               100.0 * st->stack_fits[i] / all);
+    }
+  if (st->stack_exhausted > 0)
+    fprintf (out, "  more than %-20" PRIu64 " %.1f%% of samples (the copy ran out: record "
+             "with a bigger SIZE, at most 65528)\n", st->stack_copy_max,
+             100.0 * st->stack_exhausted / all);
+}
+
 void
 st_session_print_summary (const struct st_session *s, FILE *out)
 {
@@ -646,6 +695,7 @@ st_session_print_summary (const struct st_session *s, FILE *out)
     if (st->stops[i] > 0)
       fprintf (out, "  %-30s %" PRIu64 " (%.1f%%)\n", st_stop_reason_name (i), st->stops[i],
                100.0 * st->stops[i] / (st->samples ? st->samples : 1));
+  print_stack_hint (st, out);
   if (st->lost > 0)
     fprintf (out, "samples lost by the kernel: %" PRIu64 " (%.1f%% of %" PRIu64 ")\n", st->lost,
              100.0 * st->lost / (st->samples + st->dropped + st->lost),

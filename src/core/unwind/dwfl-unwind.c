@@ -15,6 +15,7 @@ st_stop_reason_name (enum st_stop_reason reason)
     [ST_STOP_STACK_EXHAUSTED] = "stack copy exhausted",
     [ST_STOP_NO_MODULE] = "no module",
     [ST_STOP_NO_UNWIND_INFO] = "no unwind info",
+    [ST_STOP_FRAME_POINTER_END] = "frame pointer chain ended",
     [ST_STOP_FRAME_LIMIT] = "frame limit",
     [ST_STOP_NO_USER_STACK] = "no user stack",
     [ST_STOP_NO_PROCESS_FILES] = "no files of the process found",
@@ -32,6 +33,9 @@ struct st_unwind_slot {
   size_t stack_size;
   uint64_t sp;
   bool memory_fault;       /* a read fell outside the stack copy */
+  bool step_fault;         /* ... since the last frame was found */
+  uint64_t step_fault_addr;/* the highest such read above the copy, or 0 */
+  uint64_t read_end;       /* the end of the highest word read or wanted */
   bool has_thread;         /* next_thread already returned the thread */
   /* frame collection */
   struct st_raw_frame *frames;
@@ -71,6 +75,12 @@ get_thread (Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
   return true;
 }
 
+/* How far above the sampled sp a wanted read may lie and still be taken
+   for the stack the copy did not hold: the default stack limit (8 MiB).
+   Farther is a garbage pointer (a frame-pointer guess through code built
+   without frame pointers), not a short copy.  */
+#define STACK_REACH ((uint64_t) 8 << 20)
+
 /* Memory is what the sample copied: the stack from the sampled sp up.  */
 static bool
 memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
@@ -79,8 +89,15 @@ memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
   if (addr < slot->sp || addr - slot->sp >= slot->stack_size)
     {
       slot->memory_fault = true;
+      slot->step_fault = true;
+      if (addr >= slot->sp && addr > slot->step_fault_addr)
+        slot->step_fault_addr = addr;
+      if (addr >= slot->sp && addr - slot->sp < STACK_REACH && addr + 8 > slot->read_end)
+        slot->read_end = addr + 8;
       return false;
     }
+  if (addr + 8 > slot->read_end)
+    slot->read_end = addr + 8;
   uint64_t off = addr - slot->sp;
   size_t avail = slot->stack_size - off;
   uint64_t value = 0;
@@ -123,6 +140,9 @@ frame_callback (Dwfl_Frame *state, void *arg)
   slot->frames[slot->n_frames].pc = pc;
   slot->frames[slot->n_frames].activation = activation;
   slot->n_frames++;
+  /* Faults so far were steps that still found this frame.  */
+  slot->step_fault = false;
+  slot->step_fault_addr = 0;
   return DWARF_CB_OK;
 }
 
@@ -134,23 +154,74 @@ next_pc_outside_modules (int err)
   return err != 0 && strcmp (dwfl_errmsg (err), "no matching address range") == 0;
 }
 
+/* True when the last step wanted stack above the copy, within reach of a
+   real stack: the next CFA, the return address or a saved register lay
+   beyond the copied bytes.  */
+static bool
+ran_out_of_copy (const struct st_unwind_slot *slot)
+{
+  uint64_t copy_end = slot->sp + slot->stack_size;
+  return slot->step_fault && slot->step_fault_addr >= copy_end
+         && slot->step_fault_addr - slot->sp < STACK_REACH;
+}
+
+/* True when CFI (.eh_frame or .debug_frame) covers LOOKUP in MOD: libdwfl
+   stepped from there by its rules, not by a frame-pointer guess.  */
+static bool
+has_cfi (Dwfl_Module *mod, uint64_t lookup)
+{
+  Dwarf_Addr bias;
+  Dwarf_CFI *tables[2];
+  tables[0] = dwfl_module_eh_cfi (mod, &bias);
+  Dwarf_Addr eh_bias = bias;
+  tables[1] = dwfl_module_dwarf_cfi (mod, &bias);
+  Dwarf_Addr biases[2] = { eh_bias, bias };
+  for (int i = 0; i < 2; i++)
+    {
+      Dwarf_Frame *frame;
+      if (tables[i] != NULL && dwarf_cfi_addrframe (tables[i], lookup - biases[i], &frame) == 0)
+        {
+          free (frame);
+          return true;
+        }
+    }
+  return false;
+}
+
+static uint64_t
+frame_lookup (const struct st_raw_frame *f)
+{
+  return f->activation ? f->pc : f->pc - 1;
+}
+
+/* True when the step into the last frame was a frame-pointer guess: the
+   frame before it had no CFI.  */
+static bool
+reached_by_frame_pointer (Dwfl *dwfl, const struct st_unwind_slot *slot)
+{
+  if (slot->n_frames < 2)
+    return false;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 2]);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  return mod == NULL || !has_cfi (mod, lookup);
+}
+
 static enum st_stop_reason
 classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
 {
   if (slot->n_frames == 0)
     return ST_STOP_UNWIND_ERROR;
-  const struct st_raw_frame *last = &slot->frames[slot->n_frames - 1];
-  uint64_t lookup = last->activation ? last->pc : last->pc - 1;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
   if (mod == NULL)
-    return ST_STOP_NO_MODULE;
+    return ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_NO_MODULE;
   if (next_pc_outside_modules (err))
     return st_symbolize_in_entry_function (mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
-  if (slot->memory_fault)
+  if (ran_out_of_copy (slot))
     return ST_STOP_STACK_EXHAUSTED;
-  Dwarf_Addr bias;
-  if (dwfl_module_eh_cfi (mod, &bias) == NULL && dwfl_module_dwarf_cfi (mod, &bias) == NULL)
-    return ST_STOP_NO_UNWIND_INFO;
+  if (!has_cfi (mod, lookup))
+    return reached_by_frame_pointer (dwfl, slot) ? ST_STOP_FRAME_POINTER_END
+                                                 : ST_STOP_NO_UNWIND_INFO;
   return ST_STOP_UNWIND_ERROR;
 }
 
@@ -165,6 +236,9 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->stack_size = sample->stack_size;
   slot->sp = regs->sp;
   slot->memory_fault = false;
+  slot->step_fault = false;
+  slot->step_fault_addr = 0;
+  slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->frames = frames;
   slot->n_frames = 0;
@@ -174,8 +248,10 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   result->frames = frames;
   result->n_frames = slot->n_frames;
   result->detail = NULL;
+  /* libdwfl ends the stack where the return address is undefined, and
+     also where it could not be read: a short copy is not the end.  */
   if (r == 0)
-    result->stop = ST_STOP_END;
+    result->stop = ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_END;
   else if (slot->n_frames >= max_frames)
     result->stop = ST_STOP_FRAME_LIMIT;
   else
@@ -185,6 +261,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
       if (err != 0)
         result->detail = dwfl_errmsg (err);
     }
+  result->stack_needed = slot->read_end - slot->sp;
   slot->regs = NULL;
   slot->stack = NULL;
 }

@@ -6,7 +6,8 @@ UNIT_TESTS = \
 	tests/unit/test-source-perf \
 	tests/unit/test-symbols \
 	tests/unit/test-elf-build-id \
-	tests/unit/test-untrusted
+	tests/unit/test-untrusted \
+	tests/unit/test-load-bias
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -28,4 +29,6 @@ tests_unit_test_elf_build_id_CFLAGS = $(unit_cflags)
 tests_unit_test_elf_build_id_LDADD = src/ns-helper/libnshelper.a $(unit_ldadd)
 tests_unit_test_untrusted_CFLAGS = $(unit_cflags)
 tests_unit_test_untrusted_LDADD = $(unit_ldadd)
+tests_unit_test_load_bias_CFLAGS = $(unit_cflags)
+tests_unit_test_load_bias_LDADD = $(unit_ldadd)
 EXTRA_DIST += tests/unit/test-bytes.h

@@ -33,8 +33,7 @@ struct st_unwind_slot {
   size_t stack_size;
   uint64_t sp;
   bool memory_fault;       /* a read fell outside the stack copy */
-  bool step_fault;         /* ... since the last frame was found */
-  uint64_t step_fault_addr;/* the highest such read above the copy, or 0 */
+  uint64_t fault_above;    /* the highest such read above the copy, or 0 */
   uint64_t read_end;       /* the end of the highest word read or wanted */
   bool has_thread;         /* next_thread already returned the thread */
   /* frame collection */
@@ -89,9 +88,8 @@ memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
   if (addr < slot->sp || addr - slot->sp >= slot->stack_size)
     {
       slot->memory_fault = true;
-      slot->step_fault = true;
-      if (addr >= slot->sp && addr > slot->step_fault_addr)
-        slot->step_fault_addr = addr;
+      if (addr >= slot->sp && addr > slot->fault_above)
+        slot->fault_above = addr;
       if (addr >= slot->sp && addr - slot->sp < STACK_REACH && addr + 8 > slot->read_end)
         slot->read_end = addr + 8;
       return false;
@@ -140,9 +138,6 @@ frame_callback (Dwfl_Frame *state, void *arg)
   slot->frames[slot->n_frames].pc = pc;
   slot->frames[slot->n_frames].activation = activation;
   slot->n_frames++;
-  /* Faults so far were steps that still found this frame.  */
-  slot->step_fault = false;
-  slot->step_fault_addr = 0;
   return DWARF_CB_OK;
 }
 
@@ -154,15 +149,16 @@ next_pc_outside_modules (int err)
   return err != 0 && strcmp (dwfl_errmsg (err), "no matching address range") == 0;
 }
 
-/* True when the last step wanted stack above the copy, within reach of a
-   real stack: the next CFA, the return address or a saved register lay
-   beyond the copied bytes.  */
+/* True when the unwind wanted stack above the copy, within reach of a
+   real stack: a CFA, a return address or a saved register lay beyond the
+   copied bytes.  A saved register that could not be read ends the unwind
+   only a step later, where a CFA is computed from it: the fault may be
+   from any step, not only the last.  */
 static bool
 ran_out_of_copy (const struct st_unwind_slot *slot)
 {
   uint64_t copy_end = slot->sp + slot->stack_size;
-  return slot->step_fault && slot->step_fault_addr >= copy_end
-         && slot->step_fault_addr - slot->sp < STACK_REACH;
+  return slot->fault_above >= copy_end && slot->fault_above - slot->sp < STACK_REACH;
 }
 
 /* True when CFI (.eh_frame or .debug_frame) covers LOOKUP in MOD: libdwfl
@@ -188,6 +184,28 @@ has_cfi (Dwfl_Module *mod, uint64_t lookup)
   return false;
 }
 
+/* True when MOD's CFI at LOOKUP says the return address is undefined: the
+   outermost frame (_start, a thread's clone3) by the ABI's own marker.  */
+static bool
+cfi_marks_outermost (Dwfl_Module *mod, uint64_t lookup)
+{
+  Dwarf_Addr bias;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
+  if (cfi == NULL)
+    cfi = dwfl_module_dwarf_cfi (mod, &bias);
+  Dwarf_Frame *frame;
+  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+    return false;
+  bool undefined = false;
+  int ra = dwarf_frame_info (frame, NULL, NULL, NULL);
+  Dwarf_Op ops_mem[3], *ops;
+  size_t nops;
+  if (ra >= 0 && dwarf_frame_register (frame, ra, ops_mem, &ops, &nops) == 0)
+    undefined = nops == 0 && ops == ops_mem;
+  free (frame);
+  return undefined;
+}
+
 static uint64_t
 frame_lookup (const struct st_raw_frame *f)
 {
@@ -204,6 +222,16 @@ reached_by_frame_pointer (Dwfl *dwfl, const struct st_unwind_slot *slot)
   uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 2]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
   return mod == NULL || !has_cfi (mod, lookup);
+}
+
+static bool
+ends_at_outermost (Dwfl *dwfl, const struct st_unwind_slot *slot)
+{
+  if (slot->n_frames == 0)
+    return false;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  return mod != NULL && cfi_marks_outermost (mod, lookup);
 }
 
 static enum st_stop_reason
@@ -236,8 +264,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->stack_size = sample->stack_size;
   slot->sp = regs->sp;
   slot->memory_fault = false;
-  slot->step_fault = false;
-  slot->step_fault_addr = 0;
+  slot->fault_above = 0;
   slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->frames = frames;
@@ -251,7 +278,8 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   /* libdwfl ends the stack where the return address is undefined, and
      also where it could not be read: a short copy is not the end.  */
   if (r == 0)
-    result->stop = ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_END;
+    result->stop = ran_out_of_copy (slot) && !ends_at_outermost (dwfl, slot)
+                   ? ST_STOP_STACK_EXHAUSTED : ST_STOP_END;
   else if (slot->n_frames >= max_frames)
     result->stop = ST_STOP_FRAME_LIMIT;
   else

@@ -39,7 +39,8 @@ static const char program[] =
 struct layout {
   const char *name;
   const char *cc;            /* compiler and linker flags */
-  bool ro_and_x_share_page;  /* the case that broke: checked, not assumed */
+  bool ro_and_x_share_page;  /* a non-executable and an executable segment share a
+                                file page: the case that broke (checked, not assumed) */
   bool pie;
 };
 
@@ -54,7 +55,7 @@ static const struct layout layouts[] = {
   { "lld, non-PIE", "clang -fuse-ld=lld -fno-pie -no-pie", true, false },
   { "lld, PIE, -z separate-code", "clang -fuse-ld=lld -fpie -pie -Wl,-z,separate-code",
     false, true },
-  { "lld, PIE, --no-rosegment", "clang -fuse-ld=lld -fpie -pie -Wl,--no-rosegment", false, true },
+  { "lld, PIE, --no-rosegment", "clang -fuse-ld=lld -fpie -pie -Wl,--no-rosegment", true, true },
   { "lld, PIE, -z separate-loadable-segments",
     "clang -fuse-ld=lld -fpie -pie -Wl,-z,separate-loadable-segments", false, true },
   { "lld, PIE, compacted offsets (-z noseparate-code, 64 KiB max-page-size)",
@@ -109,7 +110,7 @@ symbol_value (Elf *elf, const char *name)
   return 0;
 }
 
-/* Whether a read-only and an executable PT_LOAD share a file page.  */
+/* Whether a non-executable and an executable PT_LOAD share a file page.  */
 static bool
 ro_and_x_share_page (Elf *elf)
 {
@@ -178,6 +179,9 @@ check_layout (const struct layout *l)
     {
       dup2 (to_child[0], 0);
       dup2 (from_child[1], 1);
+      /* Its stdin must end when the test closes its end.  */
+      close (to_child[1]);
+      close (from_child[0]);
       execl (exe, exe, (char *) NULL);
       _exit (127);
     }
@@ -220,7 +224,7 @@ check_layout (const struct layout *l)
       executable += x;
     }
   fclose (maps);
-  assert_true (checked >= 2);
+  assert_true (checked >= 1);
   assert_int_equal (executable, 1);
 
   close (to_child[1]);

@@ -206,7 +206,9 @@ static const char doc[] =
   "(callers are looked up at pc-1, the call instruction) and the file. An unwind that "
   "ends before the outermost frame says why: `stack copy exhausted' (record with a "
   "bigger --call-graph dwarf,SIZE), `no module' (code outside any file: JIT, or a file "
-  "that could not be found), `no unwind info' (no .eh_frame or .debug_frame).\n"
+  "that could not be found), `no unwind info' (no .eh_frame or .debug_frame), `frame "
+  "pointer chain ended' (frames without CFI walked by frame pointer). --stats says which "
+  "stack copy would have sufficed for what share of the samples.\n"
   "\n"
   "Signals: the first SIGINT or SIGTERM ends the input (and is passed to the "
   "COMMAND); what was read is unwound and written.  A second is absorbed; a third "
@@ -527,7 +529,9 @@ output_close (const struct options *o, struct output *out, int status)
           else
             st_warning ("lost %" PRIu64 " samples (%.1f%% of %" PRIu64 "): the recording "
                         "says the kernel could not store them (perf record could not keep "
-                        "up)", st->lost, 100.0 * st->lost / all, all);
+                        "up: record with a lower -F, a smaller --call-graph dwarf,SIZE or a "
+                        "bigger -m; unwinding faster cannot bring them back)",
+                        st->lost, 100.0 * st->lost / all, all);
         }
       if (st->dropped > 0)
         st_warning ("stopped at once: %" PRIu64 " samples read were not unwound",

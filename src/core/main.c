@@ -115,7 +115,7 @@ static const struct argp_option option_table[] = {
     "What to sample on: cpu-clock (default; a software timer that works everywhere) or "
     "cycles (hardware cycles, where the machine has them)", 0 },
   { "stack-size", OPT_STACK_SIZE, "BYTES", 0,
-    "Bytes of user stack copied per sample (default 32768, at most 65528): raise it when "
+    "Bytes of user stack copied per sample (default 16384, at most 65528): raise it when "
     "unwinds stop with `stack copy exhausted' (--stats says which size would have sufficed)", 0 },
   { "mmap-pages", OPT_MMAP_PAGES, "PAGES", 0,
     "Pages of sample buffer per CPU, a power of two (default 512, 2 MiB): raise it when "
@@ -775,10 +775,10 @@ main (int argc, char **argv)
     .ns_helper = "auto",
     .sink = { .width = 1200, .min_width = 0.1 },
     .freq = 999,
-    /* Measured (doc/eu-stacktrace.1, --stack-size): 4x perf's 8192
-       completes interpreters and most of a C++ compiler's samples for
-       1.65x the per-sample cost.  */
-    .stack_size = 32768,
+    /* Measured (doc/eu-stacktrace.1, --stack-size): twice perf's 8192
+       completes interpreters for 1.2x the per-sample cost; more fills the
+       default ring and loses samples.  */
+    .stack_size = 16384,
     .debuginfod_timeout = 5,
     .debuginfod_budget = 30,
   };

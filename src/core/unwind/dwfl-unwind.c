@@ -245,11 +245,18 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
     return ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_NO_MODULE;
   if (next_pc_outside_modules (err))
     return st_symbolize_in_entry_function (mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
+  /* Without CFI libdwfl guessed by frame pointer.  A first guess that
+     found nothing means no unwind info, whatever it read (code built
+     without frame pointers leaves anything in the register); a chain of
+     guesses that worked ends, or runs out of the copy.  */
+  if (!has_cfi (mod, lookup))
+    {
+      if (!reached_by_frame_pointer (dwfl, slot))
+        return ST_STOP_NO_UNWIND_INFO;
+      return ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_FRAME_POINTER_END;
+    }
   if (ran_out_of_copy (slot))
     return ST_STOP_STACK_EXHAUSTED;
-  if (!has_cfi (mod, lookup))
-    return reached_by_frame_pointer (dwfl, slot) ? ST_STOP_FRAME_POINTER_END
-                                                 : ST_STOP_NO_UNWIND_INFO;
   return ST_STOP_UNWIND_ERROR;
 }
 

@@ -4,4 +4,5 @@
 LONG_TESTS += tests/corpus/corpus.sh
 EXTRA_DIST += tests/corpus/corpus.sh tests/corpus/corpus.py tests/corpus/install.sh \
 	tests/corpus/work.c tests/corpus/work.cc tests/corpus/work.js tests/corpus/work.py \
-	tests/corpus/work.sql tests/corpus/rust-work/Cargo.toml tests/corpus/rust-work/src/main.rs
+	tests/corpus/work.sql tests/corpus/rust-work/Cargo.toml tests/corpus/rust-work/Cargo.lock \
+	tests/corpus/rust-work/src/main.rs

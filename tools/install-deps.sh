@@ -11,10 +11,13 @@ packages="
   systemd libcap2-bin
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go nodejs
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev lld binutils
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $packages >/dev/null
 echo "install-deps: installed:" $packages
+# The corpus's programs (make check-long), each only when missing: a
+# rustup cargo or nodesource's node is kept.
+sh "$(dirname "$0")/../tests/corpus/install.sh"

@@ -144,7 +144,9 @@ output_close (const struct st_options *o, struct output *out, int status)
           else
             st_warning ("lost %" PRIu64 " samples (%.1f%% of %" PRIu64 "): the recording "
                         "says the kernel could not store them (perf record could not keep "
-                        "up)", st->lost, 100.0 * st->lost / all, all);
+                        "up: record with a lower -F, a smaller --call-graph dwarf,SIZE or a "
+                        "bigger -m; unwinding faster cannot bring them back)",
+                        st->lost, 100.0 * st->lost / all, all);
         }
       if (st->dropped > 0)
         st_warning ("stopped at once: %" PRIu64 " samples read were not unwound",

@@ -68,6 +68,30 @@ print_missing (const void *key, size_t len, void *value, void *arg)
   return 0;
 }
 
+/* Which stack copy would have sufficed for what share of the samples: the
+   answer to "stack copy exhausted", and to what a recording could save.  */
+static void
+print_stack_hint (const struct st_stats *st, FILE *out)
+{
+  if (st->stack_samples == 0)
+    return;
+  double all = (double) st->stack_samples;
+  fprintf (out, "stack copy that would have sufficed (--call-graph dwarf,SIZE, --stack-size "
+           "SIZE; these samples carried up to %" PRIu64 " bytes):\n", st->stack_copy_max);
+  for (int i = 0; i < ST_STACK_FIT_N; i++)
+    {
+      if (ST_STACK_FIT_SIZES[i] > st->stack_copy_max && i > 0
+          && ST_STACK_FIT_SIZES[i - 1] >= st->stack_copy_max)
+        break;
+      fprintf (out, "  %-30u %.1f%% of samples\n", ST_STACK_FIT_SIZES[i],
+               100.0 * st->stack_fits[i] / all);
+    }
+  if (st->stack_exhausted > 0)
+    fprintf (out, "  more than %-20" PRIu64 " %.1f%% of samples (the copy ran out: record "
+             "with a bigger SIZE, at most 65528)\n", st->stack_copy_max,
+             100.0 * st->stack_exhausted / all);
+}
+
 void
 st_session_summary_print (FILE *out, const struct st_stats *st,
                           struct st_unwinder *const *unwinders, unsigned n_unwinders,
@@ -82,6 +106,7 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
     if (st->stops[i] > 0)
       fprintf (out, "  %-30s %" PRIu64 " (%.1f%%)\n", st_stop_reason_name (i), st->stops[i],
                100.0 * st->stops[i] / (st->samples ? st->samples : 1));
+  print_stack_hint (st, out);
   if (st->lost > 0)
     fprintf (out, "samples lost by the kernel: %" PRIu64 " (%.1f%% of %" PRIu64 ")\n", st->lost,
              100.0 * st->lost / (st->samples + st->dropped + st->lost),

@@ -36,6 +36,11 @@ struct st_session_options {
   volatile sig_atomic_t *force_stop;
 };
 
+/* The stack copy sizes the --stats hint weighs (perf's default is 8192,
+   its largest 65528).  */
+#define ST_STACK_FIT_N 6
+extern const uint32_t ST_STACK_FIT_SIZES[ST_STACK_FIT_N];
+
 struct st_stats {
   uint64_t samples;           /* samples read */
   uint64_t unwound;           /* with at least one user frame */
@@ -45,6 +50,13 @@ struct st_stats {
   uint64_t period_sum;        /* sum of the samples' periods */
   uint64_t mmaps, comms, forks, exits;
   uint64_t dropped;           /* read, not unwound: the run was stopped at once */
+  /* How much stack copy the samples needed: stack_fits[i] samples were
+     unwound as far with ST_STACK_FIT_SIZES[i] bytes; stack_copy_max is the
+     largest copy a sample carried.  */
+  uint64_t stack_fits[ST_STACK_FIT_N];
+  uint64_t stack_exhausted;   /* the copy ran out: they needed more */
+  uint64_t stack_samples;     /* samples with a stack copy */
+  uint64_t stack_copy_max;
 };
 
 struct st_session;

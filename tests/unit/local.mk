@@ -8,7 +8,8 @@ UNIT_TESTS = \
 	tests/unit/test-elf-build-id \
 	tests/unit/test-untrusted \
 	tests/unit/test-session \
-	tests/unit/test-procfs
+	tests/unit/test-procfs \
+	tests/unit/test-load-bias
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -35,4 +36,6 @@ tests_unit_test_session_CFLAGS = $(unit_cflags)
 tests_unit_test_session_LDADD = $(unit_ldadd)
 tests_unit_test_procfs_CFLAGS = $(unit_cflags)
 tests_unit_test_procfs_LDADD = $(unit_ldadd)
+tests_unit_test_load_bias_CFLAGS = $(unit_cflags)
+tests_unit_test_load_bias_LDADD = $(unit_ldadd)
 EXTRA_DIST += tests/unit/test-bytes.h

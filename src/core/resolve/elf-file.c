@@ -95,9 +95,26 @@ st_elf_file_unref (struct st_elf_file *f)
   free (f);
 }
 
+/* How well segment PH backs a mapping at START, file offset PGOFF, that is
+   EXECUTABLE or not: 0 when it cannot (its file pages do not hold PGOFF, or
+   the mapping's address is not congruent with the segment's), else higher
+   for a better match.  lld puts the read-only and the executable segments
+   in one file page: both hold the offset, only the flags tell.  */
+static int
+segment_match (const GElf_Phdr *ph, uint64_t start, uint64_t pgoff, bool executable,
+               uint64_t page_size)
+{
+  uint64_t page_offset = ph->p_offset & -page_size;
+  if (pgoff < page_offset || pgoff >= ph->p_offset + ph->p_filesz)
+    return 0;
+  if (((start - ph->p_vaddr) ^ (pgoff - ph->p_offset)) & (page_size - 1))
+    return 0;
+  return ((ph->p_flags & PF_X) != 0) == executable ? 2 : 1;
+}
+
 bool
 st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t pgoff,
-                          uint64_t *bias, uint64_t *low, uint64_t *high)
+                          bool executable, uint64_t *bias, uint64_t *low, uint64_t *high)
 {
   GElf_Ehdr ehdr;
   size_t phnum;
@@ -105,9 +122,12 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
     return false;
   /* The kernel maps segments at page, not p_align, granularity.  */
   const uint64_t page_size = (uint64_t) getpagesize ();
-  bool found_first = false, found_segment = false;
+  bool found_first = false;
+  int best = 0;
   uint64_t first_vaddr = 0, end = 0;
-  *bias = start - pgoff;  /* right for the usual layout, vaddr == offset */
+  /* Without a backing segment: right for the usual layout, vaddr ==
+     offset, and for an executable, which is where it was linked.  */
+  *bias = ehdr.e_type == ET_EXEC ? 0 : start - pgoff;
   for (size_t i = 0; i < phnum; i++)
     {
       GElf_Phdr ph;
@@ -122,20 +142,19 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
         }
       if (ph.p_vaddr + ph.p_memsz > end)
         end = ph.p_vaddr + ph.p_memsz;
-      /* The segment this mapping's offset falls in fixes the bias exactly,
-         whatever the gaps between segments (-z separate-code).  */
-      uint64_t page_offset = ph.p_offset & -page_size;
-      if (!found_segment && pgoff >= page_offset && pgoff < ph.p_offset + ph.p_filesz)
+      /* The segment that backs this mapping fixes the bias exactly,
+         whatever the gaps between segments (-z separate-code), and also
+         for a second mapping of the same code elsewhere (V8's built-ins in
+         node, an executable's text remapped).  */
+      int match = segment_match (&ph, start, pgoff, executable, page_size);
+      if (match > best)
         {
-          uint64_t page_vaddr = ph.p_vaddr & -page_size;
-          *bias = start - (page_vaddr + (pgoff - page_offset));
-          found_segment = true;
+          *bias = start - (ph.p_vaddr + (pgoff - ph.p_offset));
+          best = match;
         }
     }
   if (!found_first)
     return false;
-  if (ehdr.e_type == ET_EXEC)
-    *bias = 0;
   *low = *bias + first_vaddr;
   *high = *bias + end;
   return true;

@@ -55,11 +55,13 @@ struct st_elf_file *st_elf_file_ref (struct st_elf_file *f);
 void st_elf_file_unref (struct st_elf_file *f);
 
 /* The load bias of a mapping of F that starts at START with file offset
-   PGOFF: what to add to the file's addresses to get the process's.  Also the
-   range [*LOW, *HIGH) the whole file then covers.  Returns false when F has
-   no loadable segments.  */
+   PGOFF, EXECUTABLE (PROT_EXEC) or not: what to add to the file's addresses
+   to get the process's, from the segment that backs the mapping (its file
+   range, its flags, its address modulo the page).  Also the range [*LOW,
+   *HIGH) the whole file then covers.  Returns false when F has no loadable
+   segments.  */
 bool st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t pgoff,
-                               uint64_t *bias, uint64_t *low, uint64_t *high);
+                               bool executable, uint64_t *bias, uint64_t *low, uint64_t *high);
 
 /* A copy of the ELF file FD in memory (a memfd) with its compressed
    sections inflated, for libdw to map again and again without inflating

@@ -39,6 +39,7 @@ struct st_mapping {
   struct st_elf_file *file;   /* NULL: not found, see why_not */
   const char *why_not;
   uint64_t bias;              /* file address + bias = process address */
+  bool has_bias;              /* bias is known: the mapping can be symbolized */
   bool reported;              /* a module of the current Dwfl points here */
   const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
 };

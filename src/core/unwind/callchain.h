@@ -15,12 +15,14 @@ enum st_stop_reason {
   ST_STOP_END,              /* reached the outermost frame */
   ST_STOP_STACK_EXHAUSTED,  /* needed memory outside the stack copy */
   ST_STOP_NO_MODULE,        /* a pc outside every known file */
-  ST_STOP_NO_UNWIND_INFO,   /* the module has no CFI and no frame pointer helped */
+  ST_STOP_NO_UNWIND_INFO,   /* no CFI for the last frame, and no frame pointer helped */
   ST_STOP_FRAME_LIMIT,      /* --max-frames reached */
   ST_STOP_NO_USER_STACK,    /* the sample has no user registers or stack */
   ST_STOP_NO_PROCESS_FILES, /* none of the process's files could be found */
   ST_STOP_UNWIND_ERROR,     /* libdwfl gave up for another reason */
   ST_STOP_NOT_UNWOUND,      /* -m passthru: the sample was not unwound */
+  ST_STOP_FRAME_POINTER_END,/* frames without CFI were walked by frame pointer,
+                               until the chain ended */
   ST_STOP_N
 };
 

@@ -15,6 +15,8 @@ struct st_unwind_slot {
   size_t stack_size;
   uint64_t sp;
   bool memory_fault;       /* a read fell outside the stack copy */
+  uint64_t fault_above;    /* the highest such read above the copy, or 0 */
+  uint64_t read_end;       /* the end of the highest word read or wanted */
   bool has_thread;         /* next_thread already returned the thread */
   bool go_outermost;       /* stopped at a Go stack's outermost frame */
   /* frame collection */
@@ -55,6 +57,12 @@ get_thread (Dwfl *dwfl, pid_t tid, void *dwfl_arg, void **thread_argp)
   return true;
 }
 
+/* How far above the sampled sp a wanted read may lie and still be taken
+   for the stack the copy did not hold: the default stack limit (8 MiB).
+   Farther is a garbage pointer (a frame-pointer guess through code built
+   without frame pointers), not a short copy.  */
+#define STACK_REACH ((uint64_t) 8 << 20)
+
 /* Memory is what the sample copied: the stack from the sampled sp up.  */
 static bool
 memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
@@ -63,8 +71,14 @@ memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
   if (addr < slot->sp || addr - slot->sp >= slot->stack_size)
     {
       slot->memory_fault = true;
+      if (addr >= slot->sp && addr > slot->fault_above)
+        slot->fault_above = addr;
+      if (addr >= slot->sp && addr - slot->sp < STACK_REACH && addr + 8 > slot->read_end)
+        slot->read_end = addr + 8;
       return false;
     }
+  if (addr + 8 > slot->read_end)
+    slot->read_end = addr + 8;
   uint64_t off = addr - slot->sp;
   size_t avail = slot->stack_size - off;
   uint64_t value = 0;
@@ -127,23 +141,114 @@ next_pc_outside_modules (int err)
   return err != 0 && strcmp (dwfl_errmsg (err), "no matching address range") == 0;
 }
 
+/* True when the unwind wanted stack above the copy, within reach of a
+   real stack: a CFA, a return address or a saved register lay beyond the
+   copied bytes.  A saved register that could not be read ends the unwind
+   only a step later, where a CFA is computed from it: the fault may be
+   from any step, not only the last.  */
+static bool
+ran_out_of_copy (const struct st_unwind_slot *slot)
+{
+  uint64_t copy_end = slot->sp + slot->stack_size;
+  return slot->fault_above >= copy_end && slot->fault_above - slot->sp < STACK_REACH;
+}
+
+/* True when CFI (.eh_frame or .debug_frame) covers LOOKUP in MOD: libdwfl
+   stepped from there by its rules, not by a frame-pointer guess.  */
+static bool
+has_cfi (Dwfl_Module *mod, uint64_t lookup)
+{
+  Dwarf_Addr bias;
+  Dwarf_CFI *tables[2];
+  tables[0] = dwfl_module_eh_cfi (mod, &bias);
+  Dwarf_Addr eh_bias = bias;
+  tables[1] = dwfl_module_dwarf_cfi (mod, &bias);
+  Dwarf_Addr biases[2] = { eh_bias, bias };
+  for (int i = 0; i < 2; i++)
+    {
+      Dwarf_Frame *frame;
+      if (tables[i] != NULL && dwarf_cfi_addrframe (tables[i], lookup - biases[i], &frame) == 0)
+        {
+          free (frame);
+          return true;
+        }
+    }
+  return false;
+}
+
+/* True when MOD's CFI at LOOKUP says the return address is undefined: the
+   outermost frame (_start, a thread's clone3) by the ABI's own marker.  */
+static bool
+cfi_marks_outermost (Dwfl_Module *mod, uint64_t lookup)
+{
+  Dwarf_Addr bias;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
+  if (cfi == NULL)
+    cfi = dwfl_module_dwarf_cfi (mod, &bias);
+  Dwarf_Frame *frame;
+  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+    return false;
+  bool undefined = false;
+  int ra = dwarf_frame_info (frame, NULL, NULL, NULL);
+  Dwarf_Op ops_mem[3], *ops;
+  size_t nops;
+  if (ra >= 0 && dwarf_frame_register (frame, ra, ops_mem, &ops, &nops) == 0)
+    undefined = nops == 0 && ops == ops_mem;
+  free (frame);
+  return undefined;
+}
+
+static uint64_t
+frame_lookup (const struct st_raw_frame *f)
+{
+  return f->activation ? f->pc : f->pc - 1;
+}
+
+/* True when the step into the last frame was a frame-pointer guess: the
+   frame before it had no CFI.  */
+static bool
+reached_by_frame_pointer (Dwfl *dwfl, const struct st_unwind_slot *slot)
+{
+  if (slot->n_frames < 2)
+    return false;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 2]);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  return mod == NULL || !has_cfi (mod, lookup);
+}
+
+static bool
+ends_at_outermost (Dwfl *dwfl, const struct st_unwind_slot *slot)
+{
+  if (slot->n_frames == 0)
+    return false;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  return mod != NULL && cfi_marks_outermost (mod, lookup);
+}
+
 static enum st_stop_reason
 classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
 {
   if (slot->n_frames == 0)
     return ST_STOP_UNWIND_ERROR;
-  const struct st_raw_frame *last = &slot->frames[slot->n_frames - 1];
-  uint64_t lookup = last->activation ? last->pc : last->pc - 1;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
   if (mod == NULL)
-    return ST_STOP_NO_MODULE;
+    return ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_NO_MODULE;
   if (next_pc_outside_modules (err))
     return st_module_in_entry_function (mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
-  if (slot->memory_fault)
+  /* Without CFI libdwfl guessed by frame pointer.  A first guess that
+     found nothing means no unwind info, whatever it read (code built
+     without frame pointers leaves anything in the register); a chain of
+     guesses that worked ends, or runs out of the copy.  */
+  if (!has_cfi (mod, lookup))
+    {
+      if (!reached_by_frame_pointer (dwfl, slot))
+        return ST_STOP_NO_UNWIND_INFO;
+      return ran_out_of_copy (slot) ? ST_STOP_STACK_EXHAUSTED : ST_STOP_FRAME_POINTER_END;
+    }
+  if (ran_out_of_copy (slot))
     return ST_STOP_STACK_EXHAUSTED;
-  Dwarf_Addr bias;
-  if (dwfl_module_eh_cfi (mod, &bias) == NULL && dwfl_module_dwarf_cfi (mod, &bias) == NULL)
-    return ST_STOP_NO_UNWIND_INFO;
   return ST_STOP_UNWIND_ERROR;
 }
 
@@ -158,6 +263,8 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->stack_size = sample->stack_size;
   slot->sp = regs->sp;
   slot->memory_fault = false;
+  slot->fault_above = 0;
+  slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->go_outermost = false;
   slot->frames = frames;
@@ -168,8 +275,14 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   result->frames = frames;
   result->n_frames = slot->n_frames;
   result->detail = NULL;
-  if (r == 0 || slot->go_outermost)
+  /* libdwfl ends the stack where the return address is undefined, and
+     also where it could not be read: a short copy is not the end.  A Go
+     stack ends at its outermost function (gopclntab.c).  */
+  if (slot->go_outermost)
     result->stop = ST_STOP_END;
+  else if (r == 0)
+    result->stop = ran_out_of_copy (slot) && !ends_at_outermost (dwfl, slot)
+                   ? ST_STOP_STACK_EXHAUSTED : ST_STOP_END;
   else if (slot->n_frames >= max_frames)
     result->stop = ST_STOP_FRAME_LIMIT;
   else
@@ -179,6 +292,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
       if (err != 0)
         result->detail = dwfl_errmsg (err);
     }
+  result->stack_needed = slot->read_end - slot->sp;
   slot->regs = NULL;
   slot->stack = NULL;
 }

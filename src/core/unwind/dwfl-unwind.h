@@ -29,6 +29,10 @@ struct st_unwind_result {
   size_t n_frames;
   enum st_stop_reason stop;
   const char *detail;       /* libdwfl's message, when it had one */
+  /* Bytes above the sampled sp the unwind read or wanted: what a stack
+     copy needs to hold for this result (a lower bound when the copy ran
+     out).  */
+  uint64_t stack_needed;
 };
 
 /* Unwinds SAMPLE (already converted registers in REGS) through DWFL, which

@@ -495,12 +495,24 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
   if (m->file == NULL)
     return;
   uint64_t low, high;
-  if (!st_elf_file_mapping_bias (m->file, m->start, m->pgoff, &m->bias, &low, &high))
+  if (!st_elf_file_mapping_bias (m->file, m->start, m->pgoff, true, &m->bias, &low, &high))
     {
       m->why_not = "no loadable segments";
       st_elf_file_unref (m->file);
       m->file = NULL;
       return;
+    }
+  m->has_bias = true;
+  /* The same code mapped a second time elsewhere (V8's built-ins in node)
+     is symbolized with its own bias and the file's one symbol table; a
+     second libdwfl module for it would span the whole file around it and
+     overlap its neighbours, so the first mapping's module stays the only
+     one (code without CFI is unwound by frame pointer anyway).  */
+  for (size_t i = 0; i < p->n_maps; i++)
+    {
+      const struct st_mapping *o = p->maps[i];
+      if (o != m && o->file == m->file && o->has_bias && o->bias != m->bias && o->reported)
+        return;
     }
   Dwfl_Module *mod = dwfl_report_module (p->dwfl, m->path, low, high);
   if (mod == NULL)

@@ -51,6 +51,27 @@ add_inline_frames (Dwfl_Module *mod, uint64_t lookup, const struct st_frame *bas
   return added;
 }
 
+/* The libdwfl module of M's file.  A mapping of the same code elsewhere
+   (another bias) has no module of its own: the first mapping's module
+   serves for its symbol table, but its addresses are not M's, so
+   *OWN_ADDRESSES is false and no inline frames come from it.  */
+static Dwfl_Module *
+module_of (Dwfl *dwfl, const struct st_process *p, const struct st_mapping *m, uint64_t lookup,
+           bool *own_addresses)
+{
+  *own_addresses = true;
+  for (size_t i = 0; i < p->n_maps; i++)
+    {
+      const struct st_mapping *o = p->maps[i];
+      if (o->file == m->file && o->reported && o->bias != m->bias)
+        {
+          *own_addresses = false;
+          return dwfl_addrmodule (dwfl, o->start);
+        }
+    }
+  return dwfl_addrmodule (dwfl, lookup);
+}
+
 size_t
 st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct st_process *p,
               const struct st_raw_frame *raw, size_t n_raw, struct st_frame *out, size_t max)
@@ -66,20 +87,24 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
       const struct st_mapping *m = st_process_find_mapping (p, lookup);
       if (m != NULL)
         f.module = m->path;
-      if (m != NULL && m->file != NULL && m->reported)
+      /* Every mapping of the file is symbolized, each with its own bias,
+         from the file's one table: a module's text may be mapped more than
+         once (node).  */
+      if (m != NULL && m->file != NULL && m->has_bias)
         {
           f.build_id = m->file->build_id_size ? m->file->build_id_hex : NULL;
           f.has_elf_address = true;
           f.elf_address = f.pc - m->bias;
           Dwfl_Module *mod = NULL;
+          bool own_addresses = false;
           if ((m->file->symtab == NULL || opts->inline_frames) && dwfl != NULL)
-            mod = dwfl_addrmodule (dwfl, lookup);
+            mod = module_of (dwfl, p, m, lookup, &own_addresses);
           const struct st_symtab *tab = m->file->symtab;
           if (tab == NULL && mod != NULL)
             tab = st_module_symtab (mod, m->file);
           if (tab != NULL)
             f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
-          if (opts->inline_frames && mod != NULL)
+          if (opts->inline_frames && mod != NULL && own_addresses)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
         }
       /* Code outside every ELF file may be a JIT's, and so may code in

@@ -136,6 +136,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   out->container = ct ? &ct->label : NULL;
   out->n_frames = 0;
   out->detail = NULL;
+  out->stack_needed = 0;
   struct st_dwarf_regs regs;
   if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
       || st_regs_to_dwarf (u->opts.arch, sample, &regs) < 0)
@@ -159,7 +160,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       /* Nothing to unwind with, but the sampled pc is still a frame.  */
       u->raw[0] = (struct st_raw_frame) { regs.pc, true };
-      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL };
+      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0 };
       if (st_process_find_mapping (p, regs.pc) == NULL)
         result.stop = ST_STOP_NO_MODULE;
     }
@@ -177,6 +178,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
         out->frames[i].symbol = intern (u, out->frames[i].symbol);
   out->stop = result.stop;
   out->detail = result.detail;
+  out->stack_needed = result.stack_needed;
   /* Finding its files may have told which container a process that was
      gone belonged to.  */
   if (p->ran_in != NULL)

@@ -27,6 +27,7 @@ struct st_unwound {
   size_t n_frames;
   enum st_stop_reason stop;
   const char *detail;
+  uint64_t stack_needed;      /* st_unwind_result's: bytes of stack it read */
   const char *comm;
   const struct st_container_label *container;  /* NULL: the host */
 };

@@ -32,6 +32,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/sysprof-format.h \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
 	src/core/unwind/symbol-table.c src/core/unwind/symbol-table.h \
+	src/core/unwind/demangle.c src/core/unwind/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/output/profile.pb-c.c src/core/output/profile.pb-c.h
@@ -51,7 +52,7 @@ src/core/output/profile.pb-c.h: src/core/output/profile.pb-c.c
 BUILT_SOURCES += src/core/output/profile.pb-c.h
 
 core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) \
-	$(SYSPROF_CAPTURE_LIBS)
+	$(SYSPROF_CAPTURE_LIBS) $(LIBIBERTY_LIBS)
 
 bin_PROGRAMS += eu-stacktrace
 eu_stacktrace_SOURCES = src/core/main.c

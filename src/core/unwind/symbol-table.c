@@ -6,12 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/unwind/demangle.h"
 #include "core/unwind/symbol-table.h"
 
 struct symbol {
   uint64_t start, end;   /* [start, end) in ELF addresses */
   uint64_t limit;        /* end of its section */
-  uint32_t name;         /* offset into the string pool */
+  uint32_t name;         /* offset into the string pool: the name shown */
+  uint32_t raw;          /* the name in the file; also the symbol's order
+                            there, as the pool only grows */
   uint8_t binding;
   bool sized;
 };
@@ -31,11 +34,16 @@ leading_underscores (const char *s)
   return n;
 }
 
-/* Of two symbols at one address, the one perf would show (perf's
-   choose_best_symbol), so that our names agree with perf's.  */
+/* Of two symbols at one address, whether LATER (after EARLIER in the
+   file) is the one perf would show instead (perf's choose_best_symbol), so
+   that our names agree with perf's.  perf compares the names it shows
+   (demangled), and of two equal ones keeps the first in the file: libc's
+   debug file has __libc_start_main@@GLIBC_2.34 before
+   __libc_start_main@GLIBC_2.2.5, and perf shows the first.  */
 static bool
-better_symbol (const struct st_symtab *t, const struct symbol *a, const struct symbol *b)
+better_symbol (const struct st_symtab *t, const struct symbol *later, const struct symbol *earlier)
 {
+  const struct symbol *a = later, *b = earlier;
   if (a->sized != b->sized)
     return a->sized;
   if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
@@ -46,7 +54,7 @@ better_symbol (const struct st_symtab *t, const struct symbol *a, const struct s
   size_t ua = leading_underscores (na), ub = leading_underscores (nb);
   if (ua != ub)
     return ua < ub;
-  return strlen (na) >= strlen (nb);
+  return strlen (na) > strlen (nb);
 }
 
 static bool
@@ -75,21 +83,28 @@ compare_start (const void *pa, const void *pb)
   const struct symbol *a = pa, *b = pb;
   if (a->start != b->start)
     return a->start < b->start ? -1 : 1;
+  /* qsort is not stable: keep the file's order, which breaks ties.  */
+  if (a->raw != b->raw)
+    return a->raw < b->raw ? -1 : 1;
   return 0;
 }
 
 /* Collects symbols and their names while a table is built.  */
 struct builder {
   struct st_symtab *t;
+  enum st_demangle_style style;
   size_t cap, pool_len, pool_cap;
 };
 
-static bool
-add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
-            uint64_t size, uint8_t binding, uint64_t limit)
+/* Copies NAME SUFFIX into the pool; its offset, or UINT32_MAX without
+   memory (or past 4 GiB of names).  */
+static uint32_t
+pool_add (struct builder *b, const char *name, const char *suffix)
 {
   struct st_symtab *t = b->t;
   size_t len = strlen (name) + strlen (suffix) + 1;
+  if (b->pool_len + len > UINT32_MAX)
+    return UINT32_MAX;
   if (b->pool_len + len > b->pool_cap)
     {
       size_t cap = b->pool_cap ? b->pool_cap : 4096;
@@ -97,10 +112,25 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
         cap *= 2;
       char *p = realloc (t->names, cap);
       if (p == NULL)
-        return false;
+        return UINT32_MAX;
       t->names = p;
       b->pool_cap = cap;
     }
+  memcpy (t->names + b->pool_len, name, strlen (name));
+  memcpy (t->names + b->pool_len + strlen (name), suffix, strlen (suffix) + 1);
+  uint32_t at = b->pool_len;
+  b->pool_len += len;
+  return at;
+}
+
+/* Adds a symbol named NAME SUFFIX (a PLT entry's "@plt"), shown demangled
+   in the table's style: perf demangles a PLT entry's NAME too.  Names are
+   demangled here, once per symbol, never per frame.  */
+static bool
+add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
+            uint64_t size, uint8_t binding, uint64_t limit)
+{
+  struct st_symtab *t = b->t;
   if (t->n == b->cap)
     {
       size_t cap = b->cap ? b->cap * 2 : 256;
@@ -110,15 +140,26 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
       t->syms = syms;
       b->cap = cap;
     }
-  snprintf (t->names + b->pool_len, len, "%s%s", name, suffix);
+  uint32_t raw = pool_add (b, name, suffix);
+  if (raw == UINT32_MAX)
+    return false;
+  uint32_t shown = raw;
+  char *demangled = st_demangle (name, b->style);
+  if (demangled != NULL)
+    {
+      shown = pool_add (b, demangled, suffix);
+      free (demangled);
+      if (shown == UINT32_MAX)
+        return false;
+    }
   struct symbol *sym = &t->syms[t->n++];
   sym->start = start;
   sym->end = start + size;
   sym->limit = limit;
   sym->sized = size != 0;
-  sym->name = b->pool_len;
+  sym->name = shown;
+  sym->raw = raw;
   sym->binding = binding;
-  b->pool_len += len;
   return true;
 }
 
@@ -229,7 +270,7 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
   struct st_symtab *t = calloc (1, sizeof *t);
   if (t == NULL)
     return NULL;
-  struct builder b = { .t = t };
+  struct builder b = { .t = t, .style = st_demangle_style () };
   int nsyms = dwfl_module_getsymtab (mod);
   for (int i = 1; i < nsyms; i++)
     {
@@ -300,7 +341,8 @@ st_symtab_size (const struct st_symtab *t)
 }
 
 const char *
-st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset)
+st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
+                  const char **raw)
 {
   /* The last symbol starting at or below ADDR.  */
   size_t lo = 0, hi = t->n;
@@ -318,5 +360,7 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset)
   if (addr >= s->end)
     return NULL;
   *offset = addr - s->start;
+  if (raw != NULL)
+    *raw = t->names + s->raw;
   return t->names + s->name;
 }

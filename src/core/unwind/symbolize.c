@@ -35,7 +35,7 @@ st_symbolize_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
   const struct st_symtab *tab = module_symtab (mod, m->file);
   uint64_t offset;
   uint64_t addr = lookup - m->bias;
-  return tab != NULL && st_symtab_lookup (tab, addr, &offset) != NULL
+  return tab != NULL && st_symtab_lookup (tab, addr, &offset, NULL) != NULL
          && addr - offset == ehdr.e_entry;
 }
 
@@ -110,7 +110,7 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
           if (tab == NULL && mod != NULL)
             tab = module_symtab (mod, m->file);
           if (tab != NULL)
-            f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
+            f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset, &f.raw_symbol);
           if (opts->inline_frames && mod != NULL)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
         }

@@ -9,8 +9,9 @@
  * the samples.  The encoding is protobuf-c's, streamed through zlib.
  *
  * Functions are named as in -f folded (st_frame_display_name), so that
- * both outputs agree; frames carry no source lines, so functions have
- * none.  A sink sees frames, not mappings: a Mapping covers the pages of
+ * both outputs agree, and their system_name is the name in the symbol
+ * table (mangled; the same name for a C function); frames carry no source
+ * lines, so functions have none.  A sink sees frames, not mappings: a Mapping covers the pages of
  * its file that samples hit, and its file offset assumes, as the GNU and
  * LLVM linkers lay out code, that code's file offset equals its address in
  * the file.  */
@@ -80,8 +81,8 @@ struct st_sink {
     uint64_t checked;              /* the sample it was last checked in */
   } mapping_cache[64];
   uint64_t n_samples;
-  struct st_hashmap *function_ids; /* name index -> id */
-  struct array functions;          /* uint32_t name index; id = index + 1 */
+  struct st_hashmap *function_ids; /* struct function_key -> id */
+  struct array functions;          /* struct function_key; id = index + 1 */
   struct st_hashmap *location_ids; /* (mapping, activation, address) -> id */
   struct array locations;          /* struct location; id = index + 1 */
   uint32_t location_cache[1024];   /* by address: ids, checked against the key */
@@ -266,22 +267,35 @@ mapping_id (struct st_sink *s, const struct st_frame *f)
   return id;
 }
 
+/* A function is its shown name and its name in the file (string indices):
+   overloads that demangle to one name without parameter lists stay apart,
+   as pprof keeps them.  */
+struct function_key {
+  uint32_t name, system_name;
+};
+
 static uint32_t
 function_id (struct st_sink *s, const struct st_frame *f)
 {
   char buf[256];
-  uint32_t name = string_id (s, st_frame_display_name (f, buf, sizeof buf));
-  if (name == UINT32_MAX)
+  struct function_key key;
+  key.name = string_id (s, st_frame_display_name (f, buf, sizeof buf));
+  if (key.name == UINT32_MAX)
     return UINT32_MAX;
-  uintptr_t id = (uintptr_t) st_hashmap_get (s->function_ids, &name, sizeof name);
+  key.system_name = key.name;
+  if (f->raw_symbol != NULL && f->symbol != NULL && strcmp (f->raw_symbol, f->symbol) != 0)
+    key.system_name = string_id (s, f->raw_symbol);
+  if (key.system_name == UINT32_MAX)
+    return UINT32_MAX;
+  uintptr_t id = (uintptr_t) st_hashmap_get (s->function_ids, &key, sizeof key);
   if (id != 0)
     return id;
-  uint32_t *slot = array_push (&s->functions, sizeof *slot);
+  struct function_key *slot = array_push (&s->functions, sizeof *slot);
   if (slot == NULL)
     return UINT32_MAX;
-  *slot = name;
+  *slot = key;
   id = s->functions.n;
-  return st_hashmap_put (s->function_ids, &name, sizeof name, (void *) id) < 0 ? UINT32_MAX : id;
+  return st_hashmap_put (s->function_ids, &key, sizeof key, (void *) id) < 0 ? UINT32_MAX : id;
 }
 
 /* The location of FRAMES[0..N): the functions inlined at one address, then
@@ -648,7 +662,9 @@ pprof_finish (struct st_sink *s)
     {
       perftools__profiles__function__init (&fns[i]);
       fns[i].id = i + 1;
-      fns[i].name = fns[i].system_name = ((const uint32_t *) s->functions.v)[i];
+      const struct function_key *key = (const struct function_key *) s->functions.v + i;
+      fns[i].name = key->name;
+      fns[i].system_name = key->system_name;
       fn_ptrs[i] = &fns[i];
     }
   for (size_t i = 0; i < s->slots_cap; i++)

@@ -21,15 +21,21 @@ perf's names for the others are not an oracle.
                the rate is the share of those samples whose stack ours has.
                SVG stacks are rebuilt from the frames of a --minwidth 0
                flame graph; pprof's from `go tool pprof -traces`.
-  raw          (--raw-of JSON) the raw_symbol of each frame of a JSON output
-               made with demangling equals the name of the --no-demangle
-               oracle: JSON keeps the mangled name beside the demangled one.
+  raw          (--raw-of JSON --raw-perf-script P) the raw_symbol of each
+               frame of a JSON output made with demangling equals the name
+               of the --no-demangle oracle P: JSON keeps the mangled name
+               beside the demangled one.  Where perf's two runs chose
+               different aliases of one function (perf picks the longest
+               name, and "<usize as Display>::fmt" is longer than "<u64 as
+               Display>::fmt" only demangled), the frame counts when ours
+               has the address, offset and demangled name of --perf-script
+               and P's name starts at the same address: it is reported.
 
 Each check prints one TAP line and its rate.  Usage:
 
   compare-names.py --perf-script P --name N --tap-start K --min-rate R
                    [--json F] [--text F] [--folded F] [--svg F]
-                   [--pprof F --go GO --home H] [--raw-of F]
+                   [--pprof F --go GO --home H] [--raw-of F --raw-perf-script P]
 """
 
 import argparse
@@ -149,6 +155,7 @@ def main(argv):
     ap.add_argument("--go", default="go")
     ap.add_argument("--home")
     ap.add_argument("--raw-of")
+    ap.add_argument("--raw-perf-script")
     ap.add_argument("--what", default="", help="words added to each TAP line")
     args = ap.parse_args(argv)
 
@@ -199,6 +206,7 @@ def main(argv):
                    lambda o, p: cps.chains_equal(o.frames, p.frames))
     if args.raw_of:
         import json
+        raw_perf = {(p.tid, p.time): p for p in cps.parse_perf_script(args.raw_perf_script)}
         ours = []
         with open(args.raw_of, encoding="utf-8") as f:
             for line in f:
@@ -206,8 +214,27 @@ def main(argv):
                 names = [fr.get("raw_symbol") for fr in obj["frames"]
                          if not cps.is_kernel(int(fr["address"], 16), fr.get("module") or "")]
                 ours.append(((int(obj["tid"]), int(obj["time"])), names))
-        per_sample("json raw_symbol", ours, lambda o: o,
-                   lambda o, p: o[1] == [f.symbol for f in p.frames])
+        ours_json = {(o.tid, o.time): o for o in cps.parse_ours(args.raw_of)}
+        aliases = Counter()
+
+        def raw_equal(o, p):
+            rp = raw_perf.get(o[0])
+            oj = ours_json.get(o[0])
+            if rp is None or oj is None or len(rp.frames) != len(o[1]) \
+               or not cps.chains_equal(oj.frames, p.frames):
+                return False
+            for name, fr, fd in zip(o[1], rp.frames, p.frames):
+                if name == fr.symbol:
+                    continue
+                # Another alias: same address and offset, so the same start.
+                if fr.addr == fd.addr and fr.offset == fd.offset and fr.offset is not None:
+                    aliases["%s / perf --no-demangle %s" % (name, fr.symbol)] += 1
+                    continue
+                return False
+            return True
+        per_sample("json raw_symbol", ours, lambda o: o, raw_equal)
+        for k, c in aliases.most_common(3):
+            diag("  another alias of one function in %d frames: %s" % (c, k))
     if args.text:
         ours = parse_text(args.text)
         per_sample("text", ours, lambda o: ((o[0], o[1]), o[2]),

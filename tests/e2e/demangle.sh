@@ -152,7 +152,8 @@ for w in $WORKLOADS_LIST; do
     --folded "$dir/ours.folded" --svg "$dir/ours.svg" --pprof "$dir/ours.pb.gz" \
     --go "$GO" --home "$tmp/go"
   compare --perf-script "$dir/perf-raw.txt" --json "$dir/raw.json" --what " (--no-demangle)"
-  compare --perf-script "$dir/perf-raw.txt" --raw-of "$dir/ours.json"
+  compare --perf-script "$dir/perf.txt" --raw-perf-script "$dir/perf-raw.txt" \
+    --raw-of "$dir/ours.json"
   compare --perf-script "$dir/perf-full.txt" --json "$dir/full.json" \
     --what " (--demangle=full, perf script -v)"
   while [ $((tap_n - before)) -lt 8 ]; do

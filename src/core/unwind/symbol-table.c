@@ -12,18 +12,53 @@
 struct symbol {
   uint64_t start, end;   /* [start, end) in ELF addresses */
   uint64_t limit;        /* end of its section */
-  uint32_t name;         /* offset into the string pool: the name shown */
-  uint32_t raw;          /* the name in the file; also the symbol's order
-                            there, as the pool only grows */
+  uint32_t raw;          /* offset into the string pool of the name in the
+                            file; also the symbol's order there, as the pool
+                            only grows */
   uint8_t binding;
   bool sized;
+  bool plt;              /* a PLT entry: the name is the callee's + "@plt" */
 };
 
+/* Names are demangled on a symbol's first lookup, not when the table is
+   built: a C++ library's tens of thousands of names would cost a large
+   fraction of a second, and a profile hits few of them.  Each unwinder
+   has its own files and tables (libdw is not thread-safe), so a lookup
+   may fill SHOWN without a lock.  */
 struct st_symtab {
   struct symbol *syms;
   size_t n;
   char *names;
+  enum st_demangle_style style;
+  char **shown;          /* per symbol: its shown name once looked up (a
+                            string of NAMES when demangling changes
+                            nothing, else its own allocation), or NULL */
 };
+
+/* The name S is shown with, in a new allocation, or NULL when it is the
+   name in the file (or without memory).  perf demangles a PLT entry's
+   callee and then adds "@plt".  */
+static char *
+demangled_name (const struct st_symtab *t, const struct symbol *s)
+{
+  const char *raw = t->names + s->raw;
+  if (!s->plt)
+    return st_demangle (raw, t->style);
+  size_t len = strlen (raw) - strlen ("@plt");
+  char *callee = strndup (raw, len);
+  char *d = callee ? st_demangle (callee, t->style) : NULL;
+  free (callee);
+  if (d == NULL)
+    return NULL;
+  char *out = malloc (strlen (d) + sizeof "@plt");
+  if (out != NULL)
+    {
+      strcpy (out, d);
+      strcat (out, "@plt");
+    }
+  free (d);
+  return out;
+}
 
 static size_t
 leading_underscores (const char *s)
@@ -50,11 +85,15 @@ better_symbol (const struct st_symtab *t, const struct symbol *later, const stru
     return b->binding == STB_WEAK;
   if ((a->binding == STB_GLOBAL) != (b->binding == STB_GLOBAL))
     return a->binding == STB_GLOBAL;
-  const char *na = t->names + a->name, *nb = t->names + b->name;
+  /* Aliases are few: their names are demangled here, and again on a
+     lookup of the one that stays.  */
+  char *da = demangled_name (t, a), *db = demangled_name (t, b);
+  const char *na = da ? da : t->names + a->raw, *nb = db ? db : t->names + b->raw;
   size_t ua = leading_underscores (na), ub = leading_underscores (nb);
-  if (ua != ub)
-    return ua < ub;
-  return strlen (na) > strlen (nb);
+  bool better = ua != ub ? ua < ub : strlen (na) > strlen (nb);
+  free (da);
+  free (db);
+  return better;
 }
 
 static bool
@@ -92,7 +131,6 @@ compare_start (const void *pa, const void *pb)
 /* Collects symbols and their names while a table is built.  */
 struct builder {
   struct st_symtab *t;
-  enum st_demangle_style style;
   size_t cap, pool_len, pool_cap;
 };
 
@@ -123,9 +161,7 @@ pool_add (struct builder *b, const char *name, const char *suffix)
   return at;
 }
 
-/* Adds a symbol named NAME SUFFIX (a PLT entry's "@plt"), shown demangled
-   in the table's style: perf demangles a PLT entry's NAME too.  Names are
-   demangled here, once per symbol, never per frame.  */
+/* Adds a symbol named NAME SUFFIX (a PLT entry's "@plt").  */
 static bool
 add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
             uint64_t size, uint8_t binding, uint64_t limit)
@@ -143,23 +179,14 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
   uint32_t raw = pool_add (b, name, suffix);
   if (raw == UINT32_MAX)
     return false;
-  uint32_t shown = raw;
-  char *demangled = st_demangle (name, b->style);
-  if (demangled != NULL)
-    {
-      shown = pool_add (b, demangled, suffix);
-      free (demangled);
-      if (shown == UINT32_MAX)
-        return false;
-    }
   struct symbol *sym = &t->syms[t->n++];
   sym->start = start;
   sym->end = start + size;
   sym->limit = limit;
   sym->sized = size != 0;
-  sym->name = shown;
   sym->raw = raw;
   sym->binding = binding;
+  sym->plt = suffix[0] != '\0';
   return true;
 }
 
@@ -270,7 +297,8 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
   struct st_symtab *t = calloc (1, sizeof *t);
   if (t == NULL)
     return NULL;
-  struct builder b = { .t = t, .style = st_demangle_style () };
+  t->style = st_demangle_style ();
+  struct builder b = { .t = t };
   int nsyms = dwfl_module_getsymtab (mod);
   for (int i = 1; i < nsyms; i++)
     {
@@ -311,6 +339,9 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
       t->syms[out++] = t->syms[i];
     }
   t->n = out;
+  t->shown = calloc (t->n ? t->n : 1, sizeof *t->shown);
+  if (t->shown == NULL)
+    goto oom;
   for (size_t i = 0; i < t->n; i++)
     if (!t->syms[i].sized)
       {
@@ -329,6 +360,11 @@ st_symtab_free (struct st_symtab *t)
 {
   if (t == NULL)
     return;
+  if (t->shown != NULL)
+    for (size_t i = 0; i < t->n; i++)
+      if (t->shown[i] != t->names + t->syms[i].raw)
+        free (t->shown[i]);
+  free (t->shown);
   free (t->syms);
   free (t->names);
   free (t);
@@ -362,5 +398,13 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
   *offset = addr - s->start;
   if (raw != NULL)
     *raw = t->names + s->raw;
-  return t->names + s->name;
+  /* The memo of the shown name is not part of the table's value: a lookup
+     fills it in on the table it was given as const.  */
+  char **shown = &((struct st_symtab *) t)->shown[lo - 1];
+  if (*shown == NULL)
+    {
+      char *d = demangled_name (t, s);
+      *shown = d ? d : t->names + s->raw;
+    }
+  return *shown;
 }

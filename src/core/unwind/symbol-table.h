@@ -5,7 +5,7 @@
  * Addresses are in the ELF file's own address space (before load bias), so
  * one table serves every process that maps the file.  Names are copied: the
  * Elf they came from may belong to a Dwfl that is freed before we are.
- * Names are demangled when the table is built (demangle.h).  */
+ * Names are demangled (demangle.h) once per symbol, on its first lookup.  */
 #pragma once
 
 #include <elfutils/libdwfl.h>

@@ -68,6 +68,7 @@ for w in $WORKLOADS_LIST; do
     rust-*)
       prog="$dir/rustwork"
       problem=$(tool_problem rustc "$RUSTC")
+      [ -z "$problem" ] && echo "# $w: $("$RUSTC" --version 2>&1) ($(command -v "$RUSTC"))"
       if [ -z "$problem" ] && ! build_rust "${w#rust-}" "$prog"; then
         diag_file "$tmp/rustc.out" 20
         problem="$RUSTC could not build rustwork.rs"

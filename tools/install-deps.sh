@@ -7,7 +7,7 @@ packages="
   libdw-dev libelf-dev libdebuginfod-dev libcap-dev libseccomp-dev libjson-c-dev
   libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libsysprof-4-dev
   linux-perf elfutils python3 groff-base debuginfod time
-  libc6-dbg
+  libc6-dbg libiberty-dev g++ rustc
   systemd libcap2-bin
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go nodejs

@@ -44,6 +44,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/symbol-table.c src/core/resolve/symbol-table.h \
 	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
+	src/core/resolve/demangle.c src/core/resolve/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
 	src/core/unwind/module-symbols.c src/core/unwind/module-symbols.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
@@ -64,7 +65,7 @@ src/core/output/profile.pb-c.h: src/core/output/profile.pb-c.c
 BUILT_SOURCES += src/core/output/profile.pb-c.h
 
 core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) \
-	$(SYSPROF_CAPTURE_LIBS)
+	$(SYSPROF_CAPTURE_LIBS) $(LIBIBERTY_LIBS)
 
 bin_PROGRAMS += eu-stacktrace
 eu_stacktrace_SOURCES = src/core/main.c src/core/options.c src/core/options.h

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/options.h"
+#include "core/resolve/demangle.h"
 #include "core/resolve/ns-client.h"
 #include "ns-helper/protocol.h"
 
@@ -31,6 +32,8 @@ enum {
   OPT_DEBUGINFOD_SYMBOLS,
   OPT_CONTAINER,
   OPT_NS_HELPER,
+  OPT_DEMANGLE,
+  OPT_NO_DEMANGLE,
 };
 
 static const struct argp_option option_table[] = {
@@ -74,6 +77,11 @@ static const struct argp_option option_table[] = {
   { "inline", OPT_INLINE, NULL, 0,
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
+  { "demangle", OPT_DEMANGLE, "STYLE", OPTION_ARG_OPTIONAL,
+    "Show C++, Rust and OCaml function names demangled, as perf does (the default): "
+    "short (the default) without parameter lists, full with them (as perf -v)", 0 },
+  { "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
+    "Show function names as the symbol tables spell them (mangled)", 0 },
   { "mode", 'm', "MODE", 0,
     "naive (default): unwind every sample; passthru: write the samples without unwinding "
     "them (with -f sysprof, as the stack-user frames that `eu-stacktrace -m naive' "
@@ -203,6 +211,17 @@ parse_opt (int key, char *arg, struct argp_state *state)
       break;
     case OPT_INLINE:
       o->inline_frames = true;
+      break;
+    case OPT_DEMANGLE:
+      {
+        enum st_demangle_style style;
+        if (st_demangle_parse_style (arg, &style) < 0)
+          argp_error (state, "--demangle wants short or full, not `%s'", arg);
+        st_demangle_set_style (style);
+      }
+      break;
+    case OPT_NO_DEMANGLE:
+      st_demangle_set_style (ST_DEMANGLE_NONE);
       break;
     case OPT_MAX_FRAMES:
       errno = 0;

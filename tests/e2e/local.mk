@@ -13,13 +13,15 @@ E2E_TESTS = \
 	tests/e2e/bad-input.sh \
 	tests/e2e/output-errors.sh \
 	tests/e2e/jit.sh \
-	tests/e2e/go.sh
+	tests/e2e/go.sh \
+	tests/e2e/demangle.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
 	$(E2E_TESTS) \
 	tests/e2e/e2e-lib.sh \
 	tests/e2e/compare-perf-script.py \
+	tests/e2e/compare-names.py \
 	tests/e2e/filter-pipe-samples.py \
 	tests/e2e/corrupt-perf-data.py \
 	tests/e2e/check-names.py \

@@ -21,7 +21,7 @@ def read_folded(path):
 
 def escape(name):
     """A frame name as -f folded writes it."""
-    return name.replace(";", ":").replace("\n", ":").replace(" ", "_")
+    return name.replace(";", ":").replace("\n", ":")
 
 
 def inclusive(stacks, skip_comm=False):

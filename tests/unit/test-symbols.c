@@ -2,7 +2,9 @@
  * dwfl_module_addrinfo, for every function of a real library.  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
 
+#include "core/resolve/demangle.h"
 #include "core/resolve/symbol-table.h"
 
 static char *debuginfo_path;
@@ -55,9 +58,9 @@ test_finds_own_function_with_offset (void **state)
     }
   assert_true (fn != 0);
   uint64_t off;
-  assert_string_equal (st_symtab_lookup (tab, fn - bias, &off), "a_function_of_the_test");
+  assert_string_equal (st_symtab_lookup (tab, fn - bias, &off, NULL), "a_function_of_the_test");
   assert_int_equal (off, 0);
-  assert_string_equal (st_symtab_lookup (tab, fn - bias + 3, &off), "a_function_of_the_test");
+  assert_string_equal (st_symtab_lookup (tab, fn - bias + 3, &off, NULL), "a_function_of_the_test");
   assert_int_equal (off, 3);
   st_symtab_free (tab);
   dwfl_end (dwfl);
@@ -92,7 +95,7 @@ test_agrees_with_libdwfl_across_libc (void **state)
       const char *dwfl_name = dwfl_module_addrinfo (mod, probe, &dwfl_off, &dwfl_sym,
                                                     NULL, NULL, NULL);
       uint64_t our_off;
-      const char *our_name = st_symtab_lookup (tab, probe - bias, &our_off);
+      const char *our_name = st_symtab_lookup (tab, probe - bias, &our_off, NULL);
       assert_non_null (dwfl_name);
       assert_non_null (our_name);
       if (our_off != dwfl_off)
@@ -106,12 +109,101 @@ test_agrees_with_libdwfl_across_libc (void **state)
   dwfl_end (dwfl);
 }
 
+/* ELF_NAME demangled in STYLE is WANT (NULL: not demangled).  */
+static void
+check_demangle (const char *elf_name, enum st_demangle_style style, const char *want)
+{
+  char *got = st_demangle (elf_name, style);
+  if (want == NULL && got != NULL)
+    fail_msg ("%s: demangled to %s, want it left alone", elf_name, got);
+  if (want != NULL && (got == NULL || strcmp (got, want) != 0))
+    fail_msg ("%s: demangled to %s, want %s", elf_name, got ? got : "(nothing)", want);
+  free (got);
+}
+
+/* The names perf 6.1 prints for these symbols (perf script, perf script -v).  */
+static void
+test_demangles_as_perf (void **state)
+{
+  /* C++: no parameter lists by default, perf -v's with full.  */
+  check_demangle ("_Z9sort_themIlEvRSt6vectorIT_SaIS1_EE", ST_DEMANGLE_SHORT, "sort_them<long>");
+  check_demangle ("_Z9sort_themIlEvRSt6vectorIT_SaIS1_EE", ST_DEMANGLE_FULL,
+                  "void sort_them<long>(std::vector<long, std::allocator<long> >&)");
+  check_demangle ("_Znwm", ST_DEMANGLE_SHORT, "operator new");
+  /* A clone's suffix shows only with parameter lists, as in perf -v.  */
+  check_demangle ("_ZN4work4leafEm.cold", ST_DEMANGLE_SHORT, "work::leaf");
+  check_demangle ("_ZN4work4leafEm.cold", ST_DEMANGLE_FULL, "work::leaf(unsigned long) [clone .cold]");
+  /* Rust legacy (the hash goes) and v0.  */
+  check_demangle ("_ZN1t3foo17h730287e85a498454E", ST_DEMANGLE_SHORT, "t::foo");
+  check_demangle ("_RINvCsjMaewn57Afh_1t3foomEB2_", ST_DEMANGLE_SHORT, "t::foo::<u32>");
+  /* OCaml, as perf's own demangler.  */
+  check_demangle ("camlStdlib__List__map_281", ST_DEMANGLE_SHORT, "Stdlib.List.map_281");
+  /* C names, and --no-demangle.  */
+  check_demangle ("main", ST_DEMANGLE_SHORT, NULL);
+  check_demangle ("__libc_start_main@@GLIBC_2.34", ST_DEMANGLE_SHORT, NULL);
+  check_demangle ("_Z9sort_themIlEvRSt6vectorIT_SaIS1_EE", ST_DEMANGLE_NONE, NULL);
+  enum st_demangle_style style;
+  assert_int_equal (st_demangle_parse_style (NULL, &style), 0);
+  assert_int_equal (style, ST_DEMANGLE_SHORT);
+  assert_int_equal (st_demangle_parse_style ("full", &style), 0);
+  assert_int_equal (style, ST_DEMANGLE_FULL);
+  assert_int_equal (st_demangle_parse_style ("long", &style), -EINVAL);
+}
+
+/* Of the aliases at one address, the name perf shows: libc's debug file
+   (libc6-dbg) has __libc_start_main@@GLIBC_2.34 first and
+   __libc_start_main@GLIBC_2.2.5 later, the same length: perf keeps the
+   first; at free's address the longest name, cfree@GLIBC_2.2.5.  */
+static void
+test_versioned_names_as_perf (void **state)
+{
+  Dwfl *dwfl = dwfl_begin (&callbacks);
+  Dwfl_Module *mod = dwfl_report_offline (dwfl, "libc", "/usr/lib/x86_64-linux-gnu/libc.so.6", -1);
+  assert_non_null (mod);
+  dwfl_report_end (dwfl, NULL, NULL);
+  Dwarf_Addr bias;
+  dwfl_module_getelf (mod, &bias);
+  struct st_symtab *tab = st_symtab_build (mod, bias);
+  assert_non_null (tab);
+  const char *want[][2] = {
+    { "__libc_start_main@GLIBC_2.2.5", "__libc_start_main@@GLIBC_2.34" },
+    { "free", "cfree@GLIBC_2.2.5" },
+    { "clock_gettime@GLIBC_2.2.5", "clock_gettime@@GLIBC_2.17" },
+  };
+  int n = dwfl_module_getsymtab (mod);
+  for (size_t w = 0; w < sizeof want / sizeof want[0]; w++)
+    {
+      GElf_Addr addr = 0;
+      for (int i = 1; i < n && addr == 0; i++)
+        {
+          GElf_Sym sym;
+          GElf_Addr a;
+          const char *name = dwfl_module_getsym_info (mod, i, &sym, &a, NULL, NULL, NULL);
+          if (name != NULL && strcmp (name, want[w][0]) == 0)
+            addr = a;
+        }
+      if (addr == 0)
+        fail_msg ("no %s in libc's symbol table: is libc6-dbg installed?", want[w][0]);
+      uint64_t off;
+      const char *raw = NULL;
+      const char *shown = st_symtab_lookup (tab, addr - bias + 1, &off, &raw);
+      assert_non_null (shown);
+      assert_string_equal (shown, want[w][1]);
+      assert_string_equal (raw, want[w][1]);
+      assert_int_equal (off, 1);
+    }
+  st_symtab_free (tab);
+  dwfl_end (dwfl);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_finds_own_function_with_offset),
     cmocka_unit_test (test_agrees_with_libdwfl_across_libc),
+    cmocka_unit_test (test_demangles_as_perf),
+    cmocka_unit_test (test_versioned_names_as_perf),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -39,6 +39,14 @@ tests_workloads_forkexec_CFLAGS = $(WORKLOAD_CFLAGS)
 tests_workloads_manyproc_SOURCES = tests/workloads/manyproc.c
 tests_workloads_manyproc_CFLAGS = $(WORKLOAD_CFLAGS)
 
+# cxx: C++ names (templates, lambdas, std:: containers, exceptions) for
+# tests/e2e/demangle.sh.  (Its Rust sibling, rustwork.rs, is built by the
+# test with rustc.)
+check_PROGRAMS += tests/workloads/cxx
+tests_workloads_cxx_SOURCES = tests/workloads/cxx.cc
+tests_workloads_cxx_CXXFLAGS = -O2 -g -Wall -Wextra
+EXTRA_DIST += tests/workloads/rustwork.rs
+
 # dlopen loads plugin.so after it has run for a while (tests/live/).
 check_PROGRAMS += tests/workloads/dlopen tests/workloads/plugin.so
 tests_workloads_dlopen_SOURCES = tests/workloads/dlopen.c

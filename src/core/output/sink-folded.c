@@ -52,7 +52,10 @@ struct lines {
 };
 
 /* Appends NAME to the path in BUF at LEN, replacing the separators a folded
-   line cannot contain; returns the new length, or SIZE_MAX without memory.  */
+   line cannot contain; returns the new length, or SIZE_MAX without memory.
+   Spaces stay, as in perf script's names ("operator new",
+   "std::vector<long, std::allocator<long> >"): flame graph tools take the
+   count after the line's last space.  */
 static size_t
 append (char **buf, size_t *cap, size_t len, const char *name, bool inlined)
 {
@@ -72,7 +75,7 @@ append (char **buf, size_t *cap, size_t len, const char *name, bool inlined)
   if (len > 0)
     b[len++] = ';';
   for (const char *c = name; *c; c++)
-    b[len++] = (*c == ';' || *c == '\n') ? ':' : (*c == ' ' ? '_' : *c);
+    b[len++] = (*c == ';' || *c == '\n') ? ':' : *c;
   if (inlined)
     {
       memcpy (b + len, "_[i]", 4);

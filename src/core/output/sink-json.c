@@ -52,6 +52,11 @@ json_format (const struct st_callchain *c, struct st_strbuf *b)
       json_object_object_add (fo, "address", hex (f->pc));
       json_object_object_add (fo, "elf_address", f->has_elf_address ? hex (f->elf_address) : NULL);
       json_object_object_add (fo, "symbol", string_or_null (f->symbol));
+      /* The name in the symbol table, before demangling.  */
+      json_object_object_add (fo, "raw_symbol",
+                              string_or_null (f->symbol ? (f->raw_symbol ? f->raw_symbol
+                                                                         : f->symbol)
+                                                        : NULL));
       json_object_object_add (fo, "offset", f->symbol && !f->inlined
                                               ? json_object_new_uint64 (f->offset) : NULL);
       json_object_object_add (fo, "module", string_or_null (f->module));

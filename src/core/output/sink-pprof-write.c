@@ -184,7 +184,9 @@ st_pprof_write (struct st_sink *s)
     {
       perftools__profiles__function__init (&fns[i]);
       fns[i].id = i + 1;
-      fns[i].name = fns[i].system_name = ((const uint32_t *) s->functions.v)[i];
+      const struct function_key *key = (const struct function_key *) s->functions.v + i;
+      fns[i].name = key->name;
+      fns[i].system_name = key->system_name;
       fn_ptrs[i] = &fns[i];
     }
   for (size_t i = 0; i < s->slots_cap; i++)

@@ -9,8 +9,9 @@
  * the samples.  The encoding is protobuf-c's, streamed through zlib.
  *
  * Functions are named as in -f folded (st_frame_display_name), so that
- * both outputs agree; frames carry no source lines, so functions have
- * none.  A sink sees frames, not mappings: a Mapping covers the pages of
+ * both outputs agree, and their system_name is the name in the symbol
+ * table (mangled; the same name for a C function); frames carry no source
+ * lines, so functions have none.  A sink sees frames, not mappings: a Mapping covers the pages of
  * its file that samples hit, and its file offset assumes, as the GNU and
  * LLVM linkers lay out code, that code's file offset equals its address in
  * the file.  */
@@ -195,18 +196,24 @@ static uint32_t
 function_id (struct st_sink *s, const struct st_frame *f)
 {
   char buf[256];
-  uint32_t name = string_id (s, st_frame_display_name (f, buf, sizeof buf));
-  if (name == UINT32_MAX)
+  struct function_key key;
+  key.name = string_id (s, st_frame_display_name (f, buf, sizeof buf));
+  if (key.name == UINT32_MAX)
     return UINT32_MAX;
-  uintptr_t id = (uintptr_t) st_hashmap_get (s->function_ids, &name, sizeof name);
+  key.system_name = key.name;
+  if (f->raw_symbol != NULL && f->symbol != NULL && strcmp (f->raw_symbol, f->symbol) != 0)
+    key.system_name = string_id (s, f->raw_symbol);
+  if (key.system_name == UINT32_MAX)
+    return UINT32_MAX;
+  uintptr_t id = (uintptr_t) st_hashmap_get (s->function_ids, &key, sizeof key);
   if (id != 0)
     return id;
-  uint32_t *slot = array_push (&s->functions, sizeof *slot);
+  struct function_key *slot = array_push (&s->functions, sizeof *slot);
   if (slot == NULL)
     return UINT32_MAX;
-  *slot = name;
+  *slot = key;
   id = s->functions.n;
-  return st_hashmap_put (s->function_ids, &name, sizeof name, (void *) id) < 0 ? UINT32_MAX : id;
+  return st_hashmap_put (s->function_ids, &key, sizeof key, (void *) id) < 0 ? UINT32_MAX : id;
 }
 
 /* The location of FRAMES[0..N): the functions inlined at one address, then

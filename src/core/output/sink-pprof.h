@@ -44,6 +44,13 @@ struct array {
   size_t n, cap;
 };
 
+/* A function is its shown name and its name in the file (string indices):
+   overloads that demangle to one name without parameter lists stay apart,
+   as pprof keeps them.  */
+struct function_key {
+  uint32_t name, system_name;
+};
+
 struct st_sink {
   FILE *out;
   struct st_hashmap *string_ids;   /* string -> index + 1 */
@@ -62,8 +69,8 @@ struct st_sink {
     uint64_t checked;              /* the sample it was last checked in */
   } mapping_cache[64];
   uint64_t n_samples;
-  struct st_hashmap *function_ids; /* name index -> id */
-  struct array functions;          /* uint32_t name index; id = index + 1 */
+  struct st_hashmap *function_ids; /* struct function_key -> id */
+  struct array functions;          /* struct function_key; id = index + 1 */
   struct st_hashmap *location_ids; /* (mapping, activation, address) -> id */
   struct array locations;          /* struct location; id = index + 1 */
   uint32_t location_cache[1024];   /* by address: ids, checked against the key */

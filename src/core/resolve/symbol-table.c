@@ -7,23 +7,61 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/resolve/demangle.h"
 #include "core/resolve/gopclntab.h"
 #include "core/resolve/symbol-table.h"
 
 struct symbol {
   uint64_t start, end;   /* [start, end) in ELF addresses */
   uint64_t limit;        /* end of its section */
-  uint32_t name;         /* offset into the string pool */
+  uint32_t raw;          /* offset into the string pool of the name in the
+                            file; also the symbol's order there, as the pool
+                            only grows */
   uint8_t binding;
   bool sized;
+  bool plt;              /* a PLT entry: the name is the callee's + "@plt" */
 };
 
+/* Names are demangled on a symbol's first lookup, not when the table is
+   built: a C++ library's tens of thousands of names would cost a large
+   fraction of a second, and a profile hits few of them.  Each unwinder
+   has its own files and tables (libdw is not thread-safe), so a lookup
+   may fill SHOWN without a lock.  */
 struct st_symtab {
   struct symbol *syms;
   size_t n;
   char *names;
   bool go;               /* the file has a .gopclntab: a Go program */
+  enum st_demangle_style style;
+  char **shown;          /* per symbol: its shown name once looked up (a
+                            string of NAMES when demangling changes
+                            nothing, else its own allocation), or NULL */
 };
+
+/* The name S is shown with, in a new allocation, or NULL when it is the
+   name in the file (or without memory).  perf demangles a PLT entry's
+   callee and then adds "@plt".  */
+static char *
+demangled_name (const struct st_symtab *t, const struct symbol *s)
+{
+  const char *raw = t->names + s->raw;
+  if (!s->plt)
+    return st_demangle (raw, t->style);
+  size_t len = strlen (raw) - strlen ("@plt");
+  char *callee = strndup (raw, len);
+  char *d = callee ? st_demangle (callee, t->style) : NULL;
+  free (callee);
+  if (d == NULL)
+    return NULL;
+  char *out = malloc (strlen (d) + sizeof "@plt");
+  if (out != NULL)
+    {
+      strcpy (out, d);
+      strcat (out, "@plt");
+    }
+  free (d);
+  return out;
+}
 
 static size_t
 leading_underscores (const char *s)
@@ -34,22 +72,31 @@ leading_underscores (const char *s)
   return n;
 }
 
-/* Of two symbols at one address, the one perf would show (perf's
-   choose_best_symbol), so that our names agree with perf's.  */
+/* Of two symbols at one address, whether LATER (after EARLIER in the
+   file) is the one perf would show instead (perf's choose_best_symbol), so
+   that our names agree with perf's.  perf compares the names it shows
+   (demangled), and of two equal ones keeps the first in the file: libc's
+   debug file has __libc_start_main@@GLIBC_2.34 before
+   __libc_start_main@GLIBC_2.2.5, and perf shows the first.  */
 static bool
-better_symbol (const struct st_symtab *t, const struct symbol *a, const struct symbol *b)
+better_symbol (const struct st_symtab *t, const struct symbol *later, const struct symbol *earlier)
 {
+  const struct symbol *a = later, *b = earlier;
   if (a->sized != b->sized)
     return a->sized;
   if ((a->binding == STB_WEAK) != (b->binding == STB_WEAK))
     return b->binding == STB_WEAK;
   if ((a->binding == STB_GLOBAL) != (b->binding == STB_GLOBAL))
     return a->binding == STB_GLOBAL;
-  const char *na = t->names + a->name, *nb = t->names + b->name;
+  /* Aliases are few: their names are demangled here, and again on a
+     lookup of the one that stays.  */
+  char *da = demangled_name (t, a), *db = demangled_name (t, b);
+  const char *na = da ? da : t->names + a->raw, *nb = db ? db : t->names + b->raw;
   size_t ua = leading_underscores (na), ub = leading_underscores (nb);
-  if (ua != ub)
-    return ua < ub;
-  return strlen (na) >= strlen (nb);
+  bool better = ua != ub ? ua < ub : strlen (na) > strlen (nb);
+  free (da);
+  free (db);
+  return better;
 }
 
 static bool
@@ -78,6 +125,9 @@ compare_start (const void *pa, const void *pb)
   const struct symbol *a = pa, *b = pb;
   if (a->start != b->start)
     return a->start < b->start ? -1 : 1;
+  /* qsort is not stable: keep the file's order, which breaks ties.  */
+  if (a->raw != b->raw)
+    return a->raw < b->raw ? -1 : 1;
   return 0;
 }
 
@@ -87,12 +137,15 @@ struct builder {
   size_t cap, pool_len, pool_cap;
 };
 
-static bool
-add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
-            uint64_t size, uint8_t binding, uint64_t limit)
+/* Copies NAME SUFFIX into the pool; its offset, or UINT32_MAX without
+   memory (or past 4 GiB of names).  */
+static uint32_t
+pool_add (struct builder *b, const char *name, const char *suffix)
 {
   struct st_symtab *t = b->t;
   size_t len = strlen (name) + strlen (suffix) + 1;
+  if (b->pool_len + len > UINT32_MAX)
+    return UINT32_MAX;
   if (b->pool_len + len > b->pool_cap)
     {
       size_t cap = b->pool_cap ? b->pool_cap : 4096;
@@ -100,10 +153,23 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
         cap *= 2;
       char *p = realloc (t->names, cap);
       if (p == NULL)
-        return false;
+        return UINT32_MAX;
       t->names = p;
       b->pool_cap = cap;
     }
+  memcpy (t->names + b->pool_len, name, strlen (name));
+  memcpy (t->names + b->pool_len + strlen (name), suffix, strlen (suffix) + 1);
+  uint32_t at = b->pool_len;
+  b->pool_len += len;
+  return at;
+}
+
+/* Adds a symbol named NAME SUFFIX (a PLT entry's "@plt").  */
+static bool
+add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
+            uint64_t size, uint8_t binding, uint64_t limit)
+{
+  struct st_symtab *t = b->t;
   if (t->n == b->cap)
     {
       size_t cap = b->cap ? b->cap * 2 : 256;
@@ -113,15 +179,17 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
       t->syms = syms;
       b->cap = cap;
     }
-  snprintf (t->names + b->pool_len, len, "%s%s", name, suffix);
+  uint32_t raw = pool_add (b, name, suffix);
+  if (raw == UINT32_MAX)
+    return false;
   struct symbol *sym = &t->syms[t->n++];
   sym->start = start;
   sym->end = start + size;
   sym->limit = limit;
   sym->sized = size != 0;
-  sym->name = b->pool_len;
+  sym->raw = raw;
   sym->binding = binding;
-  b->pool_len += len;
+  sym->plt = suffix[0] != '\0';
   return true;
 }
 
@@ -252,6 +320,7 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
   struct st_symtab *t = calloc (1, sizeof *t);
   if (t == NULL)
     return NULL;
+  t->style = st_demangle_style ();
   struct builder b = { .t = t };
   int nsyms = dwfl_module_getsymtab (mod);
   for (int i = 1; i < nsyms; i++)
@@ -293,6 +362,9 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
       t->syms[out++] = t->syms[i];
     }
   t->n = out;
+  t->shown = calloc (t->n ? t->n : 1, sizeof *t->shown);
+  if (t->shown == NULL)
+    goto oom;
   for (size_t i = 0; i < t->n; i++)
     if (!t->syms[i].sized)
       {
@@ -311,6 +383,11 @@ st_symtab_free (struct st_symtab *t)
 {
   if (t == NULL)
     return;
+  if (t->shown != NULL)
+    for (size_t i = 0; i < t->n; i++)
+      if (t->shown[i] != t->names + t->syms[i].raw)
+        free (t->shown[i]);
+  free (t->shown);
   free (t->syms);
   free (t->names);
   free (t);
@@ -323,7 +400,8 @@ st_symtab_size (const struct st_symtab *t)
 }
 
 const char *
-st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset)
+st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
+                  const char **raw)
 {
   /* The last symbol starting at or below ADDR.  */
   size_t lo = 0, hi = t->n;
@@ -341,7 +419,17 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset)
   if (addr >= s->end)
     return NULL;
   *offset = addr - s->start;
-  return t->names + s->name;
+  if (raw != NULL)
+    *raw = t->names + s->raw;
+  /* The memo of the shown name is not part of the table's value: a lookup
+     fills it in on the table it was given as const.  */
+  char **shown = &((struct st_symtab *) t)->shown[lo - 1];
+  if (*shown == NULL)
+    {
+      char *d = demangled_name (t, s);
+      *shown = d ? d : t->names + s->raw;
+    }
+  return *shown;
 }
 
 bool

@@ -4,7 +4,8 @@
  * (~130 us per frame against libc); a sorted table answers in ~50 ns.
  * Addresses are in the ELF file's own address space (before load bias), so
  * one table serves every process that maps the file.  Names are copied: the
- * Elf they came from may belong to a Dwfl that is freed before we are.  */
+ * Elf they came from may belong to a Dwfl that is freed before we are.
+ * Names are demangled (demangle.h) once per symbol, on its first lookup.  */
 #pragma once
 
 #include <elfutils/libdwfl.h>
@@ -20,9 +21,12 @@ struct st_symtab;
 struct st_symtab *st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias);
 void st_symtab_free (struct st_symtab *tab);
 
-/* The function containing ELF_ADDR and the offset into it, or NULL.  */
+/* The name of the function containing ELF_ADDR, as shown (demangled in
+   st_demangle_style ()), and the offset into it; or NULL.  RAW (may be
+   NULL) receives the name in the file (mangled), which is the shown one
+   when demangling changed nothing.  */
 const char *st_symtab_lookup (const struct st_symtab *tab, uint64_t elf_addr,
-                              uint64_t *offset);
+                              uint64_t *offset, const char **raw);
 /* True when the table's file is a Go program (it has a .gopclntab).  */
 bool st_symtab_is_go (const struct st_symtab *tab);
 size_t st_symtab_size (const struct st_symtab *tab);

@@ -36,7 +36,8 @@ struct st_frame {
   const char *build_id;     /* hex, or NULL */
   bool has_elf_address;
   uint64_t elf_address;     /* pc in the file's own addresses (pc - bias) */
-  const char *symbol;       /* NULL: unknown */
+  const char *symbol;       /* NULL: unknown; demangled (demangle.h) */
+  const char *raw_symbol;   /* the symbol's name in the file (mangled), or NULL */
   uint64_t offset;          /* from the symbol's start to the lookup pc */
 };
 

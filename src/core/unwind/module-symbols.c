@@ -35,7 +35,7 @@ st_module_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
   const struct st_symtab *tab = st_module_symtab (mod, m->file);
   uint64_t offset;
   uint64_t addr = lookup - m->bias;
-  return tab != NULL && st_symtab_lookup (tab, addr, &offset) != NULL
+  return tab != NULL && st_symtab_lookup (tab, addr, &offset, NULL) != NULL
          && addr - offset == ehdr.e_entry;
 }
 
@@ -50,5 +50,5 @@ st_module_is_go_outermost (Dwfl_Module *mod, uint64_t lookup)
   const struct st_symtab *tab = st_module_symtab (mod, m->file);
   uint64_t offset;
   return tab != NULL && st_symtab_is_go (tab)
-         && st_gopclntab_is_outermost (st_symtab_lookup (tab, lookup - m->bias, &offset));
+         && st_gopclntab_is_outermost (st_symtab_lookup (tab, lookup - m->bias, &offset, NULL));
 }

@@ -103,7 +103,7 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
           if (tab == NULL && mod != NULL)
             tab = st_module_symtab (mod, m->file);
           if (tab != NULL)
-            f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset);
+            f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset, &f.raw_symbol);
           if (opts->inline_frames && mod != NULL && own_addresses)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);
         }

@@ -8,6 +8,7 @@
 #include "container/container.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "core/resolve/demangle.h"
 #include "core/unwind/process.h"
 #include "core/unwind/symbolize.h"
 #include "core/unwind/unwinder.h"
@@ -96,6 +97,30 @@ intern (struct st_unwinder *u, const char *str)
   return copy != NULL || str == NULL ? copy : "[out of memory]";
 }
 
+/* The shown name of an inlined function that DWARF names RAW (often a
+   mangled linkage name): demangled once per name, not per frame, and kept
+   as long as the unwinder, under RAW with its NUL (a key intern () never
+   uses).  */
+static const char *
+intern_demangled (struct st_unwinder *u, const char *raw)
+{
+  if (raw == NULL)
+    return NULL;
+  size_t len = strlen (raw) + 1;
+  char *copy = st_hashmap_get (u->strings, raw, len);
+  if (copy != NULL)
+    return copy;
+  copy = st_demangle (raw, st_demangle_style ());
+  if (copy == NULL)
+    copy = strdup (raw);
+  if (copy == NULL || st_hashmap_put (u->strings, raw, len, copy) < 0)
+    {
+      free (copy);
+      return "[out of memory]";
+    }
+  return copy;
+}
+
 int
 st_unwinder_event (struct st_unwinder *u, const struct st_event *ev)
 {
@@ -175,7 +200,10 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   if (u->opts.inline_frames)
     for (size_t i = 0; i < out->n_frames; i++)
       if (out->frames[i].inlined)
-        out->frames[i].symbol = intern (u, out->frames[i].symbol);
+        {
+          out->frames[i].raw_symbol = intern (u, out->frames[i].symbol);
+          out->frames[i].symbol = intern_demangled (u, out->frames[i].symbol);
+        }
   out->stop = result.stop;
   out->detail = result.detail;
   out->stack_needed = result.stack_needed;

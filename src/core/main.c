@@ -594,8 +594,10 @@ run_input (const struct options *o)
   int status;
   if (arch == NULL)
     {
-      st_error ("%s: recorded on %s, which this build cannot unwind", name,
-                arch_name ? arch_name : "an unknown architecture");
+      st_error ("%s: recorded on %s, which this build cannot unwind: %s", name,
+                arch_name ? arch_name : "an unknown architecture",
+                arch_name ? st_regs_arch_unsupported_reason (arch_name)
+                          : "this machine has no register table");
       status = EXIT_BAD_INPUT;
     }
   else

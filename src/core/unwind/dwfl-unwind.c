@@ -85,7 +85,13 @@ memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
   size_t avail = slot->stack_size - off;
   uint64_t value = 0;
   /* A 32-bit task's last word may be only 4 bytes from the end.  */
-  memcpy (&value, slot->stack + off, avail < sizeof value ? avail : sizeof value);
+  size_t n = avail < sizeof value ? avail : sizeof value;
+  if (slot->regs->big_endian)
+    /* The copy is the recording machine's memory (s390x): read its word.  */
+    for (size_t i = 0; i < n; i++)
+      value |= (uint64_t) slot->stack[off + i] << (8 * (sizeof value - 1 - i));
+  else
+    memcpy (&value, slot->stack + off, n);
   *result = value;
   return true;
 }

@@ -15,6 +15,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
+	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
 	src/core/signals.c src/core/signals.h \
 	src/core/output/sink.c src/core/output/sink.h \

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "container/container.h"
+#include "basic/why.h"
+#include "core/resolve/sysroot.h"
 #include "core/input/input.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
@@ -66,6 +68,9 @@ struct options {
   unsigned debuginfod_timeout, debuginfod_budget;
   bool debuginfod_symbols;
   struct st_debuginfod *debuginfod;  /* the client, when on */
+  /* files of another machine */
+  const char *sysroot, *search_path;  /* --sysroot (--symfs), --search-path */
+  struct st_sysroot *files;           /* both, opened */
 };
 
 enum {
@@ -87,6 +92,8 @@ enum {
   OPT_DEBUGINFOD_SYMBOLS,
   OPT_CONTAINER,
   OPT_NS_HELPER,
+  OPT_SYSROOT,
+  OPT_SEARCH_PATH,
 };
 
 static const struct argp_option option_table[] = {
@@ -142,6 +149,16 @@ static const struct argp_option option_table[] = {
     "socket " ST_NSH_SYSTEM_SOCKET " when it exists, else spawn), spawn "
     "(start eu-stacktrace-ns-helper with this program's privileges), the path of a "
     "helper's socket, or none", 0 },
+  { "sysroot", OPT_SYSROOT, "DIR", 0,
+    "The recording machine's files are under DIR (a recording from another machine or "
+    "architecture): a mapped /lib/libc.so.6 is read from DIR/lib/libc.so.6, its symbolic "
+    "links resolved inside DIR. Build-ids are still checked; a file the recording has no "
+    "build-id for is accepted by its name (--stats counts them)", 0 },
+  { "symfs", OPT_SYSROOT, "DIR", OPTION_ALIAS, NULL, 0 },
+  { "search-path", OPT_SEARCH_PATH, "DIR[:DIR...]", 0,
+    "Look for mapped files by their name (not their directory) in these directories, "
+    "after the sysroot and before the recorded path: binaries copied from the recording "
+    "machine. The same checks as --sysroot", 0 },
   { "jobs", 'j', "N", 0,
     "Unwind with N threads (default: for a recording, the CPUs available, at most 4; "
     "live, 1). The output is the "
@@ -281,6 +298,12 @@ parse_opt (int key, char *arg, struct argp_state *state)
         o->mode = ST_MODE_NONE;
       else
         argp_error (state, "unknown mode `%s' (known: none, passthru, naive)", arg);
+      break;
+    case OPT_SYSROOT:
+      o->sysroot = arg;
+      break;
+    case OPT_SEARCH_PATH:
+      o->search_path = arg;
       break;
     case OPT_NS_HELPER:
       if (!st_ns_client_mode_valid (arg))
@@ -471,6 +494,7 @@ output_open (const struct options *o, const struct st_regs_arch *arch, unsigned 
     .jobs = jobs,
     .debuginfod = o->debuginfod,
     .ns_client = o->ns_client,
+    .sysroot = o->files,
     .containers = (unsigned) st_containers_parse_kinds (o->container),
     .mode = o->mode,
     .force_stop = st_signals_force_flag (),
@@ -795,12 +819,20 @@ main (int argc, char **argv)
   st_log_set_level (o.verbose >= 2 ? ST_LOG_DEBUG : o.verbose == 1 ? ST_LOG_INFO : ST_LOG_WARNING);
   elf_version (EV_CURRENT);
   int status = debuginfod_start (&o);
+  struct st_why why = { 0 };
+  int r = st_sysroot_new (o.sysroot, o.search_path, &o.files, &why);
+  if (r < 0 && status == EXIT_OK)
+    {
+      st_error ("%s: %s", why.text[0] ? why.text : "--sysroot", strerror (-r));
+      status = EXIT_USAGE;
+    }
   /* Connected (or spawned) at the first file that needs it.  */
   o.ns_client = st_ns_client_new (o.ns_helper);
   if (status == EXIT_OK)
     status = run (&o);
   st_ns_client_free (o.ns_client);
   st_debuginfod_free (o.debuginfod);
+  st_sysroot_free (o.files);
   free (o.pids);
   return status;
 }

@@ -465,6 +465,7 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
     .arch = opts->arch,
     .debuginfod = opts->debuginfod,
     .ns_client = opts->ns_client,
+    .sysroot = opts->sysroot,
     .containers = opts->containers,
   };
   int r;
@@ -678,6 +679,15 @@ st_session_print_summary (const struct st_session *s, FILE *out)
     upper_only += st_resolver_upper_only (st_unwinder_resolver (s->workers[i].unwinder));
   if (upper_only > 0)
     fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
+  unsigned by_name = s->inline_unwinder
+                     ? st_resolver_by_name_only (st_unwinder_resolver (s->inline_unwinder)) : 0;
+  for (unsigned i = 0; i < s->n_workers; i++)
+    by_name += st_resolver_by_name_only (st_unwinder_resolver (s->workers[i].unwinder));
+  if (by_name > 0)
+    fprintf (out, "files of the sysroot or search path accepted by name "
+             "(no build-id recorded): %u\n", by_name);
+  if (s->opts.arch != NULL)
+    fprintf (out, "architecture unwound: %s\n", st_regs_arch_name (s->opts.arch));
   /* Root's run against what users planted: what was refused, and what the
      container metadata cost.  */
   st_untrusted_print_summary (out);

@@ -14,6 +14,7 @@
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
 #include "core/resolve/resolver.h"
+#include "core/resolve/sysroot.h"
 #include "basic/untrusted.h"
 #include "debuginfod/debuginfod.h"
 
@@ -31,6 +32,8 @@ struct st_resolver {
   struct st_ns_client *ns_client;   /* NULL: off */
   struct st_containers *containers; /* NULL: off */
   unsigned upper_only;              /* files gone with a removed container's layer */
+  const struct st_sysroot *sysroot; /* NULL: off */
+  unsigned by_name_only;            /* sysroot files without a build-id to check */
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
@@ -89,6 +92,50 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
                 (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
+/* The recording machine's files: under --sysroot by their path, in a
+   --search-path directory by their name.  Their inodes are another
+   machine's, so only the build-id (in candidate_verify) is checked.  */
+static int
+step_sysroot (const struct st_mapping_request *req, struct candidate *c)
+{
+  if (is_special_name (req->path))
+    return 1;
+  struct stat st;
+  int fd = st_sysroot_open (c->resolver->sysroot, req->path, &st);
+  if (fd == 1)
+    return 1;
+  if (fd < 0)
+    {
+      snprintf (c->why, sizeof c->why, "%s%s: %s", st_sysroot_root (c->resolver->sysroot),
+                req->path, st_untrusted_strerror (fd));
+      return -1;
+    }
+  c->fd = fd;
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
+static int
+step_search_path (const struct st_mapping_request *req, struct candidate *c)
+{
+  if (is_special_name (req->path))
+    return 1;
+  struct stat st;
+  const char *dir = NULL;
+  int fd = st_sysroot_search (c->resolver->sysroot, req->path, &st, &dir);
+  if (fd == 1)
+    return 1;
+  if (fd < 0)
+    {
+      snprintf (c->why, sizeof c->why, "not in any directory of it (%s)",
+                st_untrusted_strerror (fd));
+      return -1;
+    }
+  c->fd = fd;
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }
@@ -280,6 +327,8 @@ static const struct {
   enum st_found_by how;
   step_fn open;
 } steps[] = {
+  { ST_FOUND_SYSROOT, step_sysroot },
+  { ST_FOUND_SEARCH_PATH, step_search_path },
   { ST_FOUND_HOST_PATH, step_host_path },
   { ST_FOUND_VDSO, step_vdso },
   { ST_FOUND_NS_HELPER, step_ns_helper },
@@ -369,6 +418,18 @@ st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs)
   r->containers = cs;
 }
 
+void
+st_resolver_set_sysroot (struct st_resolver *r, const struct st_sysroot *s)
+{
+  r->sysroot = s;
+}
+
+unsigned
+st_resolver_by_name_only (const struct st_resolver *r)
+{
+  return r->by_name_only;
+}
+
 unsigned
 st_resolver_upper_only (const struct st_resolver *r)
 {
@@ -443,6 +504,13 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
             }
           if (steps[i].how == ST_FOUND_NS_HELPER)
             f->ns_pid = req->pid;   /* its debuginfo is looked for there too */
+          if ((steps[i].how == ST_FOUND_SYSROOT || steps[i].how == ST_FOUND_SEARCH_PATH)
+              && req->build_id_size == 0)
+            {
+              r->by_name_only++;
+              st_info ("pid %d: %s: no build-id recorded, accepted by its name", (int) req->pid,
+                       req->path);
+            }
           if (f->build_id_size > 0)
             {
               struct st_elf_file *known = st_hashmap_get (r->by_build_id, f->build_id,
@@ -463,8 +531,15 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
          but a last resort that failed too says why.  */
       size_t used = strlen (why);
       if (used + 3 < why_size)
-        snprintf (why + used, why_size - used, "%s%s: %s", used > 0 ? "; " : "",
-                  st_found_by_name (steps[i].how), c.why);
+        {
+          if (steps[i].how == ST_FOUND_SYSROOT && s == 0)
+            /* Name the wrong file: the sysroot is the user's to fix.  */
+            snprintf (why + used, why_size - used, "%ssysroot: %s%s: %s", used > 0 ? "; " : "",
+                      st_sysroot_root (r->sysroot), req->path, c.why);
+          else
+            snprintf (why + used, why_size - used, "%s%s: %s", used > 0 ? "; " : "",
+                      st_found_by_name (steps[i].how), c.why);
+        }
       candidate_discard (&c);
     }
   if (why[0] == '\0')

@@ -46,6 +46,8 @@ st_unwinder_new (const struct st_unwinder_options *opts)
     st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
   if (u->resolver != NULL)
     st_resolver_set_ns_client (u->resolver, opts->ns_client);
+  if (u->resolver != NULL)
+    st_resolver_set_sysroot (u->resolver, opts->sysroot);
   u->containers = st_containers_new (opts->containers);
   if (u->resolver != NULL)
     st_resolver_set_containers (u->resolver, u->containers);

@@ -13,10 +13,12 @@ compare eu-stacktrace's frames with gdb's backtrace.  Standard library only.
       --no-build-ids; --bogus-inodes writes device and inode numbers no file
       here has (as from another machine).
 
-  arch-check.py compare --stops S.jsonl --ours OUT.json
-      Prints "stops equal rate" and the first differences.  A stop counts
-      when gdb's backtrace reaches main; it is equal when our function names,
-      innermost first, up to main, are gdb's.
+  arch-check.py compare --stops S.jsonl --ours OUT.json --maps MAPS
+      Prints "stops counted equal rate trampoline" and the first
+      differences.  A stop counts when gdb's backtrace reaches main, without
+      passing through code outside the mapped files (qemu-user's own signal
+      trampoline, counted as "trampoline"); it is equal when our function
+      names, innermost first, up to main, are gdb's.
 """
 
 import argparse
@@ -76,7 +78,63 @@ def elf_build_id(path):
     return None
 
 
+def elf_loads(path):
+    """(p_vaddr, p_memsz, p_offset, executable) of each PT_LOAD."""
+    with open(path, "rb") as f:
+        data = f.read(65536)
+    is64 = data[4] == 2
+    e = "<" if data[5] == 1 else ">"
+    if is64:
+        phoff, = struct.unpack_from(e + "Q", data, 32)
+        phentsize, phnum = struct.unpack_from(e + "HH", data, 54)
+    else:
+        phoff, = struct.unpack_from(e + "I", data, 28)
+        phentsize, phnum = struct.unpack_from(e + "HH", data, 42)
+    loads = []
+    for i in range(phnum):
+        o = phoff + i * phentsize
+        if is64:
+            ptype, flags, off, vaddr = struct.unpack_from(e + "IIQQ", data, o)
+            memsz, = struct.unpack_from(e + "Q", data, o + 40)
+        else:
+            ptype, off, vaddr = struct.unpack_from(e + "III", data, o)
+            memsz, flags = struct.unpack_from(e + "II", data, o + 20)
+        if ptype == 1:
+            loads.append((vaddr, memsz, off, bool(flags & 1)))
+    return loads
+
+
 def parse_maps(path):
+    """The executable mappings of each file: qemu-user's maps give where a
+    file's first page went (x86 targets show no x bit), the ELF program
+    headers the rest."""
+    bases = {}
+    for line in open(path):
+        parts = line.split(None, 5)
+        if len(parts) < 6 or not parts[5].strip().startswith("/"):
+            continue
+        name = parts[5].strip()
+        if int(parts[2], 16) == 0 and name not in bases:
+            maj, mnr = (int(x, 16) for x in parts[3].split(":"))
+            bases[name] = (int(parts[0].split("-")[0], 16), maj, mnr, int(parts[4]))
+    maps = []
+    page = 4096
+    for name, (base, maj, mnr, ino) in bases.items():
+        loads = elf_loads(name)
+        if not loads:
+            continue
+        bias = base - (loads[0][0] & ~(page - 1))
+        for vaddr, memsz, off, x in loads:
+            if not x:
+                continue
+            lo = bias + (vaddr & ~(page - 1))
+            hi = bias + ((vaddr + memsz + page - 1) & ~(page - 1))
+            maps.append({"start": lo, "end": hi, "prot": "r-xp", "pgoff": off & ~(page - 1),
+                         "maj": maj, "min": mnr, "ino": ino, "path": name})
+    return maps
+
+
+def parse_maps_qemu(path):
     maps = []
     for line in open(path):
         parts = line.split(None, 5)
@@ -187,16 +245,27 @@ def our_names(sample):
     return names
 
 
+def in_file_mapping(pc, maps):
+    return any(m["start"] <= pc < m["end"] and "x" in m["prot"] for m in maps)
+
+
 def compare(args):
     stops = [json.loads(line) for line in open(args.stops)]
+    maps = parse_maps(args.maps)
     ours = [json.loads(line) for line in open(args.ours)]
     if len(ours) != len(stops):
         print("# %d stops but %d samples in our output" % (len(stops), len(ours)))
         return 1
-    counted = equal = 0
+    counted = equal = trampoline = 0
     shown = 0
     for s, o in zip(stops, ours):
         if not s["reached_main"]:
+            continue
+        # qemu-user's sigreturn trampoline is a page of its own without CFI
+        # (a kernel's vdso has CFI for it): gdb recognizes its code, libdw
+        # cannot.  Counted apart.
+        if not all(in_file_mapping(pc, maps) for pc in s["pcs"]):
+            trampoline += 1
             continue
         counted += 1
         mine = our_names(o)
@@ -208,7 +277,8 @@ def compare(args):
             print("#               ours %s (stop: %s %s)" % (" ".join(mine), o["stop"],
                                                             o.get("stop_detail", "")))
     rate = 100.0 * equal / counted if counted else 0.0
-    print("RESULT stops=%d counted=%d equal=%d rate=%.2f" % (len(stops), counted, equal, rate))
+    print("RESULT stops=%d counted=%d equal=%d rate=%.2f trampoline=%d"
+          % (len(stops), counted, equal, rate, trampoline))
     return 0
 
 
@@ -228,6 +298,7 @@ def main(argv):
     c = sub.add_parser("compare")
     c.add_argument("--stops", required=True)
     c.add_argument("--ours", required=True)
+    c.add_argument("--maps", required=True)
     c.add_argument("--show", type=int, default=5)
     args = p.parse_args(argv)
     return write(args) if args.cmd == "write" else compare(args)

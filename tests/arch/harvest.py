@@ -24,14 +24,36 @@ gdb.execute("set pagination off")
 gdb.execute("set confirm off")
 gdb.execute("set print frame-arguments none")
 
-# The shared library is loaded by the time main runs.
-gdb.execute("break main", to_string=True)
+# The shared library is loaded by the time main runs, and the maps are
+# saved by the time it calls f4.
+gdb.execute("break f4", to_string=True)
 gdb.execute("continue", to_string=True)
 gdb.execute("delete", to_string=True)
+if "No shared libraries" in gdb.execute("info sharedlibrary", to_string=True):
+    # gdb 13 misses qemu-x86_64's and qemu-i386's library list: load each
+    # shared object at the start of its first mapping (their first PT_LOAD
+    # is at 0), from the maps the workload saved.
+    exe = gdb.objfiles()[0].filename
+    seen = set()
+    with open(maps_path) as f:
+        for line in f:
+            parts = line.split(None, 5)
+            if len(parts) < 6 or int(parts[2], 16) != 0:
+                continue
+            path = parts[5].strip()
+            if not path.startswith("/") or path == exe or path in seen:
+                continue
+            seen.add(path)
+            gdb.execute("add-symbol-file %s -o 0x%s" % (path, parts[0].split("-")[0]),
+                        to_string=True)
 FUNCS = ["f1", "lib_outer", "lib_inner", "callback", "nofp", "leaf", "in_handler"]
+ppc64 = "powerpc" in gdb.selected_frame().architecture().name()
 for f in FUNCS:
     # At the entry, so that the stepping below walks through prologues.
     gdb.execute("break *%s" % f, to_string=True)
+    if ppc64:
+        # Calls within a module enter at the local entry point, 8 bytes on.
+        gdb.execute("break *((char *) %s + 8)" % f, to_string=True)
 try:
     gdb.execute("break *'lib_outer@plt'", to_string=True)
 except gdb.error:
@@ -40,9 +62,11 @@ except gdb.error:
 
 def backtrace():
     frames = []
+    pcs = []
     reached_main = False
     f = gdb.newest_frame()
     while f is not None and len(frames) < 64:
+        pcs.append(f.pc())
         if f.type() == gdb.SIGTRAMP_FRAME:
             frames.append("<signal>")
         else:
@@ -55,7 +79,7 @@ def backtrace():
             f = f.older()
         except gdb.error:
             break
-    return frames, reached_main
+    return frames, pcs, reached_main
 
 
 def find_stack_end():
@@ -76,13 +100,17 @@ def record():
         if n == "-":
             regs.append(None)
             continue
-        v = frame.read_register(n)
-        regs.append(int(v.cast(gdb.lookup_type("long long"))) & 0xFFFFFFFFFFFFFFFF)
+        try:
+            v = int(gdb.parse_and_eval("(unsigned long long) $%s" % n))
+        except gdb.error:
+            # A flags register does not cast: its hex value is printed.
+            v = int(gdb.execute("p/x $%s" % n, to_string=True).split("=")[1].strip(), 16)
+        regs.append(v & 0xFFFFFFFFFFFFFFFF)
     sp = int(gdb.parse_and_eval("$sp").cast(gdb.lookup_type("long long"))) & 0xFFFFFFFFFFFFFFFF
     size = min(stack_want, max(0, stack_end - sp))
     stack = bytes(gdb.selected_inferior().read_memory(sp, size)) if size else b""
-    bt, reached = backtrace()
-    out.write(json.dumps({"regs": regs, "sp": sp, "stack": stack.hex(), "bt": bt,
+    bt, pcs, reached = backtrace()
+    out.write(json.dumps({"regs": regs, "sp": sp, "stack": stack.hex(), "bt": bt, "pcs": pcs,
                           "reached_main": reached}) + "\n")
 
 

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,36 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
   return ST_STOP_UNWIND_ERROR;
 }
 
+/* A sample stopped in a PLT stub: the stubs of the architectures with a
+   link register have no CFI (the linker writes none) and touch neither the
+   stack pointer nor the link register, so the caller is at the link
+   register with the same stack: the rule gdb applies too.  Returns true
+   with *RA when REGS is such a sample.  */
+static bool
+in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, uint64_t *ra)
+{
+  if (regs->ra_reg < 0 || !regs->present[regs->ra_reg])
+    return false;
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, regs->pc);
+  if (mod == NULL)
+    return false;
+  Dwarf_Addr addr = regs->pc;
+  Elf_Scn *scn = dwfl_module_address_section (mod, &addr, &(Dwarf_Addr) { 0 });
+  Dwarf_Addr bias;
+  Elf *elf = dwfl_module_getelf (mod, &bias);
+  size_t shstrndx;
+  GElf_Shdr shdr;
+  if (scn == NULL || elf == NULL || elf_getshdrstrndx (elf, &shstrndx) != 0
+      || gelf_getshdr (scn, &shdr) == NULL)
+    return false;
+  const char *name = elf_strptr (elf, shstrndx, shdr.sh_name);
+  if (name == NULL || (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
+                       && strcmp (name, ".iplt") != 0))
+    return false;
+  *ra = regs->value[regs->ra_reg];
+  return true;
+}
+
 void
 st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sample *sample,
                   const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
@@ -176,7 +207,19 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->n_frames = 0;
   slot->max_frames = max_frames;
 
+  struct st_dwarf_regs caller;
+  uint64_t ra;
+  if (max_frames > 1 && in_plt_stub (dwfl, regs, &ra))
+    {
+      frames[0] = (struct st_raw_frame) { regs->pc, true };
+      slot->n_frames = 1;
+      caller = *regs;
+      caller.pc = ra;
+      slot->regs = &caller;
+    }
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
+  if (slot->regs == &caller && slot->n_frames > 1)
+    frames[1].activation = false;   /* a return address, not the pc of a sample */
   result->frames = frames;
   result->n_frames = slot->n_frames;
   result->detail = NULL;

@@ -28,6 +28,7 @@ struct st_regs_arch {
   const struct st_regs_arch *compat32;  /* ABI_32 tasks */
   bool is_aarch64;
   bool big_endian;
+  int ra_reg;               /* DWARF link register; 0: none (x86) */
 };
 
 /* The layouts below are the kernel's uapi asm/perf_regs.h of each
@@ -79,6 +80,7 @@ static const int8_t arm_perf_of_dwarf[] = {
 static const char *const arm_aliases[] = { "arm", "armv7l", "armv7", "armv6l", "armv8l",
                                            "armhf", "armel", NULL };
 static const struct st_regs_arch arch_arm = {
+  .ra_reg = 14,
   .name = "arm",
   .aliases = arm_aliases,
   .e_machine = EM_ARM,
@@ -97,6 +99,7 @@ static const int8_t aarch64_perf_of_dwarf[] = {
 };
 static const char *const aarch64_aliases[] = { "aarch64", "arm64", NULL };
 static const struct st_regs_arch arch_aarch64 = {
+  .ra_reg = 30,
   .name = "aarch64",
   .aliases = aarch64_aliases,
   .e_machine = EM_AARCH64,
@@ -120,6 +123,7 @@ static const int8_t ppc64_perf_of_dwarf[] = {
 static const struct reg_pair ppc64_extra[] = { { 65, 36 }, { 101, 37 }, { 109, 35 } };
 static const char *const ppc64le_aliases[] = { "ppc64le", "powerpc64le", NULL };
 static const struct st_regs_arch arch_ppc64le = {
+  .ra_reg = 65,
   .name = "ppc64le",
   .aliases = ppc64le_aliases,
   .e_machine = EM_PPC64,
@@ -135,6 +139,7 @@ static const struct st_regs_arch arch_ppc64le = {
 };
 static const char *const ppc64_aliases[] = { "ppc64", "powerpc64", NULL };
 static const struct st_regs_arch arch_ppc64 = {
+  .ra_reg = 65,
   .name = "ppc64",
   .aliases = ppc64_aliases,
   .e_machine = EM_PPC64,
@@ -159,6 +164,7 @@ static const int8_t s390x_perf_of_dwarf[] = {
 };
 static const char *const s390x_aliases[] = { "s390x", "s390", NULL };
 static const struct st_regs_arch arch_s390x = {
+  .ra_reg = 14,
   .name = "s390x",
   .aliases = s390x_aliases,
   .e_machine = EM_S390,
@@ -180,6 +186,7 @@ static const int8_t riscv64_perf_of_dwarf[] = {
 };
 static const char *const riscv64_aliases[] = { "riscv64", "riscv", NULL };
 static const struct st_regs_arch arch_riscv64 = {
+  .ra_reg = 1,
   .name = "riscv64",
   .aliases = riscv64_aliases,
   .e_machine = EM_RISCV,
@@ -296,6 +303,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
   out->n = arch->n_dwarf;
   out->is_aarch64 = arch->is_aarch64;
   out->big_endian = arch->big_endian;
+  out->ra_reg = arch->ra_reg > 0 ? arch->ra_reg : -1;
   for (size_t i = 0; i < arch->n_dwarf; i++)
     {
       uint64_t v;

@@ -40,6 +40,7 @@ struct st_dwarf_regs {
   uint64_t pc, sp;
   bool is_aarch64;       /* v8-v15 must be zeroed, see set_initial_registers */
   bool big_endian;       /* the stack copy's words are big-endian (s390x) */
+  int ra_reg;            /* DWARF number of the link register, -1: none (x86) */
 };
 
 /* Converts the perf registers of SAMPLE, taking its ABI into account (a

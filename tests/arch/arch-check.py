@@ -235,11 +235,28 @@ def write(args):
     return 0
 
 
+# The sigreturn trampolines of the C libraries and kernels: gdb calls their
+# frame "<signal handler called>".
+SIGRETURN = {"__restore_rt", "__restore", "__kernel_rt_sigreturn", "__vdso_rt_sigreturn",
+             "__default_rt_sa_restorer", "__default_sa_restorer", "__kernel_sigtramp_rt64"}
+
+
+def gdb_names(stop):
+    """gdb's frames without the inlined ones; glibc's __GI_ aliases by
+    their public name (the symbol table's)."""
+    names = []
+    for n in stop["bt"]:
+        if n.startswith("~"):
+            continue
+        names.append(n[5:] if n.startswith("__GI_") else n)
+    return names
+
+
 def our_names(sample):
     names = []
     for f in sample["frames"]:
         sym = f.get("symbol")
-        names.append(sym if sym else "??")
+        names.append("<signal>" if sym in SIGRETURN else sym if sym else "??")
         if sym == "main":
             break
     return names
@@ -269,11 +286,12 @@ def compare(args):
             continue
         counted += 1
         mine = our_names(o)
-        if mine == s["bt"]:
+        theirs = gdb_names(s)
+        if mine == theirs:
             equal += 1
         elif shown < args.show:
             shown += 1
-            print("# differs at time %d: gdb %s" % (o["time"], " ".join(s["bt"])))
+            print("# differs at time %d: gdb %s" % (o["time"], " ".join(theirs)))
             print("#               ours %s (stop: %s %s)" % (" ".join(mine), o["stop"],
                                                             o.get("stop_detail", "")))
     rate = 100.0 * equal / counted if counted else 0.0

@@ -71,7 +71,11 @@ def backtrace():
             frames.append("<signal>")
         else:
             name = f.name()
-            frames.append(name if name else "??")
+            # Inlined frames, and the tail-call frames gdb infers from
+            # DW_TAG_call_site (no trace of them is on the stack), are
+            # marked: eu-stacktrace shows inlined ones only with --inline.
+            virtual = f.type() in (gdb.INLINE_FRAME, gdb.TAILCALL_FRAME)
+            frames.append(("~" if virtual else "") + (name if name else "??"))
             if name == "main":
                 reached_main = True
                 break

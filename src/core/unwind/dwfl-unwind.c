@@ -191,6 +191,45 @@ in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, uint64_t *ra)
   return true;
 }
 
+/* The code bytes at PC in its module's file, at most N; 0 if none.  */
+static size_t
+code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes)
+{
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
+  Dwarf_Addr off = pc, bias;
+  Elf_Scn *scn = mod ? dwfl_module_address_section (mod, &off, &bias) : NULL;
+  Elf_Data *data = scn ? elf_getdata (scn, NULL) : NULL;
+  if (data == NULL || data->d_buf == NULL || off >= data->d_size)
+    return 0;
+  *bytes = (const uint8_t *) data->d_buf + off;
+  return data->d_size - off;
+}
+
+/* i386 position-independent code calls __x86.get_pc_thunk.REG
+   (mov (%esp),%REG; ret), which has no CFI: in it, the return address is
+   at the stack pointer.  */
+static bool
+in_pc_thunk (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sample *sample,
+             uint64_t *ra)
+{
+  if (!regs->is_i386 || sample->stack_size < 4)
+    return false;
+  const uint8_t *code;
+  size_t n = code_at (dwfl, regs->pc, &code);
+  bool at_mov = n >= 4 && code[0] == 0x8b && code[2] == 0x24 && code[3] == 0xc3;
+  const uint8_t *before;
+  bool at_ret = !at_mov && n >= 1 && code[0] == 0xc3 && code_at (dwfl, regs->pc - 3, &before) >= 4
+                && before[0] == 0x8b && before[2] == 0x24;
+  const uint8_t *mov = at_mov ? code : before;
+  /* modrm 00 REG 100 with a SIB of (%esp): mov (%esp),%REG.  */
+  if (!(at_mov || at_ret) || (mov[1] & 0xc7) != 0x04)
+    return false;
+  uint32_t value;
+  memcpy (&value, sample->stack, sizeof value);
+  *ra = value;
+  return true;
+}
+
 void
 st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sample *sample,
                   const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
@@ -209,12 +248,16 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
 
   struct st_dwarf_regs caller;
   uint64_t ra;
-  if (max_frames > 1 && in_plt_stub (dwfl, regs, &ra))
+  bool thunk = false;
+  if (max_frames > 1
+      && (in_plt_stub (dwfl, regs, &ra) || (thunk = in_pc_thunk (dwfl, regs, sample, &ra))))
     {
       frames[0] = (struct st_raw_frame) { regs->pc, true };
       slot->n_frames = 1;
       caller = *regs;
       caller.pc = ra;
+      if (thunk)
+        caller.value[4] += 4;   /* esp, past the return address */
       slot->regs = &caller;
     }
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);

@@ -8,3 +8,4 @@ include $(srcdir)/tests/flamegraph/local.mk
 include $(srcdir)/tests/sysprof/local.mk
 include $(srcdir)/tests/debuginfod/local.mk
 include $(srcdir)/tests/ns-helper/local.mk
+include $(srcdir)/tests/arch/local.mk

@@ -586,6 +586,13 @@ struct file_answer {
   const char *why;
 };
 
+/* A set of paths: the value is never read, only the key counts.  */
+static void
+note_path (const char *path, void *set)
+{
+  st_hashmap_put (set, path, strlen (path), (void *) path);
+}
+
 static void
 merge_answer (const char *path, int found_by, const char *why, void *arg)
 {
@@ -679,13 +686,17 @@ st_session_print_summary (const struct st_session *s, FILE *out)
     upper_only += st_resolver_upper_only (st_unwinder_resolver (s->workers[i].unwinder));
   if (upper_only > 0)
     fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
-  unsigned by_name = s->inline_unwinder
-                     ? st_resolver_by_name_only (st_unwinder_resolver (s->inline_unwinder)) : 0;
-  for (unsigned i = 0; i < s->n_workers; i++)
-    by_name += st_resolver_by_name_only (st_unwinder_resolver (s->workers[i].unwinder));
-  if (by_name > 0)
+  /* Each unwinding thread resolves on its own: count each path once.  */
+  struct st_hashmap *by_name = st_hashmap_new (NULL);
+  if (by_name != NULL && s->inline_unwinder != NULL)
+    st_resolver_foreach_by_name (st_unwinder_resolver (s->inline_unwinder), note_path, by_name);
+  for (unsigned i = 0; by_name != NULL && i < s->n_workers; i++)
+    st_resolver_foreach_by_name (st_unwinder_resolver (s->workers[i].unwinder), note_path,
+                                 by_name);
+  if (by_name != NULL && st_hashmap_size (by_name) > 0)
     fprintf (out, "files of the sysroot or search path accepted by name "
-             "(no build-id recorded): %u\n", by_name);
+             "(no build-id recorded): %zu\n", st_hashmap_size (by_name));
+  st_hashmap_free (by_name);
   if (s->opts.arch != NULL)
     fprintf (out, "architecture unwound: %s\n", st_regs_arch_name (s->opts.arch));
   /* Root's run against what users planted: what was refused, and what the

@@ -23,6 +23,7 @@ struct answer {
   struct st_elf_file *file;
   char *why_not;
   char *path;
+  bool by_name;            /* under the sysroot or search path, no build-id to check */
 };
 
 struct st_resolver {
@@ -33,7 +34,6 @@ struct st_resolver {
   struct st_containers *containers; /* NULL: off */
   unsigned upper_only;              /* files gone with a removed container's layer */
   const struct st_sysroot *sysroot; /* NULL: off */
-  unsigned by_name_only;            /* sysroot files without a build-id to check */
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
@@ -424,10 +424,27 @@ st_resolver_set_sysroot (struct st_resolver *r, const struct st_sysroot *s)
   r->sysroot = s;
 }
 
-unsigned
-st_resolver_by_name_only (const struct st_resolver *r)
+struct by_name_visit {
+  void (*fn) (const char *, void *);
+  void *arg;
+};
+
+static int
+visit_by_name (const void *key, size_t len, void *value, void *arg)
 {
-  return r->by_name_only;
+  struct answer *a = value;
+  struct by_name_visit *v = arg;
+  if (a->by_name && a->file != NULL && a->path != NULL)
+    v->fn (a->path, v->arg);
+  return 0;
+}
+
+void
+st_resolver_foreach_by_name (const struct st_resolver *r, void (*fn) (const char *path, void *arg),
+                             void *arg)
+{
+  struct by_name_visit v = { fn, arg };
+  st_hashmap_foreach (r->answers, visit_by_name, &v);
 }
 
 unsigned
@@ -476,7 +493,8 @@ answer_key (const struct st_mapping_request *req, char *key, size_t size)
 }
 
 static struct st_elf_file *
-find (struct st_resolver *r, const struct st_mapping_request *req, char *why, size_t why_size)
+find (struct st_resolver *r, const struct st_mapping_request *req, char *why, size_t why_size,
+      bool *by_name)
 {
   /* A build-id already opened for another path or process is the same
      file: share it.  */
@@ -507,7 +525,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, char *why, si
           if ((steps[i].how == ST_FOUND_SYSROOT || steps[i].how == ST_FOUND_SEARCH_PATH)
               && req->build_id_size == 0)
             {
-              r->by_name_only++;
+              *by_name = true;
               st_info ("pid %d: %s: no build-id recorded, accepted by its name", (int) req->pid,
                        req->path);
             }
@@ -563,7 +581,7 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
           *why_not = "out of memory";
           return NULL;
         }
-      a->file = find (r, req, why, sizeof why);
+      a->file = find (r, req, why, sizeof why, &a->by_name);
       a->path = strdup (req->path);
       if (a->file == NULL)
         {

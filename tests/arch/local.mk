@@ -1,0 +1,25 @@
+# Cross-architecture unwinding (issue 14): workloads cross-compiled for each
+# architecture, run under qemu-user, stopped by gdb-multiarch, written as
+# perf.data samples and unwound here; gdb's backtrace is the oracle.  Needs
+# the cross compilers, qemu-user-static and gdb-multiarch
+# (tools/install-deps.sh).  15-45 s per architecture on a loaded 2-core
+# machine; sysroot.sh ~30 s.
+ARCH_TESTS = \
+	tests/arch/x86_64.sh \
+	tests/arch/i386.sh \
+	tests/arch/aarch64.sh \
+	tests/arch/arm.sh \
+	tests/arch/ppc64le.sh \
+	tests/arch/s390x.sh \
+	tests/arch/riscv64.sh \
+	tests/arch/sysroot.sh
+
+TESTS += $(ARCH_TESTS)
+EXTRA_DIST += \
+	$(ARCH_TESTS) \
+	tests/arch/arch.sh \
+	tests/arch/arch-lib.sh \
+	tests/arch/arch-check.py \
+	tests/arch/harvest.py \
+	tests/arch/archwork.c \
+	tests/arch/archlib.c

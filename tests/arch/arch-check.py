@@ -179,7 +179,7 @@ def write(args):
                            maj, m["min"], ino, 0, 5, 2)  # PROT_READ|PROT_EXEC, MAP_PRIVATE
         data += record(REC_MMAP2, MISC_USER, body + name.encode() + b"\0")
     abi = 1 if args.abi == 32 else 2
-    for t, s in enumerate(stops):
+    for t, s in enumerate(stops * args.repeat):
         regs = [v for v in s["regs"] if v is not None]
         stack = bytes.fromhex(s["stack"])
         stack = stack[:len(stack) & ~7]
@@ -312,6 +312,7 @@ def main(argv):
     w.add_argument("--pc-index", type=int, required=True)
     w.add_argument("--no-build-ids", action="store_true")
     w.add_argument("--bogus-inodes", action="store_true")
+    w.add_argument("--repeat", type=int, default=1, help="write the stops N times (bench)")
     w.add_argument("--out", required=True)
     c = sub.add_parser("compare")
     c.add_argument("--stops", required=True)

@@ -10,6 +10,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/ns-client.c src/core/resolve/ns-client.h \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
 	src/core/input/ordered-queue.c src/core/input/ordered-queue.h \
+	src/core/input/perf-compressed.c src/core/input/perf-compressed.h \
 	src/core/output/output-file.c src/core/output/output-file.h \
 	src/core/input/perf-format.h \
 	src/core/unwind/process.c src/core/unwind/process.h \
@@ -51,7 +52,7 @@ src/core/output/profile.pb-c.h: src/core/output/profile.pb-c.c
 	@test -f $@ || $(MAKE) $(AM_MAKEFLAGS) src/core/output/profile.pb-c.c
 BUILT_SOURCES += src/core/output/profile.pb-c.h
 
-core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) \
+core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS) \
 	$(SYSPROF_CAPTURE_LIBS)
 
 bin_PROGRAMS += eu-stacktrace

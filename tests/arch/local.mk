@@ -12,7 +12,8 @@ ARCH_TESTS = \
 	tests/arch/ppc64le.sh \
 	tests/arch/s390x.sh \
 	tests/arch/riscv64.sh \
-	tests/arch/sysroot.sh
+	tests/arch/sysroot.sh \
+	tests/arch/perf-zstd.sh
 
 TESTS += $(ARCH_TESTS)
 EXTRA_DIST += \

@@ -13,7 +13,8 @@ ARCH_TESTS = \
 	tests/arch/s390x.sh \
 	tests/arch/riscv64.sh \
 	tests/arch/sysroot.sh \
-	tests/arch/perf-zstd.sh
+	tests/arch/perf-zstd.sh \
+	tests/arch/perf-fp.sh
 
 TESTS += $(ARCH_TESTS)
 EXTRA_DIST += \
@@ -24,3 +25,9 @@ EXTRA_DIST += \
 	tests/arch/harvest.py \
 	tests/arch/archwork.c \
 	tests/arch/archlib.c
+
+# perf record -g: the deep workload with frame pointers, so that the
+# kernel's frame-pointer walk gives a chain worth comparing.
+check_PROGRAMS += tests/arch/deep-fp
+tests_arch_deep_fp_SOURCES = tests/workloads/deep.c
+tests_arch_deep_fp_CFLAGS = -O2 -g -fno-omit-frame-pointer

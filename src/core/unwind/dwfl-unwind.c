@@ -21,6 +21,7 @@ st_stop_reason_name (enum st_stop_reason reason)
     [ST_STOP_NO_PROCESS_FILES] = "no files of the process found",
     [ST_STOP_UNWIND_ERROR] = "unwind error",
     [ST_STOP_NOT_UNWOUND] = "not unwound (passthru)",
+    [ST_STOP_KERNEL_CHAIN] = "kernel call chain (frame pointers)",
   };
   return reason < ST_STOP_N ? names[reason] : "?";
 }

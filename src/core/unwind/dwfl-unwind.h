@@ -22,6 +22,7 @@ enum st_stop_reason {
   ST_STOP_NO_PROCESS_FILES, /* none of the process's files could be found */
   ST_STOP_UNWIND_ERROR,     /* libdwfl gave up for another reason */
   ST_STOP_NOT_UNWOUND,      /* -m passthru: the sample was not unwound */
+  ST_STOP_KERNEL_CHAIN,     /* shown as the kernel's frame-pointer call chain */
   ST_STOP_N
 };
 

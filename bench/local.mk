@@ -11,7 +11,8 @@ EXTRA_DIST += \
 	bench/bench-sysprof.sh \
 	bench/bench-debuginfod.sh \
 	bench/bench-ns-helper.sh \
-	bench/bench-many-processes.sh
+	bench/bench-many-processes.sh \
+	bench/bench-arch.sh
 
 .PHONY: bench
 bench: all
@@ -57,3 +58,11 @@ bench-many-processes: all
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
 	PYTHON3='$(PYTHON3)' CC='$(CC)' BASELINE='$(BASELINE)' \
 	$(SHELL) $(top_srcdir)/bench/bench-many-processes.sh
+
+# Unwinding speed per architecture on the recordings of tests/arch, side by
+# side with x86_64 (bench/README).
+.PHONY: bench-arch
+bench-arch: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PYTHON3='$(PYTHON3)' \
+	TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)' \
+	$(SHELL) $(top_srcdir)/bench/bench-arch.sh

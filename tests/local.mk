@@ -8,6 +8,7 @@ include $(srcdir)/tests/flamegraph/local.mk
 include $(srcdir)/tests/sysprof/local.mk
 include $(srcdir)/tests/debuginfod/local.mk
 include $(srcdir)/tests/ns-helper/local.mk
+include $(srcdir)/tests/arch/local.mk
 include $(srcdir)/tests/corpus/local.mk
 
 # The one-way house: every #include in src/ runs down the layers.

@@ -12,6 +12,9 @@ packages="
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go nodejs
   clang libclang-rt-14-dev lld binutils
+  gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-powerpc64le-linux-gnu
+  gcc-s390x-linux-gnu gcc-riscv64-linux-gnu gcc-i686-linux-gnu
+  qemu-user-static gdb-multiarch libzstd-dev
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -52,6 +52,11 @@ struct st_sample {
   /* Kernel frames perf recorded itself (PERF_SAMPLE_CALLCHAIN), if any.  */
   size_t n_kernel_ips;
   const uint64_t *kernel_ips;
+  /* The user call chain the kernel made (perf record -g, --call-graph fp),
+     innermost first, the sampled pc included; used when there is no stack
+     copy to unwind.  */
+  size_t n_user_ips;
+  const uint64_t *user_ips;
   uint64_t input_offset;   /* where in the input it came from, for messages */
 };
 

@@ -13,12 +13,14 @@ src_core_libcore_a_SOURCES += \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
 	src/ns-helper/protocol-decode.c \
 	src/core/input/ordered-queue.c src/core/input/ordered-queue.h \
+	src/core/input/perf-compressed.c src/core/input/perf-compressed.h \
 	src/core/output/output-file.c src/core/output/output-file.h \
 	src/core/input/perf-format.h \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
+	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
 	src/core/session-summary.c src/core/session-summary.h \
 	src/core/output/sink.c src/core/output/sink.h \
@@ -64,7 +66,7 @@ src/core/output/profile.pb-c.h: src/core/output/profile.pb-c.c
 	@test -f $@ || $(MAKE) $(AM_MAKEFLAGS) src/core/output/profile.pb-c.c
 BUILT_SOURCES += src/core/output/profile.pb-c.h
 
-core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) \
+core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS) \
 	$(SYSPROF_CAPTURE_LIBS) $(LIBIBERTY_LIBS)
 
 bin_PROGRAMS += eu-stacktrace

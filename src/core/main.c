@@ -27,6 +27,7 @@
 #include "core/output/output-file.h"
 #include "core/output/sink.h"
 #include "core/resolve/ns-client.h"
+#include "core/resolve/sysroot.h"
 #include "core/session.h"
 #include "basic/signals.h"
 #include "debuginfod/debuginfod.h"
@@ -84,6 +85,7 @@ output_open (const struct st_options *o, const struct st_regs_arch *arch, unsign
     .jobs = jobs,
     .debuginfod = o->debuginfod,
     .ns_client = o->ns_client,
+    .sysroot = o->files,
     .containers = (unsigned) st_containers_parse_kinds (o->container),
     .mode = o->mode,
     .force_stop = st_signals_force_flag (),
@@ -225,8 +227,10 @@ source_open_input (const struct st_options *o, struct source *s)
   s->arch = st_regs_arch_lookup (arch_name);
   if (s->arch == NULL)
     {
-      st_error ("%s: recorded on %s, which this build cannot unwind", s->name,
-                arch_name ? arch_name : "an unknown architecture");
+      st_error ("%s: recorded on %s, which this build cannot unwind: %s", s->name,
+                arch_name ? arch_name : "an unknown architecture",
+                arch_name ? st_regs_arch_unsupported_reason (arch_name)
+                          : "this machine has no register table");
       return EXIT_BAD_INPUT;
     }
   s->jobs = o->jobs ? o->jobs : st_session_default_jobs ();
@@ -412,8 +416,16 @@ main (int argc, char **argv)
       st_error ("--ns-helper %s: %s", o.ns_helper, strerror (-r));
       status = EXIT_RUNTIME;
     }
+  struct st_why why = { 0 };
+  r = st_sysroot_new (o.sysroot, o.search_path, &o.files, &why);
+  if (r < 0 && status == EXIT_OK)
+    {
+      st_error ("%s: %s", why.text[0] ? why.text : "--sysroot", strerror (-r));
+      status = EXIT_USAGE;
+    }
   if (status == EXIT_OK)
     status = run (&o);
+  st_sysroot_free (o.files);
   st_ns_client_free (o.ns_client);
   st_debuginfod_free (o.debuginfod);
   st_options_free (&o);

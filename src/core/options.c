@@ -34,6 +34,8 @@ enum {
   OPT_NS_HELPER,
   OPT_DEMANGLE,
   OPT_NO_DEMANGLE,
+  OPT_SYSROOT,
+  OPT_SEARCH_PATH,
 };
 
 static const struct argp_option option_table[] = {
@@ -82,6 +84,16 @@ static const struct argp_option option_table[] = {
     "short (the default) without parameter lists, full with them (as perf -v)", 0 },
   { "no-demangle", OPT_NO_DEMANGLE, NULL, 0,
     "Show function names as the symbol tables spell them (mangled)", 0 },
+  { "sysroot", OPT_SYSROOT, "DIR", 0,
+    "The recording machine's files are under DIR (a recording from another machine or "
+    "architecture): a mapped /lib/libc.so.6 is read from DIR/lib/libc.so.6, its symbolic "
+    "links resolved inside DIR. Build-ids are still checked; a file the recording has no "
+    "build-id for is accepted by its name (--stats counts them)", 0 },
+  { "symfs", OPT_SYSROOT, "DIR", OPTION_ALIAS, NULL, 0 },
+  { "search-path", OPT_SEARCH_PATH, "DIR[:DIR...]", 0,
+    "Look for mapped files by their name (not their directory) in these directories, "
+    "after the sysroot and before the recorded path: binaries copied from the recording "
+    "machine. The same checks as --sysroot", 0 },
   { "mode", 'm', "MODE", 0,
     "naive (default): unwind every sample; passthru: write the samples without unwinding "
     "them (with -f sysprof, as the stack-user frames that `eu-stacktrace -m naive' "
@@ -222,6 +234,12 @@ parse_opt (int key, char *arg, struct argp_state *state)
       break;
     case OPT_NO_DEMANGLE:
       st_demangle_set_style (ST_DEMANGLE_NONE);
+      break;
+    case OPT_SYSROOT:
+      o->sysroot = arg;
+      break;
+    case OPT_SEARCH_PATH:
+      o->search_path = arg;
       break;
     case OPT_MAX_FRAMES:
       errno = 0;

@@ -50,6 +50,9 @@ struct st_options {
   unsigned debuginfod_timeout, debuginfod_budget;
   bool debuginfod_symbols;
   struct st_debuginfod *debuginfod;  /* the client, when on */
+  /* files of another machine */
+  const char *sysroot, *search_path;  /* --sysroot (--symfs), --search-path */
+  struct st_sysroot *files;           /* both, opened */
 };
 
 /* Fills O with the defaults and what ELFUTILS_STACKTRACE_VERBOSE says, then

@@ -92,6 +92,13 @@ print_stack_hint (const struct st_stats *st, FILE *out)
              100.0 * st->stack_exhausted / all);
 }
 
+/* A set of paths: the value is never read, only the key counts.  */
+static void
+note_path (const char *path, void *set)
+{
+  st_hashmap_put (set, path, strlen (path), (void *) path);
+}
+
 void
 st_session_summary_print (FILE *out, const struct st_stats *st,
                           struct st_unwinder *const *unwinders, unsigned n_unwinders,
@@ -135,6 +142,16 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
     upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));
   if (upper_only > 0)
     fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
+  /* Each unwinding thread resolves on its own: count each path once.  */
+  struct st_hashmap *by_name = st_hashmap_new (NULL);
+  for (unsigned i = 0; by_name != NULL && i < n_unwinders; i++)
+    st_resolver_foreach_by_name (st_unwinder_resolver (unwinders[i]), note_path, by_name);
+  if (by_name != NULL && st_hashmap_size (by_name) > 0)
+    fprintf (out, "files of the sysroot or search path accepted by name "
+             "(no build-id recorded): %zu\n", st_hashmap_size (by_name));
+  st_hashmap_free (by_name);
+  if (opts->arch != NULL)
+    fprintf (out, "architecture unwound: %s\n", st_regs_arch_name (opts->arch));
   /* Root's run against what users planted: what was refused, and what the
      container metadata cost.  */
   st_untrusted_print_summary (out);

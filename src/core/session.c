@@ -211,7 +211,7 @@ job_fill (struct job *job, const struct st_event *ev)
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:
-      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8;
+      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8 + smp->n_user_ips * 8;
       break;
     case ST_EVENT_MMAP: need = strlen (ev->mmap.filename) + 1; break;
     case ST_EVENT_COMM: need = strlen (ev->comm.comm) + 1; break;
@@ -237,6 +237,7 @@ job_fill (struct job *job, const struct st_event *ev)
         struct st_sample *copy = &job->ev.sample;
         copy->regs = copy_bytes (&p, smp->regs, smp->n_regs * 8);
         copy->kernel_ips = copy_bytes (&p, smp->kernel_ips, smp->n_kernel_ips * 8);
+        copy->user_ips = copy_bytes (&p, smp->user_ips, smp->n_user_ips * 8);
         copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
         break;
       }
@@ -485,6 +486,7 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
     .arch = opts->arch,
     .debuginfod = opts->debuginfod,
     .ns_client = opts->ns_client,
+    .sysroot = opts->sysroot,
     .containers = opts->containers,
   };
   int r;

@@ -29,6 +29,7 @@ struct st_session_options {
   unsigned jobs;              /* unwinding threads; 1: unwind inline */
   struct st_debuginfod *debuginfod; /* NULL: off; outlives the session */
   struct st_ns_client *ns_client;   /* NULL: off; outlives the session */
+  const struct st_sysroot *sysroot; /* --sysroot, --search-path; NULL: off */
   unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
   /* When *FORCE_STOP becomes non-zero (a third signal), samples not unwound
      yet are dropped, counted in st_stats.dropped: the run ends at once with

@@ -164,6 +164,13 @@ def parse_hex(value, what, lineno):
                      % (lineno, what, value))
 
 
+RAW_CALLERS = False
+
+
+def sym_of(fr):
+    return fr.get("symbol")
+
+
 def parse_ours(path):
     samples = []
     with open(path, encoding="utf-8") as f:
@@ -191,14 +198,19 @@ def parse_ours(path):
                 addr = elf if elf is not None else raw
                 if addr is None:
                     raise ValueError("%s:%d: frame without address" % (path, lineno))
-                # perf decrements the pc of every frame but the sampled one.
+                # perf decrements the pc of every frame but the sampled one,
+                # except in a kernel-made (frame-pointer) chain, which it
+                # shows as it is; we symbolize callers at pc - 1 either way.
+                offset = fr.get("offset") if sym_of(fr) else None
                 if not first_user:
-                    addr -= 1
+                    if RAW_CALLERS:
+                        offset = offset + 1 if offset is not None else None
+                    else:
+                        addr -= 1
                 first_user = False
                 sym = fr.get("symbol")
                 s.frames.append(Frame(addr, module if module else "[unknown]",
-                                      strip_version(sym) if sym else None,
-                                      fr.get("offset") if sym else None))
+                                      strip_version(sym) if sym else None, offset))
             samples.append(s)
     return samples
 
@@ -255,6 +267,9 @@ def main(argv):
     ap.add_argument("--name", default="workload", help="name in TAP lines")
     ap.add_argument("--tap-start", type=int, default=1,
                     help="number of the first TAP line printed")
+    ap.add_argument("--raw-callers", action="store_true",
+                    help="perf script shows the callers' addresses undecremented "
+                         "(perf record -g: the kernel's frame-pointer chain)")
     ap.add_argument("--min-samples", type=int, default=500,
                     help="fewest complete samples that make a verdict")
     ap.add_argument("--min-rate", type=float, default=99.5,
@@ -271,6 +286,8 @@ def main(argv):
                     help="lowest acceptable rate of each --expect-complete, "
                          "in percent [--min-rate]")
     args = ap.parse_args(argv)
+    global RAW_CALLERS
+    RAW_CALLERS = args.raw_callers
     if args.expect_rate is None:
         args.expect_rate = args.min_rate
 
@@ -320,7 +337,8 @@ def main(argv):
         "every sample of perf script is in ours (%d of %d)"
         % (len(perf) - len(missing), len(perf)))
 
-    compared = [(p, o) for p, o in pairs if complete(p.frames)]
+    # A kernel-made chain is what it is, complete or not: every sample.
+    compared = [(p, o) for p, o in pairs if complete(p.frames) or args.raw_callers]
     mismatches = [(p, o) for p, o in compared if not chains_equal(o.frames, p.frames)]
     # perf has no stop reason to compare with: a chain equal to perf's
     # complete one that does not say stop "end" is shown, not counted.

@@ -139,8 +139,11 @@ e2e_run ()
 
   # 1. Record.
   if [ -z "$problem" ]; then
-    echo "# recording: perf record -e cpu-clock -F 999 --call-graph dwarf --$cmd"
-    if eval "run_perf record -e cpu-clock -F 999 --call-graph dwarf -o \"\$data\" -- $cmd" \
+    # E2E_RECORD: how perf records (-z: zstd-compressed records; -g: frame
+    # pointers).
+    record_opts=${E2E_RECORD:---call-graph dwarf}
+    echo "# recording: perf record -e cpu-clock -F 999 $record_opts --$cmd"
+    if eval "run_perf record -e cpu-clock -F 999 $record_opts -o \"\$data\" -- $cmd" \
          > "$tmp/record.out" 2> "$tmp/record.err" && [ -s "$data" ]; then
       diag_file "$tmp/record.err" 10
       tap_ok "$name: perf record --call-graph dwarf of the workload"

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+#include <elf.h>
 
 #include "core/unwind/regs.h"
 
@@ -109,6 +110,120 @@ test_aarch64_table (void **state)
   assert_null (st_regs_arch_lookup ("pdp11"));
 }
 
+/* Each table against the kernel's uapi asm/perf_regs.h of the architecture
+   (enum perf_event_<arch>_regs) and the psABI's DWARF numbering.  */
+static void
+convert_full (const char *machine, uint64_t mask, enum st_regs_abi abi, struct st_dwarf_regs *d)
+{
+  static uint64_t regs[64];
+  const struct st_regs_arch *arch = st_regs_arch_lookup (machine);
+  assert_non_null (arch);
+  struct st_sample s = { .abi = abi, .regs_mask = mask, .regs = regs };
+  fill_masked (s.regs_mask, regs, &s.n_regs);
+  assert_int_equal (st_regs_to_dwarf (arch, &s, d), 0);
+}
+
+static void
+test_arm_table (void **state)
+{
+  /* PERF_REG_ARM_R0..R10, FP, IP, SP, LR, PC = 0..15; DWARF r0..r15.  */
+  struct st_dwarf_regs d;
+  convert_full ("armv7l", 0xffff, ST_REGS_ABI_32, &d);
+  assert_int_equal (d.n, 16);
+  for (int i = 0; i < 16; i++)
+    assert_int_equal (d.value[i], 0x1000 + i);
+  assert_int_equal (d.sp, 0x1000 + 13);
+  assert_int_equal (d.pc, 0x1000 + 15);
+  assert_false (d.is_aarch64);
+  assert_false (d.big_endian);
+}
+
+static void
+test_arm_compat_task_on_arm64_uses_arm_table (void **state)
+{
+  /* An arm64 kernel samples a compat task under ABI_32 with the arm64
+     mask; its perf_reg_value gives r0..r15 at 0..15.  */
+  struct st_dwarf_regs d;
+  convert_full ("aarch64", 0x1ffffffffULL, ST_REGS_ABI_32, &d);
+  assert_int_equal (d.n, 16);
+  assert_int_equal (d.value[14], 0x1000 + 14);  /* lr */
+  assert_int_equal (d.sp, 0x1000 + 13);
+  assert_int_equal (d.pc, 0x1000 + 15);
+  assert_false (d.is_aarch64);
+  assert_string_equal (st_regs_arch_name (st_regs_arch_compat (st_regs_arch_lookup ("arm64"))),
+                       "arm");
+}
+
+static void
+test_ppc64le_table (void **state)
+{
+  /* PERF_REG_POWERPC_R0..R31 = 0..31, NIP 32, CTR 35, LINK 36, XER 37;
+     DWARF r0..r31, lr 65, xer 101, ctr 109; r1 is the stack pointer.  */
+  struct st_dwarf_regs d;
+  const struct st_regs_arch *arch = st_regs_arch_lookup ("ppc64le");
+  assert_non_null (arch);
+  convert_full ("ppc64le", st_regs_sample_mask (arch), ST_REGS_ABI_64, &d);
+  for (int i = 0; i < 32; i++)
+    assert_int_equal (d.value[i], 0x1000 + i);
+  assert_true (d.present[65]);
+  assert_int_equal (d.value[65], 0x1000 + 36);
+  assert_int_equal (d.value[101], 0x1000 + 37);
+  assert_int_equal (d.value[109], 0x1000 + 35);
+  assert_false (d.present[64]);
+  assert_int_equal (d.n, 110);
+  assert_int_equal (d.pc, 0x1000 + 32);
+  assert_int_equal (d.sp, 0x1000 + 1);
+  assert_false (d.big_endian);
+}
+
+static void
+test_s390x_table (void **state)
+{
+  /* PERF_REG_S390_R0..R15 = 0..15, FP0..FP15 = 16..31, MASK 32, PC 33;
+     DWARF 16..31 = f0 f2 f4 f6 f1 f3 f5 f7 f8 f10 f12 f14 f9 f11 f13 f15.  */
+  struct st_dwarf_regs d;
+  convert_full ("s390x", 0x3ffffffffULL, ST_REGS_ABI_64, &d);
+  static const int f_of_dwarf[16] = { 0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15 };
+  for (int i = 0; i < 16; i++)
+    {
+      assert_int_equal (d.value[i], 0x1000 + i);
+      assert_int_equal (d.value[16 + i], 0x1000 + 16 + f_of_dwarf[i]);
+    }
+  assert_int_equal (d.sp, 0x1000 + 15);
+  assert_int_equal (d.pc, 0x1000 + 33);
+  assert_true (d.big_endian);
+}
+
+static void
+test_riscv64_table (void **state)
+{
+  /* PERF_REG_RISCV_PC RA SP GP TP T0 T1 T2 S0 S1 A0..A7 S2..S11 T3..T6 =
+     0..31: register k > 0 is x<k>; DWARF x0..x31 = 0..31.  */
+  struct st_dwarf_regs d;
+  convert_full ("riscv64", 0xffffffffULL, ST_REGS_ABI_64, &d);
+  assert_false (d.present[0]);          /* x0 is zero, not the pc */
+  for (int i = 1; i < 32; i++)
+    assert_int_equal (d.value[i], 0x1000 + i);
+  assert_int_equal (d.value[1], 0x1000 + 1);    /* ra */
+  assert_int_equal (d.sp, 0x1000 + 2);
+  assert_int_equal (d.pc, 0x1000 + 0);
+}
+
+static void
+test_arch_from_elf_and_refusals (void **state)
+{
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_AARCH64, ELFCLASS64)), "aarch64");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_ARM, ELFCLASS32)), "arm");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_386, ELFCLASS32)), "i386");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_S390, ELFCLASS64)), "s390x");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_RISCV, ELFCLASS64)), "riscv64");
+  assert_null (st_regs_arch_of_elf (EM_MIPS, ELFCLASS64));
+  assert_null (st_regs_arch_unsupported_reason ("x86_64"));
+  assert_non_null (st_regs_arch_unsupported_reason ("mips64"));
+  assert_non_null (strstr (st_regs_arch_unsupported_reason ("mips64"), "libdw"));
+  assert_int_equal (st_regs_arch_machine (st_regs_arch_lookup ("ppc64le")), EM_PPC64);
+}
+
 int
 main (void)
 {
@@ -118,6 +233,12 @@ main (void)
     cmocka_unit_test (test_32bit_task_uses_i386_order_and_truncates),
     cmocka_unit_test (test_missing_pc_is_an_error),
     cmocka_unit_test (test_aarch64_table),
+    cmocka_unit_test (test_arm_table),
+    cmocka_unit_test (test_arm_compat_task_on_arm64_uses_arm_table),
+    cmocka_unit_test (test_ppc64le_table),
+    cmocka_unit_test (test_s390x_table),
+    cmocka_unit_test (test_riscv64_table),
+    cmocka_unit_test (test_arch_from_elf_and_refusals),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

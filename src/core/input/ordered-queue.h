@@ -9,6 +9,7 @@
  * wherever the source keeps them.  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@ struct st_queued_record {
   uint64_t offset;          /* where in the input it came from */
   const uint8_t *data;
   uint32_t size;
+  bool owned;               /* a copy, freed once released */
 };
 
 struct st_ordered_queue;

@@ -14,6 +14,7 @@
 #include "core/event.h"
 #include "core/input/input.h"
 #include "core/input/ordered-queue.h"
+#include "core/input/perf-compressed.h"
 #include "core/input/perf-format.h"
 
 #define MAX_ATTRS 4096
@@ -47,6 +48,8 @@ struct st_perf_source {
   size_t n_build_ids;
 
   uint64_t live_offset;       /* live mode: bytes fed so far */
+  struct st_perf_decompressor *zstd;  /* perf record -z, from the first one */
+  bool decompressing;         /* the records at hand are zstd's output */
 
   /* state of one run */
   struct st_ordered_queue *queue;

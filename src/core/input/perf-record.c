@@ -204,23 +204,28 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
       if (nr > (uint64_t) (c.end - c.p) / 8)
         NEED (cp, UINT64_MAX, "callchain");
       const uint64_t *ips = (const uint64_t *) c.p;
-      /* Kernel frames sit between PERF_CONTEXT_KERNEL and the next marker;
-         the user part perf may add (frame pointers) is not used here.  */
-      bool in_kernel = false;
+      /* Kernel frames sit between PERF_CONTEXT_KERNEL and the next marker,
+         the user chain the kernel walked (frame pointers) after
+         PERF_CONTEXT_USER.  */
+      int part = 0;   /* 1: kernel, 2: user */
       for (uint64_t i = 0; i < nr; i++)
         {
           uint64_t ip = st_get_u64 (c.p + 8 * i);
           if (ip >= PERF_CONTEXT_MAX_MARK)
             {
-              if (in_kernel)
-                break;
-              in_kernel = ip == PERF_CONTEXT_KERNEL_MARK;
-              if (in_kernel)
+              part = ip == PERF_CONTEXT_KERNEL_MARK ? 1 : ip == PERF_CONTEXT_USER_MARK ? 2 : 0;
+              if (part == 1 && s->kernel_ips == NULL)
                 s->kernel_ips = ips + i + 1;
+              else if (part == 2 && s->user_ips == NULL)
+                s->user_ips = ips + i + 1;
+              else
+                part = 0;   /* a second chain of either kind: not ours */
               continue;
             }
-          if (in_kernel)
+          if (part == 1)
             s->n_kernel_ips++;
+          else if (part == 2)
+            s->n_user_ips++;
         }
       c.p += nr * 8;
     }

@@ -15,7 +15,9 @@
 #include "basic/bytes.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/why.h"
 #include "core/input/ordered-queue.h"
+#include "core/input/perf-compressed.h"
 #include "core/input/perf-format.h"
 #include "core/input/perf-reader.h"
 #include "core/input/source-perf.h"
@@ -53,6 +55,7 @@ st_perf_source_free (struct st_perf_source *src)
   if (src == NULL)
     return;
   free (src->attrs);
+  st_perf_decompressor_free (src->zstd);
   st_hashmap_free (src->attr_by_id);
   for (size_t i = 0; i < src->n_build_ids; i++)
     free (src->build_ids[i]);
@@ -76,7 +79,7 @@ release_queued (const struct st_queued_record *rec, void *arg)
 {
   struct st_perf_source *src = arg;
   int r = deliver (src, rec->data, rec->size, rec->offset);
-  if (!st_perf_records_stable (src))
+  if (rec->owned)
     free ((void *) rec->data);
   return r;
 }
@@ -91,21 +94,57 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   struct st_queued_record q = { .offset = offset, .data = rec, .size = size };
   if (!st_perf_record_time (src, rec, size, &q.time))
     return deliver (src, rec, size, offset);
-  if (!st_perf_records_stable (src))
+  if (!st_perf_records_stable (src) || src->decompressing)
     {
       uint8_t *copy = malloc (size);
       if (copy == NULL)
         return -ENOMEM;
       memcpy (copy, rec, size);
       q.data = copy;
+      q.owned = true;
     }
   int r = st_ordered_queue_push (src->queue, &q);
-  if (r < 0 && !st_perf_records_stable (src))
+  if (r < 0 && q.owned)
     free ((void *) q.data);
   return r;
 }
 
 /* A record perf itself inserted (pipe-mode headers, rounds, build-ids).  */
+static int handle_user_record (struct st_perf_source *src, const uint8_t *rec,
+                               uint32_t size, uint64_t offset);
+
+struct decompressed {
+  struct st_perf_source *src;
+  uint64_t offset;           /* of the compressed record, for messages */
+};
+
+static int
+handle_decompressed (const uint8_t *rec, uint32_t size, void *arg)
+{
+  struct decompressed *d = arg;
+  uint32_t type;
+  memcpy (&type, rec, sizeof type);
+  return type >= PERF_RECORD_USER_TYPE_START ? handle_user_record (d->src, rec, size, d->offset)
+                                             : handle_kernel_record (d->src, rec, size, d->offset);
+}
+
+/* perf record -z: the records inside, in the order they were written.  */
+static int
+handle_compressed (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
+                   uint64_t offset)
+{
+  if (src->zstd == NULL && st_perf_decompressor_new (&src->zstd) < 0)
+    return -ENOMEM;
+  struct decompressed d = { src, offset };
+  struct st_why why = { 0 };
+  src->decompressing = true;
+  int r = st_perf_decompress (src->zstd, rec + 8, size - 8, handle_decompressed, &d, &why);
+  src->decompressing = false;
+  if (r == -EBADMSG && why.text[0])
+    return st_why_at (src->err, EBADMSG, offset, "compressed record: %s", why.text);
+  return r;
+}
+
 static int
 handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                     uint64_t offset)
@@ -181,10 +220,7 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
       }
 
     case PERF_RECORD_COMPRESSED:
-      return st_why_at (src->err, ENOTSUP, offset,
-                        "zstd-compressed records (perf record -z) are not "
-                        "supported: record without -z, or convert with "
-                        "`perf inject -i IN -o OUT`");
+      return handle_compressed (src, rec, size, offset);
 
     default:
       src->skipped_records++;

@@ -26,6 +26,10 @@ st_found_by_name (enum st_found_by how)
       return "container storage";
     case ST_FOUND_DEBUGINFOD:
       return "debuginfod";
+    case ST_FOUND_SYSROOT:
+      return "sysroot";
+    case ST_FOUND_SEARCH_PATH:
+      return "search path";
     case ST_FOUND_N:
       break;
     }

@@ -19,6 +19,8 @@ enum st_found_by {
   ST_FOUND_NS_HELPER,       /* opened in the process's mount namespace */
   ST_FOUND_CONTAINER,       /* in the container's storage on the host */
   ST_FOUND_DEBUGINFOD,      /* the executable, by build-id, from a server */
+  ST_FOUND_SYSROOT,         /* under --sysroot, the recording machine's tree */
+  ST_FOUND_SEARCH_PATH,     /* by its name in a --search-path directory */
   ST_FOUND_N
 };
 

@@ -14,6 +14,7 @@
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
 #include "core/resolve/resolver.h"
+#include "core/resolve/sysroot.h"
 #include "basic/untrusted.h"
 #include "debuginfod/debuginfod.h"
 
@@ -22,6 +23,7 @@ struct answer {
   struct st_elf_file *file;
   char *why_not;
   char *path;
+  bool by_name;            /* under the sysroot or search path, no build-id to check */
 };
 
 struct st_resolver {
@@ -31,6 +33,7 @@ struct st_resolver {
   struct st_ns_client *ns_client;   /* NULL: off */
   struct st_containers *containers; /* NULL: off */
   unsigned upper_only;              /* files gone with a removed container's layer */
+  const struct st_sysroot *sysroot; /* NULL: off */
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
@@ -93,6 +96,50 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
                   (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
+/* The recording machine's files: under --sysroot by their path, in a
+   --search-path directory by their name.  Their inodes are another
+   machine's, so only the build-id (in candidate_verify) is checked.  */
+static int
+step_sysroot (const struct st_mapping_request *req, struct candidate *c)
+{
+  if (is_special_name (req->path))
+    return 1;
+  struct stat st;
+  int fd = st_sysroot_open (c->resolver->sysroot, req->path, &st);
+  if (fd == 1)
+    return 1;
+  if (fd < 0)
+    {
+      st_why_set (&c->why, -fd, "%s%s: %s", st_sysroot_root (c->resolver->sysroot),
+                  req->path, st_untrusted_strerror (fd));
+      return -1;
+    }
+  c->fd = fd;
+  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+  return 0;
+}
+
+static int
+step_search_path (const struct st_mapping_request *req, struct candidate *c)
+{
+  if (is_special_name (req->path))
+    return 1;
+  struct stat st;
+  const char *dir = NULL;
+  int fd = st_sysroot_search (c->resolver->sysroot, req->path, &st, &dir);
+  if (fd == 1)
+    return 1;
+  if (fd < 0)
+    {
+      st_why_set (&c->why, -fd, "not in any directory of it (%s)",
+                  st_untrusted_strerror (fd));
+      return -1;
+    }
+  c->fd = fd;
   c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
   return 0;
 }
@@ -281,6 +328,8 @@ static const struct {
   enum st_found_by how;
   step_fn open;
 } steps[] = {
+  { ST_FOUND_SYSROOT, step_sysroot },
+  { ST_FOUND_SEARCH_PATH, step_search_path },
   { ST_FOUND_HOST_PATH, step_host_path },
   { ST_FOUND_VDSO, step_vdso },
   { ST_FOUND_NS_HELPER, step_ns_helper },
@@ -370,6 +419,35 @@ st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs)
   r->containers = cs;
 }
 
+void
+st_resolver_set_sysroot (struct st_resolver *r, const struct st_sysroot *s)
+{
+  r->sysroot = s;
+}
+
+struct by_name_visit {
+  void (*fn) (const char *, void *);
+  void *arg;
+};
+
+static int
+visit_by_name (const void *key, size_t len, void *value, void *arg)
+{
+  struct answer *a = value;
+  struct by_name_visit *v = arg;
+  if (a->by_name && a->file != NULL && a->path != NULL)
+    v->fn (a->path, v->arg);
+  return 0;
+}
+
+void
+st_resolver_foreach_by_name (const struct st_resolver *r, void (*fn) (const char *path, void *arg),
+                             void *arg)
+{
+  struct by_name_visit v = { fn, arg };
+  st_hashmap_foreach (r->answers, visit_by_name, &v);
+}
+
 unsigned
 st_resolver_upper_only (const struct st_resolver *r)
 {
@@ -428,7 +506,7 @@ candidate_learnt (struct st_resolver *r, const struct candidate *c, struct st_re
 
 static struct st_elf_file *
 find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why *why,
-      struct st_resolution *res)
+      struct st_resolution *res, bool *by_name)
 {
   /* A build-id already opened for another path or process is the same
      file: share it.  */
@@ -457,6 +535,13 @@ find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why
             }
           if (steps[i].how == ST_FOUND_NS_HELPER)
             f->ns_pid = req->pid;   /* its debuginfo is looked for there too */
+          if ((steps[i].how == ST_FOUND_SYSROOT || steps[i].how == ST_FOUND_SEARCH_PATH)
+              && req->build_id_size == 0)
+            {
+              *by_name = true;
+              st_info ("pid %d: %s: no build-id recorded, accepted by its name", (int) req->pid,
+                       req->path);
+            }
           if (f->build_id_size > 0)
             {
               struct st_elf_file *known = st_hashmap_get (r->by_build_id, f->build_id,
@@ -477,9 +562,17 @@ find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why
          but a last resort that failed too says why.  */
       size_t used = strlen (why->text);
       if (used + 3 < sizeof why->text)
-        /* A step's reason is told in 159 bytes at most, as always.  */
-        snprintf (why->text + used, sizeof why->text - used, "%s%s: %.159s",
-                  used > 0 ? "; " : "", st_found_by_name (steps[i].how), c.why.text);
+        {
+          if (steps[i].how == ST_FOUND_SYSROOT && s == 0)
+            /* Name the wrong file: the sysroot is the user's to fix.  */
+            snprintf (why->text + used, sizeof why->text - used, "%ssysroot: %s%s: %.159s",
+                      used > 0 ? "; " : "", st_sysroot_root (r->sysroot), req->path,
+                      c.why.text);
+          else
+            /* A step's reason is told in 159 bytes at most, as always.  */
+            snprintf (why->text + used, sizeof why->text - used, "%s%s: %.159s",
+                      used > 0 ? "; " : "", st_found_by_name (steps[i].how), c.why.text);
+        }
       candidate_discard (&c);
     }
   if (why->text[0] == '\0')
@@ -506,7 +599,7 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
           *why_not = "out of memory";
           return NULL;
         }
-      a->file = find (r, req, &why, res);
+      a->file = find (r, req, &why, res, &a->by_name);
       a->path = strdup (req->path);
       if (a->file == NULL)
         {

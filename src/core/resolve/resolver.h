@@ -30,6 +30,15 @@ void st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c);
    podman stores) through CS (NULL: off).  */
 struct st_containers;
 void st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs);
+/* Look under S's sysroot and search path (NULL: off) first: the files of
+   the machine the recording came from.  S must outlive R.  */
+struct st_sysroot;
+void st_resolver_set_sysroot (struct st_resolver *r, const struct st_sysroot *s);
+/* Calls FN for each file found under the sysroot or the search path and
+   accepted by its name alone, the recording having no build-id for it.  */
+void st_resolver_foreach_by_name (const struct st_resolver *r,
+                                  void (*fn) (const char *path, void *arg), void *arg);
+
 /* Modules found only in a removed container's own layer, or that were
    there and are gone.  */
 unsigned st_resolver_upper_only (const struct st_resolver *r);

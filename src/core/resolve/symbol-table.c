@@ -233,8 +233,12 @@ add_plt_symbols (struct builder *b, Elf *elf)
   uint64_t header, entry = 16;
   if (ehdr.e_machine == EM_X86_64 || ehdr.e_machine == EM_386)
     header = 16;
-  else if (ehdr.e_machine == EM_AARCH64)
+  else if (ehdr.e_machine == EM_AARCH64 || ehdr.e_machine == EM_RISCV)
     header = 32;
+  else if (ehdr.e_machine == EM_ARM)
+    header = 20, entry = 12;   /* binutils' elf32_arm_plt0_entry, plt_entry */
+  else if (ehdr.e_machine == EM_S390)
+    header = 32, entry = 32;
   else
     return true;
   GElf_Shdr plt, plt_sec, rela;
@@ -277,8 +281,8 @@ add_plt_symbols (struct builder *b, Elf *elf)
             break;
           info = rel.r_info;
         }
-      size_t symndx = ehdr.e_ident[EI_CLASS] == ELFCLASS64 ? GELF_R_SYM (info)
-                                                           : ELF32_R_SYM ((uint32_t) info);
+      /* gelf_getrel(a) gives r_info in the 64-bit layout whatever the class.  */
+      size_t symndx = GELF_R_SYM (info);
       GElf_Sym sym;
       const char *name = "";
       if (symndx != 0 && gelf_getsym (syms, symndx, &sym) != NULL)
@@ -332,9 +336,18 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
       const char *name = dwfl_module_getsym_info (mod, i, &sym, &addr, &shndx, &elf, NULL);
       if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF)
         continue;
+      /* ARM, AArch64 and RISC-V mapping symbols ($a, $t, $d, $x) mark
+         instruction sets and data, not functions.  */
+      if (name[0] == '$')
+        continue;
       if (!is_function (&sym, shndx, elf))
         continue;
       uint64_t start = addr - bias;
+      GElf_Ehdr ehdr;
+      /* A Thumb function's symbol has bit 0 set; its code starts below.  */
+      if (GELF_ST_TYPE (sym.st_info) == STT_FUNC && (start & 1)
+          && gelf_getehdr (elf, &ehdr) != NULL && ehdr.e_machine == EM_ARM)
+        start &= ~(uint64_t) 1;
       uint64_t limit = start + (section_end (elf, shndx, UINT64_MAX) - sym.st_value);
       if (limit <= start)
         limit = UINT64_MAX;

@@ -23,6 +23,7 @@ enum st_stop_reason {
   ST_STOP_NOT_UNWOUND,      /* -m passthru: the sample was not unwound */
   ST_STOP_FRAME_POINTER_END,/* frames without CFI were walked by frame pointer,
                                until the chain ended */
+  ST_STOP_KERNEL_CHAIN,     /* shown as the kernel's frame-pointer call chain */
   ST_STOP_N
 };
 

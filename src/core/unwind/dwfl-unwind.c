@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,7 +84,13 @@ memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
   size_t avail = slot->stack_size - off;
   uint64_t value = 0;
   /* A 32-bit task's last word may be only 4 bytes from the end.  */
-  memcpy (&value, slot->stack + off, avail < sizeof value ? avail : sizeof value);
+  size_t n = avail < sizeof value ? avail : sizeof value;
+  if (slot->regs->big_endian)
+    /* The copy is the recording machine's memory (s390x): read its word.  */
+    for (size_t i = 0; i < n; i++)
+      value |= (uint64_t) slot->stack[off + i] << (8 * (sizeof value - 1 - i));
+  else
+    memcpy (&value, slot->stack + off, n);
   *result = value;
   return true;
 }
@@ -252,6 +259,75 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
   return ST_STOP_UNWIND_ERROR;
 }
 
+/* A sample stopped in a PLT stub: the stubs of the architectures with a
+   link register have no CFI (the linker writes none) and touch neither the
+   stack pointer nor the link register, so the caller is at the link
+   register with the same stack: the rule gdb applies too.  Returns true
+   with *RA when REGS is such a sample.  */
+static bool
+in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, uint64_t *ra)
+{
+  if (regs->ra_reg < 0 || !regs->present[regs->ra_reg])
+    return false;
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, regs->pc);
+  if (mod == NULL)
+    return false;
+  Dwarf_Addr addr = regs->pc;
+  Elf_Scn *scn = dwfl_module_address_section (mod, &addr, &(Dwarf_Addr) { 0 });
+  Dwarf_Addr bias;
+  Elf *elf = dwfl_module_getelf (mod, &bias);
+  size_t shstrndx;
+  GElf_Shdr shdr;
+  if (scn == NULL || elf == NULL || elf_getshdrstrndx (elf, &shstrndx) != 0
+      || gelf_getshdr (scn, &shdr) == NULL)
+    return false;
+  const char *name = elf_strptr (elf, shstrndx, shdr.sh_name);
+  if (name == NULL || (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
+                       && strcmp (name, ".iplt") != 0))
+    return false;
+  *ra = regs->value[regs->ra_reg];
+  return true;
+}
+
+/* The code bytes at PC in its module's file, at most N; 0 if none.  */
+static size_t
+code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes)
+{
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
+  Dwarf_Addr off = pc, bias;
+  Elf_Scn *scn = mod ? dwfl_module_address_section (mod, &off, &bias) : NULL;
+  Elf_Data *data = scn ? elf_getdata (scn, NULL) : NULL;
+  if (data == NULL || data->d_buf == NULL || off >= data->d_size)
+    return 0;
+  *bytes = (const uint8_t *) data->d_buf + off;
+  return data->d_size - off;
+}
+
+/* i386 position-independent code calls __x86.get_pc_thunk.REG
+   (mov (%esp),%REG; ret), which has no CFI: in it, the return address is
+   at the stack pointer.  */
+static bool
+in_pc_thunk (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sample *sample,
+             uint64_t *ra)
+{
+  if (!regs->is_i386 || sample->stack_size < 4)
+    return false;
+  const uint8_t *code;
+  size_t n = code_at (dwfl, regs->pc, &code);
+  bool at_mov = n >= 4 && code[0] == 0x8b && code[2] == 0x24 && code[3] == 0xc3;
+  const uint8_t *before;
+  bool at_ret = !at_mov && n >= 1 && code[0] == 0xc3 && code_at (dwfl, regs->pc - 3, &before) >= 4
+                && before[0] == 0x8b && before[2] == 0x24;
+  const uint8_t *mov = at_mov ? code : before;
+  /* modrm 00 REG 100 with a SIB of (%esp): mov (%esp),%REG.  */
+  if (!(at_mov || at_ret) || (mov[1] & 0xc7) != 0x04)
+    return false;
+  uint32_t value;
+  memcpy (&value, sample->stack, sizeof value);
+  *ra = value;
+  return true;
+}
+
 void
 st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sample *sample,
                   const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
@@ -271,7 +347,23 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->n_frames = 0;
   slot->max_frames = max_frames;
 
+  struct st_dwarf_regs caller;
+  uint64_t ra;
+  bool thunk = false;
+  if (max_frames > 1
+      && (in_plt_stub (dwfl, regs, &ra) || (thunk = in_pc_thunk (dwfl, regs, sample, &ra))))
+    {
+      frames[0] = (struct st_raw_frame) { regs->pc, true };
+      slot->n_frames = 1;
+      caller = *regs;
+      caller.pc = ra;
+      if (thunk)
+        caller.value[4] += 4;   /* esp, past the return address */
+      slot->regs = &caller;
+    }
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
+  if (slot->regs == &caller && slot->n_frames > 1)
+    frames[1].activation = false;   /* a return address, not the pc of a sample */
   result->frames = frames;
   result->n_frames = slot->n_frames;
   result->detail = NULL;

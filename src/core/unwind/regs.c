@@ -3,29 +3,50 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <string.h>
+#include <gelf.h>
 #include <sys/utsname.h>
 
 #include "core/unwind/regs.h"
 
+struct reg_pair {
+  uint8_t dwarf;
+  int8_t perf;
+};
+
 struct st_regs_arch {
   const char *name;
   const char *const *aliases;
-  /* For each DWARF register, the perf register that holds it.  */
+  unsigned e_machine, elf_class;
+  /* For each DWARF register below n_dwarf, the perf register that holds
+     it, or -1 where none does.  */
   const int8_t *perf_of_dwarf;
   size_t n_dwarf;
+  /* DWARF registers numbered beyond n_dwarf (ppc64's lr, xer, ctr).  */
+  const struct reg_pair *extra;
+  size_t n_extra;
   int perf_pc, perf_sp;
   uint64_t sample_mask;
   const struct st_regs_arch *compat32;  /* ABI_32 tasks */
   bool is_aarch64;
+  bool big_endian;
+  int ra_reg;               /* DWARF link register; 0: none (x86) */
 };
 
+/* The layouts below are the kernel's uapi asm/perf_regs.h of each
+   architecture (perf numbers) and the DWARF numbering of the psABI, which
+   is what elfutils' backends (backends/<arch>_initreg.c) use; perf's own
+   tools/perf/arch/<arch>/util/unwind-libdw.c pairs them the same way.  */
+
 /* x86: perf numbers AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS
-   R8..R15 = 0..23; DWARF i386 is eax ecx edx ebx esp ebp esi edi eip.  */
+   R8..R15 = 0..23; DWARF i386 is eax ecx edx ebx esp ebp esi edi eip.  A
+   32-bit task on a 64-bit kernel reports the same numbers under ABI_32.  */
 static const int8_t i386_perf_of_dwarf[] = { 0, 2, 3, 1, 7, 6, 4, 5, 8 };
-static const char *const i386_aliases[] = { "i386", "i486", "i586", "i686", NULL };
+static const char *const i386_aliases[] = { "i386", "i486", "i586", "i686", "x86", NULL };
 static const struct st_regs_arch arch_i386 = {
   .name = "i386",
   .aliases = i386_aliases,
+  .e_machine = EM_386,
+  .elf_class = ELFCLASS32,
   .perf_of_dwarf = i386_perf_of_dwarf,
   .n_dwarf = 9,
   .perf_pc = 8,
@@ -41,12 +62,35 @@ static const char *const x86_64_aliases[] = { "x86_64", "amd64", NULL };
 static const struct st_regs_arch arch_x86_64 = {
   .name = "x86_64",
   .aliases = x86_64_aliases,
+  .e_machine = EM_X86_64,
+  .elf_class = ELFCLASS64,
   .perf_of_dwarf = x86_64_perf_of_dwarf,
   .n_dwarf = 17,
   .perf_pc = 8,
   .perf_sp = 7,
   .sample_mask = 0xff01ff,   /* AX..IP, R8..R15: what Sysprof uses too */
   .compat32 = &arch_i386,
+};
+
+/* arm: perf R0..R10 FP IP SP LR PC = 0..15 are DWARF r0..r15.  An arm64
+   kernel reports a compat task's r0..r15 under the same numbers (its
+   perf_reg_value maps 13, 14 and 15 to compat_sp, compat_lr and pc).  */
+static const int8_t arm_perf_of_dwarf[] = {
+  0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+};
+static const char *const arm_aliases[] = { "arm", "armv7l", "armv7", "armv6l", "armv8l",
+                                           "armhf", "armel", NULL };
+static const struct st_regs_arch arch_arm = {
+  .ra_reg = 14,
+  .name = "arm",
+  .aliases = arm_aliases,
+  .e_machine = EM_ARM,
+  .elf_class = ELFCLASS32,
+  .perf_of_dwarf = arm_perf_of_dwarf,
+  .n_dwarf = 16,
+  .perf_pc = 15,
+  .perf_sp = 13,
+  .sample_mask = 0xffff,
 };
 
 /* aarch64: perf and DWARF agree for x0..x30 and sp (31); pc is perf 32.  */
@@ -56,18 +100,123 @@ static const int8_t aarch64_perf_of_dwarf[] = {
 };
 static const char *const aarch64_aliases[] = { "aarch64", "arm64", NULL };
 static const struct st_regs_arch arch_aarch64 = {
+  .ra_reg = 30,
   .name = "aarch64",
   .aliases = aarch64_aliases,
+  .e_machine = EM_AARCH64,
+  .elf_class = ELFCLASS64,
   .perf_of_dwarf = aarch64_perf_of_dwarf,
   .n_dwarf = 32,
   .perf_pc = 32,
   .perf_sp = 31,
   .sample_mask = 0x1ffffffffULL,
+  .compat32 = &arch_arm,
   .is_aarch64 = true,
 };
 
+/* powerpc: perf R0..R31 = 0..31, NIP 32, MSR 33, ORIG_R3 34, CTR 35,
+   LINK 36, XER 37, CCR 38.  DWARF (GCC's .eh_frame numbering, which
+   elfutils' ppc backend uses): r0..r31 = 0..31, lr 65, xer 101, ctr 109.  */
+static const int8_t ppc64_perf_of_dwarf[] = {
+  0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+  16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+static const struct reg_pair ppc64_extra[] = { { 65, 36 }, { 101, 37 }, { 109, 35 } };
+static const char *const ppc64le_aliases[] = { "ppc64le", "powerpc64le", NULL };
+static const struct st_regs_arch arch_ppc64le = {
+  .ra_reg = 65,
+  .name = "ppc64le",
+  .aliases = ppc64le_aliases,
+  .e_machine = EM_PPC64,
+  .elf_class = ELFCLASS64,
+  .perf_of_dwarf = ppc64_perf_of_dwarf,
+  .n_dwarf = 32,
+  .extra = ppc64_extra,
+  .n_extra = 3,
+  .perf_pc = 32,
+  .perf_sp = 1,
+  /* r0..r31, nip, ctr, link, xer */
+  .sample_mask = 0xffffffffULL | (1ULL << 32) | (1ULL << 35) | (1ULL << 36) | (1ULL << 37),
+};
+static const char *const ppc64_aliases[] = { "ppc64", "powerpc64", NULL };
+static const struct st_regs_arch arch_ppc64 = {
+  .ra_reg = 65,
+  .name = "ppc64",
+  .aliases = ppc64_aliases,
+  .e_machine = EM_PPC64,
+  .elf_class = ELFCLASS64,
+  .perf_of_dwarf = ppc64_perf_of_dwarf,
+  .n_dwarf = 32,
+  .extra = ppc64_extra,
+  .n_extra = 3,
+  .perf_pc = 32,
+  .perf_sp = 1,
+  .sample_mask = 0xffffffffULL | (1ULL << 32) | (1ULL << 35) | (1ULL << 36) | (1ULL << 37),
+  .big_endian = true,
+};
+
+/* s390x: perf R0..R15 = 0..15, FP0..FP15 = 16..31, MASK 32, PC 33.  DWARF
+   r0..r15 = 0..15, then f0 f2 f4 f6 f1 f3 f5 f7 f8 f10 f12 f14 f9 f11 f13
+   f15 = 16..31; elfutils unwinds with these 32.  */
+static const int8_t s390x_perf_of_dwarf[] = {
+  0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+  16 + 0, 16 + 2, 16 + 4, 16 + 6, 16 + 1, 16 + 3, 16 + 5, 16 + 7,
+  16 + 8, 16 + 10, 16 + 12, 16 + 14, 16 + 9, 16 + 11, 16 + 13, 16 + 15,
+};
+static const char *const s390x_aliases[] = { "s390x", "s390", NULL };
+static const struct st_regs_arch arch_s390x = {
+  .ra_reg = 14,
+  .name = "s390x",
+  .aliases = s390x_aliases,
+  .e_machine = EM_S390,
+  .elf_class = ELFCLASS64,
+  .perf_of_dwarf = s390x_perf_of_dwarf,
+  .n_dwarf = 32,
+  .perf_pc = 33,
+  .perf_sp = 15,
+  .sample_mask = 0x3ffffffffULL,
+  .big_endian = true,
+};
+
+/* riscv64: perf PC RA SP GP TP T0..T2 S0 S1 A0..A7 S2..S11 T3..T6 = 0..31
+   is x1..x31 in order, with the pc where x0 (always zero) would be; DWARF
+   x0..x31 = 0..31.  */
+static const int8_t riscv64_perf_of_dwarf[] = {
+  -1, 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+  16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+static const char *const riscv64_aliases[] = { "riscv64", "riscv", NULL };
+static const struct st_regs_arch arch_riscv64 = {
+  .ra_reg = 1,
+  .name = "riscv64",
+  .aliases = riscv64_aliases,
+  .e_machine = EM_RISCV,
+  .elf_class = ELFCLASS64,
+  .perf_of_dwarf = riscv64_perf_of_dwarf,
+  .n_dwarf = 32,
+  .perf_pc = 0,
+  .perf_sp = 2,
+  .sample_mask = 0xffffffffULL,
+};
+
 static const struct st_regs_arch *const all_arches[] = {
-  &arch_x86_64, &arch_aarch64, &arch_i386,
+  &arch_x86_64, &arch_aarch64, &arch_i386, &arch_arm, &arch_ppc64le, &arch_ppc64,
+  &arch_s390x, &arch_riscv64,
+};
+#define N_ARCHES (sizeof all_arches / sizeof all_arches[0])
+
+/* What perf records on but libdw 0.188 cannot unwind: its backends for
+   these have no initial-register or frame support (frame_nregs is 0).  */
+static const struct {
+  const char *prefix, *reason;
+} unsupported[] = {
+  { "mips", "libdw 0.188 has no MIPS unwinder (it came in elfutils 0.190)" },
+  { "loongarch", "libdw 0.188 has no LoongArch unwinder" },
+  { "sparc", "SPARC register windows are not in perf's user registers" },
+  { "csky", "C-SKY is not supported by this build" },
+  { "ppc", "32-bit powerpc is not supported by this build" },
+  { "powerpc", "32-bit powerpc is not supported by this build" },
+  { "riscv32", "32-bit RISC-V is not supported by this build" },
 };
 
 const struct st_regs_arch *
@@ -80,7 +229,7 @@ st_regs_arch_lookup (const char *machine)
         return NULL;
       machine = u.machine;
     }
-  for (size_t i = 0; i < sizeof all_arches / sizeof all_arches[0]; i++)
+  for (size_t i = 0; i < N_ARCHES; i++)
     for (const char *const *a = all_arches[i]->aliases; *a; a++)
       if (strcmp (*a, machine) == 0)
         return all_arches[i];
@@ -88,9 +237,41 @@ st_regs_arch_lookup (const char *machine)
 }
 
 const char *
+st_regs_arch_unsupported_reason (const char *machine)
+{
+  if (machine == NULL || st_regs_arch_lookup (machine) != NULL)
+    return NULL;
+  for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++)
+    if (strncmp (machine, unsupported[i].prefix, strlen (unsupported[i].prefix)) == 0)
+      return unsupported[i].reason;
+  return "no register table for it";
+}
+
+const struct st_regs_arch *
+st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class)
+{
+  for (size_t i = 0; i < N_ARCHES; i++)
+    if (all_arches[i]->e_machine == e_machine && all_arches[i]->elf_class == elf_class)
+      return all_arches[i];
+  return NULL;
+}
+
+const char *
 st_regs_arch_name (const struct st_regs_arch *arch)
 {
   return arch->name;
+}
+
+const struct st_regs_arch *
+st_regs_arch_compat (const struct st_regs_arch *arch)
+{
+  return arch->compat32 ? arch->compat32 : arch;
+}
+
+unsigned
+st_regs_arch_machine (const struct st_regs_arch *arch)
+{
+  return arch->e_machine;
 }
 
 uint64_t
@@ -122,13 +303,28 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
   memset (out, 0, sizeof *out);
   out->n = arch->n_dwarf;
   out->is_aarch64 = arch->is_aarch64;
+  out->big_endian = arch->big_endian;
+  out->ra_reg = arch->ra_reg > 0 ? arch->ra_reg : -1;
+  out->is_i386 = arch == &arch_i386;
   for (size_t i = 0; i < arch->n_dwarf; i++)
     {
       uint64_t v;
-      if (perf_reg (s, arch->perf_of_dwarf[i], &v))
+      if (arch->perf_of_dwarf[i] >= 0 && perf_reg (s, arch->perf_of_dwarf[i], &v))
         {
           out->value[i] = v & width_mask;
           out->present[i] = true;
+        }
+    }
+  for (size_t i = 0; i < arch->n_extra; i++)
+    {
+      uint64_t v;
+      const struct reg_pair *e = &arch->extra[i];
+      if (e->dwarf < ST_MAX_DWARF_REGS && perf_reg (s, e->perf, &v))
+        {
+          out->value[e->dwarf] = v & width_mask;
+          out->present[e->dwarf] = true;
+          if (e->dwarf >= out->n)
+            out->n = e->dwarf + 1;
         }
     }
   uint64_t pc, sp;

@@ -8,14 +8,28 @@
 
 #include "core/event.h"
 
-#define ST_MAX_DWARF_REGS 33
+/* ppc64's link register is DWARF 65 and its count register 109.  */
+#define ST_MAX_DWARF_REGS 110
 
 struct st_regs_arch;
 
 /* The architecture a recording came from: "x86_64", "aarch64", "i686", ...
-   (uname -m), or NULL for the machine this runs on.  NULL if unsupported.  */
+   (uname -m, as perf's HEADER_ARCH has it), or NULL for the machine this
+   runs on.  NULL if unsupported.  */
 const struct st_regs_arch *st_regs_arch_lookup (const char *uname_machine);
+/* The architecture of an ELF file's e_machine and class (ELFCLASS32/64),
+   NULL if unsupported: what the mapped files say when the recording does
+   not.  */
+const struct st_regs_arch *st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class);
+/* Why MACHINE cannot be unwound by this build, or NULL if it can: for an
+   architecture perf records but libdw 0.188 has no unwinder for.  */
+const char *st_regs_arch_unsupported_reason (const char *uname_machine);
 const char *st_regs_arch_name (const struct st_regs_arch *arch);
+/* The architecture a task of the ABI_32 register set is unwound with
+   (i386 on x86_64, arm on aarch64); ARCH itself when it has none.  */
+const struct st_regs_arch *st_regs_arch_compat (const struct st_regs_arch *arch);
+/* The ELF e_machine of ARCH (EM_X86_64, ...).  */
+unsigned st_regs_arch_machine (const struct st_regs_arch *arch);
 
 /* Registers of one sample in DWARF order.  */
 struct st_dwarf_regs {
@@ -24,6 +38,9 @@ struct st_dwarf_regs {
   size_t n;              /* DWARF registers of this architecture */
   uint64_t pc, sp;
   bool is_aarch64;       /* v8-v15 must be zeroed, see set_initial_registers */
+  bool big_endian;       /* the stack copy's words are big-endian (s390x) */
+  int ra_reg;            /* DWARF number of the link register, -1: none (x86) */
+  bool is_i386;          /* 32-bit x86: get_pc_thunk has no CFI */
 };
 
 /* Converts the perf registers of SAMPLE, taking its ABI into account (a

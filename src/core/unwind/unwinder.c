@@ -47,6 +47,8 @@ st_unwinder_new (const struct st_unwinder_options *opts)
     st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
   if (u->resolver != NULL)
     st_resolver_set_ns_client (u->resolver, opts->ns_client);
+  if (u->resolver != NULL)
+    st_resolver_set_sysroot (u->resolver, opts->sysroot);
   u->containers = st_containers_new (opts->containers);
   if (u->resolver != NULL)
     st_resolver_set_containers (u->resolver, u->containers);
@@ -152,6 +154,31 @@ st_unwinder_comm (struct st_unwinder *u, pid_t pid, pid_t tid)
   return st_process_table_comm_of (u->processes, pid, tid);
 }
 
+/* perf record -g: no stack to unwind, the kernel walked the frame
+   pointers.  Its chain is shown as it is, symbolized like ours: the first
+   address is the sampled pc, the others return addresses.  */
+static int
+kernel_chain (struct st_unwinder *u, const struct st_sample *sample, struct st_unwound *out)
+{
+  struct st_process *p = st_process_table_get (u->processes, sample->pid);
+  if (p == NULL)
+    return -ENOMEM;
+  Dwfl *dwfl = st_process_dwfl (u->processes, p);
+  size_t n = sample->n_user_ips < u->opts.max_frames ? sample->n_user_ips : u->opts.max_frames;
+  for (size_t i = 0; i < n; i++)
+    u->raw[i] = (struct st_raw_frame) { sample->user_ips[i], i == 0 };
+  struct st_symbolize_options sym_opts = { .inline_frames = u->opts.inline_frames };
+  out->n_frames = st_symbolize (&sym_opts, dwfl, p, u->raw, n, out->frames, u->max_out_frames);
+  if (u->opts.inline_frames)
+    for (size_t i = 0; i < out->n_frames; i++)
+      if (out->frames[i].inlined)
+        out->frames[i].symbol = intern (u, out->frames[i].symbol);
+  out->stop = n < sample->n_user_ips ? ST_STOP_FRAME_LIMIT : ST_STOP_KERNEL_CHAIN;
+  const struct st_container *ct = st_containers_of (u->containers, sample->pid);
+  out->container = ct ? &ct->label : NULL;
+  return 0;
+}
+
 int
 st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
                     struct st_unwound *out)
@@ -163,6 +190,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   out->detail = NULL;
   out->stack_needed = 0;
   struct st_dwarf_regs regs;
+  if ((sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0) && sample->n_user_ips > 0)
+    return kernel_chain (u, sample, out);
   if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
       || st_regs_to_dwarf (u->opts.arch, sample, &regs) < 0)
     {

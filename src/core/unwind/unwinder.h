@@ -19,6 +19,7 @@ struct st_unwinder_options {
   const struct st_regs_arch *arch;
   struct st_debuginfod *debuginfod; /* NULL: off; shared, it locks */
   struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
+  const struct st_sysroot *sysroot; /* NULL: off; read-only, shared */
   unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
 };
 

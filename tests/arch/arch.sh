@@ -1,0 +1,67 @@
+#!/bin/sh
+# Cross-architecture unwinding against gdb: for each architecture, the
+# workload runs under qemu-user, gdb-multiarch stops it at >= 300 points
+# (arch-lib.sh), the stops become a perf.data of that architecture, and
+# eu-stacktrace unwinds it with --sysroot=/usr/<triplet> on this x86_64
+# machine.  gdb's backtrace at each stop is the oracle: where gdb reaches
+# main, our function names, innermost first, must equal its names in at
+# least 99% of the stops.  One row per architecture.
+#
+# Run as tests/arch/<arch>.sh (a link to this script) it checks that
+# architecture alone: make check runs one test per architecture, ~15-45 s
+# each on a loaded 2-core machine.
+case "$(basename "$0" .sh)" in
+  arch) ;;
+  *) ARCHES=$(basename "$0" .sh) ;;
+esac
+. "$(dirname "$0")/arch-lib.sh"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-arch.XXXXXX") || exit 1
+[ -n "$ARCH_KEEP" ] || trap 'rm -rf "$tmp"' EXIT
+
+ti=0
+echo "1..$(echo $ARCHES | wc -w)"
+echo "# arch      stops  counted  equal    rate  files-from-sysroot  seconds  qemu-trampoline"
+for a in $ARCHES; do
+  ti=$((ti + 1))
+  start=$(date +%s)
+  if ! arch_record "$a" "$tmp/$a"; then
+    echo "not ok $ti - $a: no recording: $(cat "$tmp/$a/why" 2>/dev/null)"
+    continue
+  fi
+  arch_params "$a"
+  root_opt=--sysroot=$sysroot
+  [ "$a" = x86_64 ] && root_opt=
+  if ! "$EU_STACKTRACE" -f json -i "$tmp/$a/perf.data" -o "$tmp/$a/ours.json" -s $root_opt \
+       2>"$tmp/$a/stats"; then
+    echo "not ok $ti - $a: eu-stacktrace failed"
+    sed 's/^/#   /' "$tmp/$a/stats"
+    continue
+  fi
+  "$PYTHON3" "$ARCH_DIR/arch-check.py" compare --stops "$tmp/$a/stops.jsonl" \
+    --ours "$tmp/$a/ours.json" --maps "$tmp/$a/maps.txt" >"$tmp/$a/compare"
+  result=$(grep '^RESULT' "$tmp/$a/compare")
+  stops=$(echo "$result" | sed -n 's/.*stops=\([0-9]*\).*/\1/p')
+  counted=$(echo "$result" | sed -n 's/.*counted=\([0-9]*\).*/\1/p')
+  equal=$(echo "$result" | sed -n 's/.*equal=\([0-9]*\).*/\1/p')
+  rate=$(echo "$result" | sed -n 's/.*rate=\([0-9.]*\).*/\1/p')
+  tramp=$(echo "$result" | sed -n 's/.*trampoline=\([0-9]*\).*/\1/p')
+  from_root=$(sed -n 's/^  sysroot  *\([0-9]*\)$/\1/p' "$tmp/$a/stats")
+  arch_seen=$(sed -n 's/^architecture unwound: //p' "$tmp/$a/stats")
+  printf '# %-9s %5s  %7s  %5s  %6s  %18s  %7s  %15s\n' "$a" "$stops" "$counted" "$equal" \
+    "$rate" "${from_root:-0}" $(( $(date +%s) - start )) "$tramp"
+  if [ -n "$counted" ] && [ "$stops" -ge 300 ] && [ "$counted" -ge 300 ] &&
+     [ $((equal * 100)) -ge $((counted * 99)) ]; then
+    echo "ok $ti - $a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
+  elif [ "$a" = arm ] && [ -n "$counted" ] && [ "$counted" -ge 300 ] &&
+       [ $((equal * 100)) -ge $((counted * 95)) ]; then
+    # Debian's armhf libc has only .ARM.exidx unwind tables, which libdw
+    # 0.188 does not read (README, "Architectures"): stops inside it after
+    # the signal handler returns end there.  Known, so TODO (not a pass).
+    echo "not ok $ti - arm ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%) # TODO libdw 0.188 reads no .ARM.exidx (libc)"
+    grep -v '^RESULT' "$tmp/$a/compare" | head -n 4
+  else
+    echo "not ok $ti - $a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
+    grep -v '^RESULT' "$tmp/$a/compare" | head -n 12
+  fi
+done

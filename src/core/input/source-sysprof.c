@@ -416,7 +416,10 @@ synthesize_from_proc (struct st_sysprof_source *src, pid_t pid, int64_t time)
       if (!st_proc_parse_maps_line (line, &m) || m.perms[2] != 'x' || !is_code_path (m.name))
         continue;
       uint32_t prot = PROT_EXEC | (m.perms[0] == 'r' ? PROT_READ : 0);
-      r = emit_made_map (src, pid, time, m.start, m.end, m.pgoff, m.inode, m.name, prot);
+      /* Inode 0, as Sysprof's perf source writes maps: Sysprof checks a
+         non-zero one against the file, and a same-content replacement of
+         the binary would then not symbolize.  */
+      r = emit_made_map (src, pid, time, m.start, m.end, m.pgoff, 0, m.name, prot);
       n_maps++;
     }
   free (line);

@@ -53,6 +53,7 @@
 #include "basic/log.h"
 #include "core/unwind/regs.h"
 #include "core/output/sink.h"
+#include "core/output/sysprof-procs.h"
 #include "core/input/sysprof-format.h"
 
 #define BUF_SIZE (1u << 20)
@@ -82,6 +83,8 @@ struct st_sink {
   const struct st_regs_arch *arch;  /* stack-user registers: this machine's */
   uint64_t regs_mask;
 
+  struct st_sysprof_procs *procs;   /* names and maps, for Sysprof */
+
   uint64_t cut_chains, cut_stacks;
   uint64_t addrs[ST_SYSPROF_SAMPLE_MAX_ADDRS];
 };
@@ -92,6 +95,8 @@ fail (struct st_sink *s, int r)
   if (s->error == 0)
     s->error = r;
 }
+
+static void sysprof_free (struct st_sink *s);
 
 static struct st_sink *
 sysprof_new (FILE *out, const struct st_sink_options *opts)
@@ -118,6 +123,11 @@ sysprof_new (FILE *out, const struct st_sink_options *opts)
       free (s);
       return NULL;
     }
+  if (st_sysprof_procs_new (&s->procs) < 0)
+    {
+      sysprof_free (s);
+      return NULL;
+    }
   s->regs_mask = st_regs_sample_mask (s->arch);
   s->fd = fileno (out);
   struct stat st;
@@ -130,6 +140,7 @@ sysprof_new (FILE *out, const struct st_sink_options *opts)
 static void
 sysprof_free (struct st_sink *s)
 {
+  st_sysprof_procs_free (s->procs);
   if (s->writer != NULL)
     sysprof_capture_writer_unref (s->writer);
   if (s->relay_fd >= 0)
@@ -403,6 +414,8 @@ write_stack_user (struct st_sink *s, const struct st_sample *smp)
   return 0;
 }
 
+static int before_sample (struct st_sink *s, pid_t pid);
+
 static int
 sysprof_sample (struct st_sink *s, const struct st_callchain *c)
 {
@@ -411,6 +424,8 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
   if (s->error < 0)
     return s->error;
   note_time (s, smp->time);
+  if (before_sample (s, smp->pid) < 0)
+    return s->error;
   if (c->stop == ST_STOP_NOT_UNWOUND)
     return write_stack_user (s, smp);
 
@@ -441,51 +456,147 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
   return wrote_to_writer (s, ok, sizeof (struct st_sysprof_sample) + n * 8);
 }
 
-/* A process event of another format, as the frame Sysprof knows it by.  */
+/* A code mapping of PID.  Its inode is 0, as Sysprof's own perf source
+   writes it: Sysprof checks a non-zero inode against the file on disk, so
+   that a binary replaced by a same-content copy (a rebuild, `cp -p` and
+   `mv`, another machine) would show as "inode mismatch".  */
 static int
-write_process_event (struct st_sink *s, const struct st_event *ev)
+write_map (struct st_sink *s, pid_t pid, const struct st_sysprof_proc_map *m)
 {
-  bool ok;
-  size_t len;
   errno = 0;
+  bool ok = sysprof_capture_writer_add_map (s->writer, m->time, -1, pid, m->start, m->end,
+                                            m->pgoff, 0, m->filename);
+  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_map) + strlen (m->filename) + 1);
+}
+
+/* The PROCESS frame that names P in Sysprof: its first one is the one
+   Sysprof shows.  */
+static int
+write_process (struct st_sink *s, struct st_sysprof_proc *p)
+{
+  p->named = true;
+  errno = 0;
+  bool ok = sysprof_capture_writer_add_process (s->writer, p->name_time, -1, p->pid, p->name);
+  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_process) + strlen (p->name) + 1);
+}
+
+/* A name held back (of a forked child that never exec'd, or of a process
+   the recording found running) is written when no better one can come.  */
+static int
+name_now (struct st_sink *s, struct st_sysprof_proc *p)
+{
+  if (p == NULL || p->named || p->name == NULL)
+    return s->error;
+  return write_process (s, p);
+}
+
+static int
+name_now_cb (struct st_sysprof_proc *p, void *arg)
+{
+  return name_now (arg, p);
+}
+
+/* Before a sample of PID: the maps it inherited and has not been given
+   yet, and the name of a process that was running before the recording
+   (it will not exec before this sample).  */
+static int
+before_sample (struct st_sink *s, pid_t pid)
+{
+  struct st_sysprof_proc *p = st_sysprof_procs_get (s->procs, pid, false, NULL);
+  if (p == NULL)
+    return s->error;
+  for (size_t i = 0; i < p->n_maps && s->error == 0; i++)
+    if (!p->maps[i].written)
+      {
+        p->maps[i].written = true;
+        write_map (s, pid, &p->maps[i]);
+      }
+  if (!p->forked)
+    name_now (s, p);
+  return s->error;
+}
+
+/* Keeps the process table of either kind of input: the names and maps of
+   each pid.  WRITE: the input is not a capture, so the frames are this
+   sink's to write.  */
+static int
+track_process_event (struct st_sink *s, const struct st_event *ev, bool write)
+{
+  struct st_sysprof_proc *p;
+  int r = 0;
   switch (ev->kind)
     {
     case ST_EVENT_MMAP:
       /* Sysprof symbolizes code; data mappings would only weigh.  */
       if (!(ev->mmap.prot & PROT_EXEC))
         return 0;
-      len = sizeof (struct st_sysprof_map) + strlen (ev->mmap.filename) + 1;
-      ok = sysprof_capture_writer_add_map (s->writer, ev->time, -1, ev->mmap.pid,
-                                           ev->mmap.start, ev->mmap.start + ev->mmap.len,
-                                           ev->mmap.pgoff, ev->mmap.has_dev_ino ? ev->mmap.ino : 0,
-                                           ev->mmap.filename);
-      break;
+      if ((p = st_sysprof_procs_get (s->procs, ev->mmap.pid, true, &r)) == NULL)
+        return r;
+      r = st_sysprof_proc_add_map (p, ev->mmap.start, ev->mmap.start + ev->mmap.len,
+                                   ev->mmap.pgoff, ev->mmap.filename, ev->time, true);
+      if (r == 0 && write)
+        {
+          struct st_sysprof_proc_map m = {
+            .start = ev->mmap.start, .end = ev->mmap.start + ev->mmap.len,
+            .pgoff = ev->mmap.pgoff, .time = ev->time, .filename = (char *) ev->mmap.filename,
+          };
+          r = write_map (s, ev->mmap.pid, &m);
+        }
+      return r;
     case ST_EVENT_COMM:
       /* A process's name; Sysprof has no thread names.  */
       if (ev->comm.pid != ev->comm.tid)
         return 0;
-      len = sizeof (struct st_sysprof_process) + strlen (ev->comm.comm) + 1;
-      ok = sysprof_capture_writer_add_process (s->writer, ev->time, -1, ev->comm.pid,
-                                               ev->comm.comm);
-      break;
+      if ((p = st_sysprof_procs_get (s->procs, ev->comm.pid, true, &r)) == NULL
+          || (r = st_sysprof_proc_set_name (p, ev->comm.comm, ev->time)) < 0)
+        return r;
+      if (!write)
+        {
+          /* The stream's own PROCESS frame, written already.  After a fork
+             it means an exec: the parent's maps are not the child's.  */
+          p->named = true;
+          if (p->forked)
+            st_sysprof_proc_drop_unwritten (p);
+          p->forked = false;
+          return 0;
+        }
+      if (ev->comm.exec)
+        {
+          /* The name the process keeps: written at once, so that it is
+             its first PROCESS frame (perf's `perf-exec' placeholder of the
+             recorded command never is).  */
+          st_sysprof_proc_clear_maps (p);
+          p->forked = false;
+          return write_process (s, p);
+        }
+      /* A rename, written for the readers of a stream; a first name
+         waits (see before_sample).  */
+      return p->named ? write_process (s, p) : 0;
     case ST_EVENT_FORK:
       if (ev->task.pid == ev->task.ppid)
         return 0;   /* a new thread */
-      len = sizeof (struct st_sysprof_fork);
-      ok = sysprof_capture_writer_add_fork (s->writer, ev->time, -1, ev->task.ppid,
-                                            ev->task.pid);
-      break;
+      if ((r = st_sysprof_procs_fork (s->procs, ev->task.ppid, ev->task.pid, ev->time)) < 0
+          || !write)
+        return r;
+      errno = 0;
+      return wrote_to_writer (s, sysprof_capture_writer_add_fork (s->writer, ev->time, -1,
+                                                                  ev->task.ppid,
+                                                                  ev->task.pid),
+                              sizeof (struct st_sysprof_fork));
     case ST_EVENT_EXIT:
       if (ev->task.pid != ev->task.tid)
         return 0;   /* a thread */
-      len = sizeof (struct st_sysprof_frame);
-      ok = sysprof_capture_writer_add_exit (s->writer, ev->time, -1, ev->task.pid);
-      break;
+      name_now (s, st_sysprof_procs_get (s->procs, ev->task.pid, false, NULL));
+      st_sysprof_procs_remove (s->procs, ev->task.pid);
+      if (!write || s->error < 0)
+        return s->error;
+      errno = 0;
+      return wrote_to_writer (s, sysprof_capture_writer_add_exit (s->writer, ev->time, -1,
+                                                                  ev->task.pid),
+                              sizeof (struct st_sysprof_frame));
     default:
       return 0;
     }
-  note_time (s, ev->time);
-  return wrote_to_writer (s, ok, len);
 }
 
 static int
@@ -495,11 +606,24 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
   if (s->error < 0)
     return s->error;
   if (!s->capture_input)
-    return write_process_event (s, ev);
+    {
+      int r = track_process_event (s, ev, true);
+      if (r < 0)
+        fail (s, r);
+      note_time (s, ev->time);
+      return s->error;
+    }
   /* A Sysprof input: its frames, verbatim.  Its MAP, PROCESS, FORK and
      EXIT frames also come decoded, after their raw bytes: those are
      twins of frames already written.  */
-  if (ev->kind != ST_EVENT_RAW || ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER)
+  if (ev->kind != ST_EVENT_RAW)
+    {
+      int r = track_process_event (s, ev, false);
+      if (r < 0)
+        fail (s, r);
+      return s->error;
+    }
+  if (ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER)
     return 0;
   note_time (s, ev->time);
   uint8_t *p = reserve (s, ev->raw.size);
@@ -531,6 +655,7 @@ sysprof_finish (struct st_sink *s)
 {
   /* -m none, or an input without events: a header and no frame.  */
   start (s, NULL);
+  st_sysprof_procs_foreach (s->procs, name_now_cb, s);
   relay (s);
   if (s->error == 0)
     {

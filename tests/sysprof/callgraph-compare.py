@@ -12,11 +12,11 @@ Holds:
   - the function stacks and their counts are equal (the process row and
     the comm left out): the same functions, as many samples each.  Names
     are compared without symbol versions and leading underscores (aliases
-    of one address: clock_gettime@GLIBC_2.2.5 and __clock_gettime), and
-    only the names both sides know are kept in each stack: Sysprof's ELF
-    resolver picks other aliases (memcpy for memmove) and has no name for
-    size-less symbols (ld.so's _start is "In file ..."); those frames
-    are counted and printed, the samples all stay;
+    of one address: clock_gettime@GLIBC_2.2.5 and __clock_gettime); where
+    Sysprof's ELF resolver gives a name -f folded never uses (another
+    alias: memcpy for memmove; "In file ..." for a size-less symbol such
+    as ld.so's _start), that frame matches any name at its depth.  Those
+    names and the samples paired through them are printed;
   - every process row is the name of a pid's exec'd command: the samples
     under each row are as many as the samples of the pids whose last comm
     (the command they exec'd) is that name; no row is "[perf-exec]";
@@ -40,12 +40,38 @@ def norm(name):
     return name.split("@", 1)[0].lstrip("_")
 
 
-def project(stacks, known):
-    """STACKS with only the names in KNOWN, normalized."""
+def match(tree, folded, known):
+    """Pairs the samples of TREE and FOLDED (Counters of stacks): equal
+    stacks first, then stacks of the same depth that differ only where
+    Sysprof's name is one -f folded never uses (its other alias, "In file
+    ...").  Returns the Counters of what stays unpaired, and how many
+    samples were paired through such a name."""
+    tree = collections.Counter(tree)
+    folded = collections.Counter(folded)
+    common = tree & folded
+    tree -= common
+    folded -= common
+    through = 0
+    for t in sorted(tree):
+        tn = t.split(";")
+        for f in sorted(folded):
+            if tree[t] == 0:
+                break
+            fn = f.split(";")
+            if len(fn) != len(tn) or folded[f] == 0:
+                continue
+            if all(a == b or a not in known for a, b in zip(tn, fn)):
+                n = min(tree[t], folded[f])
+                tree[t] -= n
+                folded[f] -= n
+                through += n
+    return +tree, +folded, through
+
+
+def normalize(stacks):
     out = collections.Counter()
     for funcs, c in stacks.items():
-        names = [norm(n) for n in funcs.split(";")] if funcs else []
-        out[";".join(n for n in names if n in known)] += c
+        out[";".join(norm(n) for n in funcs.split(";")) if funcs else ""] += c
     return out
 
 
@@ -90,16 +116,14 @@ def main(argv):
     total = sum(tree_stacks.values())
     print("# Sysprof's tree: %d samples, %d stacks, rows %s"
           % (total, len(tree_stacks), dict(rows)))
-    known = names_of(tree_stacks) & names_of(folded_stacks)
-    print("# names only in -f folded: %s" % sorted(names_of(folded_stacks) - known))
-    print("# names only in Sysprof's tree: %s" % sorted(names_of(tree_stacks) - known))
-    print("# program functions in both: %d" % len(known))
-    tree_p = project(tree_stacks, known)
-    folded_p = project(folded_stacks, known)
-    if tree_p != folded_p:
+    tree_n = normalize(tree_stacks)
+    folded_n = normalize(folded_stacks)
+    known = names_of(folded_n)
+    print("# names only in Sysprof's tree: %s" % sorted(names_of(tree_n) - known))
+    extra, missing, through = match(tree_n, folded_n, known)
+    print("# samples paired through those names: %d" % through)
+    if extra or missing:
         ok = False
-        missing = folded_p - tree_p
-        extra = tree_p - folded_p
         print("function stacks differ: %d samples only in -f folded, %d only in "
               "Sysprof's tree" % (sum(missing.values()), sum(extra.values())),
               file=sys.stderr)

@@ -450,6 +450,10 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
         if (!c->frames[i].inlined)
           s->addrs[n++] = c->frames[i].pc;
     }
+  /* Sysprof's call graph skips a sample without addresses: a lone marker
+     keeps it counted, under its process's row.  */
+  if (n == 0)
+    s->addrs[n++] = ST_SYSPROF_CONTEXT_USER;
   errno = 0;
   bool ok = sysprof_capture_writer_add_sample (s->writer, smp->time, (int16_t) smp->cpu,
                                                smp->pid, smp->tid, s->addrs, n);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "basic/bytes.h"
 #include "basic/hashmap.h"
@@ -43,6 +44,10 @@ struct st_perf_source {
   /* feature section build-ids, delivered before the first record */
   struct feature_record **build_ids;
   size_t n_build_ids;
+  /* file mode: what the header says of the recording, delivered before
+     the first record too */
+  struct st_recording_event recording;
+  uint64_t first_sample_time, last_sample_time;
 
   uint64_t live_offset;       /* live mode: bytes fed so far */
 
@@ -634,6 +639,47 @@ set_arch (struct st_perf_source *src, const uint8_t *data, size_t len)
   src->arch[strnlen (src->arch, n)] = '\0';
 }
 
+/* HEADER_CPUDESC and HEADER_CLOCK_DATA (and HEADER_SAMPLE_TIME, which
+   with the file's time gives the wall clock when no CLOCK_DATA was
+   recorded: perf writes it only with -k).  True when it was one.  */
+static bool
+parse_recording_feature (struct st_perf_source *src, unsigned feature, const uint8_t *data,
+                         size_t len)
+{
+  struct st_recording_event *rec = &src->recording;
+  switch (feature)
+    {
+    case PERF_HEADER_CPUDESC:
+      if (len >= 4)
+        {
+          size_t n = st_get_u32 (data);
+          if (n > len - 4)
+            n = len - 4;
+          if (n >= sizeof rec->cpu_model)
+            n = sizeof rec->cpu_model - 1;
+          memcpy (rec->cpu_model, data + 4, n);
+          rec->cpu_model[n] = '\0';
+        }
+      return true;
+    case PERF_HEADER_CLOCK_DATA:
+      if (len >= 24 && st_get_u32 (data) >= 1)
+        {
+          rec->wall_ns = st_get_u64 (data + 8);
+          rec->wall_at = st_get_u64 (data + 16);
+        }
+      return true;
+    case PERF_HEADER_SAMPLE_TIME:
+      if (len >= 16)
+        {
+          src->first_sample_time = st_get_u64 (data);
+          src->last_sample_time = st_get_u64 (data + 8);
+        }
+      return true;
+    default:
+      return false;
+    }
+}
+
 /* A record perf itself inserted (pipe-mode headers, rounds, build-ids).  */
 static int
 handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
@@ -679,6 +725,12 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
     case PERF_RECORD_HEADER_FEATURE:
       if (size >= 16 && st_get_u64 (rec + 8) == PERF_HEADER_ARCH)
         set_arch (src, rec + 16, size - 16);
+      else if (size >= 16
+               && parse_recording_feature (src, st_get_u64 (rec + 8), rec + 16, size - 16))
+        {
+          struct st_event ev = { .kind = ST_EVENT_RECORDING, .recording = src->recording };
+          return src->fn (&ev, src->fn_arg);
+        }
       return 0;
 
     case PERF_RECORD_HEADER_TRACING_DATA:
@@ -778,6 +830,20 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     return -ENOMEM;
 
   int r = 0;
+  if (!src->pipe_mode && src->in != NULL)
+    {
+      struct st_event ev = { .kind = ST_EVENT_RECORDING, .recording = src->recording };
+      struct stat st;
+      /* Without CLOCK_DATA: perf wrote the file when the last sample was
+         in, so its time stands for the last sample's.  */
+      if (ev.recording.wall_ns == 0 && src->last_sample_time > 0
+          && stat (st_input_name (src->in), &st) == 0 && S_ISREG (st.st_mode))
+        {
+          ev.recording.wall_ns = (uint64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+          ev.recording.wall_at = src->last_sample_time;
+        }
+      r = fn (&ev, arg);
+    }
   for (size_t i = 0; i < src->n_build_ids && r == 0; i++)
     {
       struct st_event ev;
@@ -888,7 +954,8 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
       if (!(fh->features[bit / 64] & (1ULL << (bit % 64))))
         continue;
       uint64_t at = table + idx++ * sizeof (struct perf_file_section);
-      if (bit != PERF_HEADER_BUILD_ID && bit != PERF_HEADER_ARCH)
+      if (bit != PERF_HEADER_BUILD_ID && bit != PERF_HEADER_ARCH && bit != PERF_HEADER_CPUDESC
+          && bit != PERF_HEADER_SAMPLE_TIME && bit != PERF_HEADER_CLOCK_DATA)
         continue;
       struct perf_file_section sec;
       if (st_input_pread (src->in, &sec, sizeof sec, at) != sizeof sec)
@@ -913,6 +980,8 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
       int r = 0;
       if (bit == PERF_HEADER_ARCH)
         set_arch (src, data, sec.size);
+      else if (parse_recording_feature (src, bit, data, sec.size))
+        ;
       else
         for (uint64_t pos = 0; pos + sizeof (struct perf_event_header) <= sec.size;)
           {

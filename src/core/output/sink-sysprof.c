@@ -84,6 +84,9 @@ struct st_sink {
   uint64_t regs_mask;
 
   struct st_sysprof_procs *procs;   /* names and maps, for Sysprof */
+  uint64_t wall_ns, wall_at;        /* the recording's clocks, if known */
+  bool cpuinfo_written;             /* the /proc/cpuinfo file chunk */
+  char cpu_model[128];              /* the recording's, "" if not known */
 
   uint64_t cut_chains, cut_stacks;
   uint64_t addrs[ST_SYSPROF_SAMPLE_MAX_ADDRS];
@@ -187,6 +190,35 @@ write_all (struct st_sink *s, const uint8_t *p, size_t n)
   return s->error;
 }
 
+/* The wall-clock time of the samples' clock's TIME, as the recording's
+   header says it (perf's CLOCK_DATA, or the file's time at its last
+   sample); else, for a recording of this boot (live, or a pipe), from
+   this machine's clocks now; else now.  */
+static time_t
+wall_of (const struct st_sink *s, int64_t time)
+{
+  if (s->wall_ns > 0)
+    return (time_t) (((int64_t) s->wall_ns + (time - (int64_t) s->wall_at)) / 1000000000);
+  struct timespec real;
+  clock_gettime (CLOCK_REALTIME, &real);
+  int64_t mono = monotonic_now ();
+  if (time > 0 && time <= mono)
+    return real.tv_sec - (time_t) ((mono - time) / 1000000000);
+  return real.tv_sec;
+}
+
+/* "Recorded At" in Sysprof: the header's capture_time, ISO 8601 in UTC as
+   Sysprof's writer formats it, of the first frame's time.  */
+static void
+set_capture_time (struct st_sink *s, int64_t time)
+{
+  time_t t = wall_of (s, time);
+  struct tm tm;
+  memset (s->header.capture_time, 0, sizeof s->header.capture_time);
+  strftime (s->header.capture_time, sizeof s->header.capture_time, "%Y-%m-%dT%H:%M:%SZ",
+            gmtime_r (&t, &tm));
+}
+
 /* Writes out the buffer.  The header is held at its start until then, so
    that a new capture starts at its first frame's time.  */
 static int
@@ -196,7 +228,10 @@ flush_buf (struct st_sink *s)
     {
       s->header_written = true;
       if (!s->capture_input)
-        s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
+        {
+          s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
+          set_capture_time (s, s->header.time);
+        }
       if (!s->capture_input && s->header.end_time < s->header.time)
         s->header.end_time = s->header.time;   /* a capture never ends before it starts */
       memcpy (s->buf, &s->header, sizeof s->header);
@@ -352,10 +387,6 @@ start (struct st_sink *s, const struct st_event *ev)
     {
       s->header.magic = ST_SYSPROF_MAGIC;
       s->header.flags = 1 | ST_SYSPROF_LITTLE_ENDIAN;
-      time_t now = time (NULL);
-      struct tm tm;
-      strftime (s->header.capture_time, sizeof s->header.capture_time, "%Y-%m-%dT%H:%M:%SZ",
-                gmtime_r (&now, &tm));
     }
   /* Held at the start of the buffer until its first write.  */
   s->len = sizeof s->header;
@@ -414,7 +445,7 @@ write_stack_user (struct st_sink *s, const struct st_sample *smp)
   return 0;
 }
 
-static int before_sample (struct st_sink *s, pid_t pid);
+static int before_sample (struct st_sink *s, pid_t pid, int64_t time);
 
 static int
 sysprof_sample (struct st_sink *s, const struct st_callchain *c)
@@ -424,7 +455,7 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
   if (s->error < 0)
     return s->error;
   note_time (s, smp->time);
-  if (before_sample (s, smp->pid) < 0)
+  if (before_sample (s, smp->pid, smp->time) < 0)
     return s->error;
   if (c->stop == ST_STOP_NOT_UNWOUND)
     return write_stack_user (s, smp);
@@ -500,12 +531,68 @@ name_now_cb (struct st_sysprof_proc *p, void *arg)
   return name_now (arg, p);
 }
 
+/* The CPU model, as Sysprof's recorder gives it: its hostinfo source adds
+   /proc/cpuinfo as a file chunk (its details page shows the first "model
+   name" line).  The recording's own model when its header has one (perf's
+   HEADER_CPUDESC), else this machine's whole /proc/cpuinfo (a live
+   capture: this is the machine).  */
+static int
+write_cpuinfo (struct st_sink *s, int64_t time)
+{
+  s->cpuinfo_written = true;
+  char *text = NULL;
+  size_t len = 0;
+  if (s->cpu_model[0] != '\0')
+    {
+      int n = asprintf (&text, "model name\t: %s\n", s->cpu_model);
+      if (n < 0)
+        return 0;   /* no CPU model: not worth failing the capture */
+      len = n;
+    }
+  else
+    {
+      FILE *f = fopen ("/proc/cpuinfo", "re");
+      if (f == NULL)
+        return 0;
+      size_t cap = 0;
+      for (;;)
+        {
+          if (len + 4096 > cap)
+            {
+              char *t = realloc (text, cap = len + 65536);
+              if (t == NULL)
+                break;
+              text = t;
+            }
+          size_t got = fread (text + len, 1, cap - len, f);
+          len += got;
+          if (got == 0 || len > (4u << 20))
+            break;
+        }
+      fclose (f);
+    }
+  /* In chunks of 8 KiB, as Sysprof's writer splits a file.  */
+  for (size_t at = 0; at < len && s->error == 0;)
+    {
+      size_t n = len - at < 8192 ? len - at : 8192;
+      errno = 0;
+      bool ok = sysprof_capture_writer_add_file (s->writer, time, -1, -1, "/proc/cpuinfo",
+                                                 at + n == len, (const uint8_t *) text + at, n);
+      wrote_to_writer (s, ok, sizeof (SysprofCaptureFileChunk) + n);
+      at += n;
+    }
+  free (text);
+  return s->error;
+}
+
 /* Before a sample of PID: the maps it inherited and has not been given
    yet, and the name of a process that was running before the recording
    (it will not exec before this sample).  */
 static int
-before_sample (struct st_sink *s, pid_t pid)
+before_sample (struct st_sink *s, pid_t pid, int64_t time)
 {
+  if (!s->cpuinfo_written && !s->capture_input && write_cpuinfo (s, time) < 0)
+    return s->error;
   struct st_sysprof_proc *p = st_sysprof_procs_get (s->procs, pid, false, NULL);
   if (p == NULL)
     return s->error;
@@ -609,6 +696,17 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
   start (s, ev);
   if (s->error < 0)
     return s->error;
+  if (!s->capture_input && ev->kind == ST_EVENT_RECORDING)
+    {
+      if (ev->recording.cpu_model[0] != '\0')
+        memcpy (s->cpu_model, ev->recording.cpu_model, sizeof s->cpu_model);
+      if (ev->recording.wall_ns > 0)
+        {
+          s->wall_ns = ev->recording.wall_ns;
+          s->wall_at = ev->recording.wall_at;
+        }
+      return s->error;
+    }
   if (!s->capture_input)
     {
       int r = track_process_event (s, ev, true);
@@ -652,6 +750,14 @@ fix_header (struct st_sink *s)
   if (pwrite (s->fd, times, sizeof times, offsetof (struct st_sysprof_file_header, time))
       != (ssize_t) sizeof times)
     fail (s, -errno);
+  if (!s->capture_input && s->error == 0)
+    {
+      set_capture_time (s, times[0]);
+      const size_t n = sizeof s->header.capture_time;
+      if (pwrite (s->fd, s->header.capture_time, n,
+                  offsetof (struct st_sysprof_file_header, capture_time)) != (ssize_t) n)
+        fail (s, -errno);
+    }
 }
 
 static int

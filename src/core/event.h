@@ -110,6 +110,9 @@ struct st_recording_event {
   /* The wall clock (CLOCK_REALTIME, ns) when the samples' clock read
      WALL_AT; WALL_NS 0: unknown.  */
   uint64_t wall_ns, wall_at;
+  /* WALL_NS is the file's time at its last sample, not a clock reading
+     perf recorded: a copy of the file has a later one.  */
+  bool wall_from_file;
 };
 
 struct st_event {

@@ -841,6 +841,7 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
         {
           ev.recording.wall_ns = (uint64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
           ev.recording.wall_at = src->last_sample_time;
+          ev.recording.wall_from_file = true;
         }
       r = fn (&ev, arg);
     }

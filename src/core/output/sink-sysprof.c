@@ -85,6 +85,7 @@ struct st_sink {
 
   struct st_sysprof_procs *procs;   /* names and maps, for Sysprof */
   uint64_t wall_ns, wall_at;        /* the recording's clocks, if known */
+  bool wall_from_file;              /* ... from its file's time */
   bool cpuinfo_written;             /* the /proc/cpuinfo file chunk */
   char cpu_model[128];              /* the recording's, "" if not known */
 
@@ -190,20 +191,26 @@ write_all (struct st_sink *s, const uint8_t *p, size_t n)
   return s->error;
 }
 
-/* The wall-clock time of the samples' clock's TIME, as the recording's
-   header says it (perf's CLOCK_DATA, or the file's time at its last
-   sample); else, for a recording of this boot (live, or a pipe), from
-   this machine's clocks now; else now.  */
+/* The wall-clock time of the samples' clock's TIME: as perf's CLOCK_DATA
+   says it; else, for a recording of this boot (live, a pipe, a file
+   written since the machine started), from this machine's clocks now
+   (perf's clock and Sysprof's are CLOCK_MONOTONIC); else from the file's
+   time at its last sample; else now.  */
 static time_t
 wall_of (const struct st_sink *s, int64_t time)
 {
+  if (s->wall_ns > 0 && !s->wall_from_file)
+    return (time_t) (((int64_t) s->wall_ns + (time - (int64_t) s->wall_at)) / 1000000000);
+  struct timespec real, boot;
+  clock_gettime (CLOCK_REALTIME, &real);
+  clock_gettime (CLOCK_BOOTTIME, &boot);
+  int64_t real_ns = (int64_t) real.tv_sec * 1000000000 + real.tv_nsec;
+  int64_t booted_at = real_ns - ((int64_t) boot.tv_sec * 1000000000 + boot.tv_nsec);
+  int64_t mono = monotonic_now ();
+  if (time > 0 && time <= mono && (s->wall_ns == 0 || (int64_t) s->wall_ns >= booted_at))
+    return (time_t) ((real_ns - (mono - time)) / 1000000000);
   if (s->wall_ns > 0)
     return (time_t) (((int64_t) s->wall_ns + (time - (int64_t) s->wall_at)) / 1000000000);
-  struct timespec real;
-  clock_gettime (CLOCK_REALTIME, &real);
-  int64_t mono = monotonic_now ();
-  if (time > 0 && time <= mono)
-    return real.tv_sec - (time_t) ((mono - time) / 1000000000);
   return real.tv_sec;
 }
 
@@ -704,6 +711,7 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
         {
           s->wall_ns = ev->recording.wall_ns;
           s->wall_at = ev->recording.wall_at;
+          s->wall_from_file = ev->recording.wall_from_file;
         }
       return s->error;
     }

@@ -11,7 +11,8 @@ SYSPROF_TESTS = \
 	tests/sysprof/proc-maps.sh \
 	tests/sysprof/interrupt.sh \
 	tests/sysprof/live.sh \
-	tests/sysprof/callgraph.sh
+	tests/sysprof/callgraph.sh \
+	tests/sysprof/gui.sh
 
 check_PROGRAMS += \
 	tests/sysprof/sysprof-check \
@@ -42,4 +43,6 @@ EXTRA_DIST += \
 	$(SYSPROF_TESTS) \
 	tests/sysprof/sysprof-lib.sh \
 	tests/sysprof/sysprof-tool.py \
-	tests/sysprof/callgraph-compare.py
+	tests/sysprof/callgraph-compare.py \
+	tests/sysprof/gui-compare.py \
+	tests/sysprof/gui-drive.sh

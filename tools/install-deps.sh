@@ -12,7 +12,7 @@ packages="
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go
   clang libclang-rt-14-dev
-  sysprof xvfb xdotool xclip imagemagick dbus-bin
+  sysprof xvfb xdotool xclip imagemagick
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

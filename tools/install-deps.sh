@@ -12,7 +12,7 @@ packages="
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go
   clang libclang-rt-14-dev
-  sysprof xvfb xdotool xclip imagemagick
+  sysprof xvfb xdotool xclip imagemagick python3-gi gir1.2-atspi-2.0
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -6,13 +6,14 @@
 # Descendants tree of [Everything] (keypad `*'), selects every row (Ctrl+A)
 # and copies them with Sysprof's own Ctrl+C (the callgraph page's
 # page.copy: "[SELF%] [TOTAL%]  NAME" per row, indented by depth), which
-# xclip reads into OUTDIR/gui-tree.txt.  Then a second screenshot of the
+# xclip reads into OUTDIR/gui-tree.txt; and the Details page's "Recorded
+# At" and "CPU Model", read through AT-SPI (OUTDIR/gui-details.txt).  Then a second screenshot of the
 # expanded tree (OUTDIR/sysprof-gui-tree.png).  Polls with bounded retries:
 # the GUI needs seconds to start on a loaded machine.
 cap=$1
 out=$2
 name=$(basename "$cap")
-GSK_RENDERER=cairo sysprof "$cap" > "$out/sysprof-gui.log" 2>&1 &
+TZ=UTC LC_ALL=C GSK_RENDERER=cairo sysprof "$cap" > "$out/sysprof-gui.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 
@@ -45,6 +46,16 @@ while [ $i -lt 240 ]; do
 done
 grep -q '\[Everything\]' "$out/gui-tree.txt" || { echo "no call graph after 120 s"; exit 1; }
 import -window "$wid" "$out/sysprof-gui.png" || exit 1
+# The Details page's Recorded At and CPU Model, as a screen reader reads
+# them (its labels are filled while the call graph is built).
+i=0
+while [ $i -lt 60 ]; do
+  /usr/bin/python3 "$(dirname "$0")/gui-details.py" > "$out/gui-details.txt" 2>&1 &&
+    ! grep -q ': $' "$out/gui-details.txt" && break
+  sleep 0.5
+  i=$((i + 1))
+done
+cat "$out/gui-details.txt"
 
 # Expand everything below [Everything], then copy until the rows stop
 # growing (the tree view expands at its next frame).

@@ -13,7 +13,7 @@
 CALLGRAPH="$TOP_BUILDDIR/tests/sysprof/sysprof-callgraph"
 OUT="$TOP_BUILDDIR/tests/sysprof/gui-output"
 
-plan=3
+plan=4
 echo "1..$plan"
 e2e_setup
 problem=$(tools_problem)
@@ -33,6 +33,7 @@ mkdir -p "$OUT"
 
 capture ()
 {
+  date -u +%s > "$tmp/started"
   record "$tmp/perf.data" "$TOP_BUILDDIR/tests/sysprof/shellfork" 400 "$WORKLOADS/deep" 300 ||
     { cat "$tmp/record.err"; return 1; }
   "$E" -i "$tmp/perf.data" -f sysprof -o "$OUT/shellfork.cap" &&
@@ -79,6 +80,23 @@ their functions" \
   "$PYTHON3" "$TOP_SRCDIR/tests/sysprof/gui-compare.py" "$OUT/gui-tree.txt" \
   "$OUT/library-tree.folded" '[shellfork]' '[sh]' '[deep]' parent_work child_before_exec \
   mix main recurse leaf_work
+
+details ()
+{
+  cat "$OUT/gui-details.txt"
+  _model=$(run_perf report -i "$tmp/perf.data" --header-only 2> /dev/null |
+    sed -n 's/^# cpudesc : //p')
+  echo "perf.data's cpudesc: $_model; recording started at $(date -u -d "@$(cat "$tmp/started")")"
+  [ -n "$_model" ] && grep -q -x -F "CPU Model: $_model" "$OUT/gui-details.txt" || return 1
+  # "Recorded At" (%x %X in the C locale, UTC): within the recording.
+  _at=$(sed -n 's/^Recorded At: //p' "$OUT/gui-details.txt")
+  _at_s=$(date -u -d "$(echo "$_at" | sed 's|^\(..\)/\(..\)/\(..\) |20\3-\1-\2 |')" +%s) || return 1
+  _start=$(cat "$tmp/started")
+  echo "Recorded At $_at_s, the recording ran from $_start"
+  [ "$_at_s" -ge "$_start" ] && [ "$_at_s" -le $((_start + 30)) ]
+}
+check "Sysprof's Details page: Recorded At is the recording's start, CPU Model perf's cpudesc" \
+  details
 
 [ "$tap_n" -eq $plan ] || echo "# internal error: $tap_n results for a plan of $plan"
 exit 0

@@ -45,4 +45,5 @@ EXTRA_DIST += \
 	tests/sysprof/sysprof-tool.py \
 	tests/sysprof/callgraph-compare.py \
 	tests/sysprof/gui-compare.py \
-	tests/sysprof/gui-drive.sh
+	tests/sysprof/gui-drive.sh \
+	tests/sysprof/gui-details.py

@@ -53,6 +53,7 @@
 #include "basic/log.h"
 #include "core/unwind/regs.h"
 #include "core/output/sink.h"
+#include "core/output/sysprof-host.h"
 #include "core/output/sysprof-procs.h"
 #include "core/input/sysprof-format.h"
 
@@ -84,8 +85,7 @@ struct st_sink {
   uint64_t regs_mask;
 
   struct st_sysprof_procs *procs;   /* names and maps, for Sysprof */
-  uint64_t wall_ns, wall_at;        /* the recording's clocks, if known */
-  bool wall_from_file;              /* ... from its file's time */
+  struct st_sysprof_clock clock;    /* the recording's, if known */
   bool cpuinfo_written;             /* the /proc/cpuinfo file chunk */
   char cpu_model[128];              /* the recording's, "" if not known */
 
@@ -191,39 +191,12 @@ write_all (struct st_sink *s, const uint8_t *p, size_t n)
   return s->error;
 }
 
-/* The wall-clock time of the samples' clock's TIME: as perf's CLOCK_DATA
-   says it; else, for a recording of this boot (live, a pipe, a file
-   written since the machine started), from this machine's clocks now
-   (perf's clock and Sysprof's are CLOCK_MONOTONIC); else from the file's
-   time at its last sample; else now.  */
-static time_t
-wall_of (const struct st_sink *s, int64_t time)
-{
-  if (s->wall_ns > 0 && !s->wall_from_file)
-    return (time_t) (((int64_t) s->wall_ns + (time - (int64_t) s->wall_at)) / 1000000000);
-  struct timespec real, boot;
-  clock_gettime (CLOCK_REALTIME, &real);
-  clock_gettime (CLOCK_BOOTTIME, &boot);
-  int64_t real_ns = (int64_t) real.tv_sec * 1000000000 + real.tv_nsec;
-  int64_t booted_at = real_ns - ((int64_t) boot.tv_sec * 1000000000 + boot.tv_nsec);
-  int64_t mono = monotonic_now ();
-  if (time > 0 && time <= mono && (s->wall_ns == 0 || (int64_t) s->wall_ns >= booted_at))
-    return (time_t) ((real_ns - (mono - time)) / 1000000000);
-  if (s->wall_ns > 0)
-    return (time_t) (((int64_t) s->wall_ns + (time - (int64_t) s->wall_at)) / 1000000000);
-  return real.tv_sec;
-}
-
-/* "Recorded At" in Sysprof: the header's capture_time, ISO 8601 in UTC as
-   Sysprof's writer formats it, of the first frame's time.  */
+/* "Recorded At" in Sysprof: the wall-clock time of the first frame.  */
 static void
 set_capture_time (struct st_sink *s, int64_t time)
 {
-  time_t t = wall_of (s, time);
-  struct tm tm;
-  memset (s->header.capture_time, 0, sizeof s->header.capture_time);
-  strftime (s->header.capture_time, sizeof s->header.capture_time, "%Y-%m-%dT%H:%M:%SZ",
-            gmtime_r (&t, &tm));
+  st_sysprof_capture_time (&s->clock, time, s->header.capture_time,
+                           sizeof s->header.capture_time);
 }
 
 /* Writes out the buffer.  The header is held at its start until then, so
@@ -549,34 +522,11 @@ write_cpuinfo (struct st_sink *s, int64_t time)
   s->cpuinfo_written = true;
   char *text = NULL;
   size_t len = 0;
-  if (s->cpu_model[0] != '\0')
+  int r = st_sysprof_cpuinfo_text (s->cpu_model, &text, &len);
+  if (r < 0)
     {
-      int n = asprintf (&text, "model name\t: %s\n", s->cpu_model);
-      if (n < 0)
-        return 0;   /* no CPU model: not worth failing the capture */
-      len = n;
-    }
-  else
-    {
-      FILE *f = fopen ("/proc/cpuinfo", "re");
-      if (f == NULL)
-        return 0;
-      size_t cap = 0;
-      for (;;)
-        {
-          if (len + 4096 > cap)
-            {
-              char *t = realloc (text, cap = len + 65536);
-              if (t == NULL)
-                break;
-              text = t;
-            }
-          size_t got = fread (text + len, 1, cap - len, f);
-          len += got;
-          if (got == 0 || len > (4u << 20))
-            break;
-        }
-      fclose (f);
+      fail (s, r);
+      return s->error;
     }
   /* In chunks of 8 KiB, as Sysprof's writer splits a file.  */
   for (size_t at = 0; at < len && s->error == 0;)
@@ -709,9 +659,9 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
         memcpy (s->cpu_model, ev->recording.cpu_model, sizeof s->cpu_model);
       if (ev->recording.wall_ns > 0)
         {
-          s->wall_ns = ev->recording.wall_ns;
-          s->wall_at = ev->recording.wall_at;
-          s->wall_from_file = ev->recording.wall_from_file;
+          s->clock.wall_ns = ev->recording.wall_ns;
+          s->clock.wall_at = ev->recording.wall_at;
+          s->clock.from_file = ev->recording.wall_from_file;
         }
       return s->error;
     }

@@ -15,7 +15,9 @@ Holds:
     of one address: clock_gettime@GLIBC_2.2.5 and __clock_gettime); where
     Sysprof's ELF resolver gives a name -f folded never uses (another
     alias: memcpy for memmove; "In file ..." for a size-less symbol such
-    as ld.so's _start), that frame matches any name at its depth.  Those
+    as ld.so's _start), or -f folded one Sysprof never uses, that frame
+    matches any name at its depth: the program's own functions, named
+    alike on both sides, must match exactly.  Those
     names and the samples paired through them are printed;
   - every process row is the name of a pid's exec'd command: the samples
     under each row are as many as the samples of the pids whose last comm
@@ -40,7 +42,7 @@ def norm(name):
     return name.split("@", 1)[0].lstrip("_")
 
 
-def match(tree, folded, known):
+def match(tree, folded, known, known_tree):
     """Pairs the samples of TREE and FOLDED (Counters of stacks): equal
     stacks first, then stacks of the same depth that differ only where
     Sysprof's name is one -f folded never uses (its other alias, "In file
@@ -60,7 +62,8 @@ def match(tree, folded, known):
             fn = f.split(";")
             if len(fn) != len(tn) or folded[f] == 0:
                 continue
-            if all(a == b or a not in known for a, b in zip(tn, fn)):
+            if all(a == b or a not in known or b not in known_tree
+                   for a, b in zip(tn, fn)):
                 n = min(tree[t], folded[f])
                 tree[t] -= n
                 folded[f] -= n
@@ -120,7 +123,8 @@ def main(argv):
     folded_n = normalize(folded_stacks)
     known = names_of(folded_n)
     print("# names only in Sysprof's tree: %s" % sorted(names_of(tree_n) - known))
-    extra, missing, through = match(tree_n, folded_n, known)
+    print("# names only in -f folded: %s" % sorted(names_of(folded_n) - names_of(tree_n)))
+    extra, missing, through = match(tree_n, folded_n, known, names_of(tree_n))
     print("# samples paired through those names: %d" % through)
     if extra or missing:
         ok = False

@@ -15,6 +15,7 @@ packages="
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-powerpc64le-linux-gnu
   gcc-s390x-linux-gnu gcc-riscv64-linux-gnu gcc-i686-linux-gnu
   qemu-user-static gdb-multiarch libzstd-dev
+  sysprof xvfb xdotool xclip imagemagick python3-gi gir1.2-atspi-2.0
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

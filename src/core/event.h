@@ -24,6 +24,7 @@ enum st_event_kind {
   ST_EVENT_LOST,
   ST_EVENT_BUILD_ID,
   ST_EVENT_RAW,
+  ST_EVENT_RECORDING,
 };
 
 /* Register ABI of a sample, as perf_event reports it.  */
@@ -105,6 +106,20 @@ struct st_raw_event {
   size_t size;
 };
 
+/* What a recording's header says of where and when it was made (perf's
+   HEADER_CPUDESC, HEADER_CLOCK_DATA, HEADER_SAMPLE_TIME and the file's
+   time), for the sinks that carry it: a Sysprof capture's start time and
+   CPU model.  A source may send several, each with what it knows.  */
+struct st_recording_event {
+  char cpu_model[128];     /* "": not recorded */
+  /* The wall clock (CLOCK_REALTIME, ns) when the samples' clock read
+     WALL_AT; WALL_NS 0: unknown.  */
+  uint64_t wall_ns, wall_at;
+  /* WALL_NS is the file's time at its last sample, not a clock reading
+     perf recorded: a copy of the file has a later one.  */
+  bool wall_from_file;
+};
+
 struct st_event {
   enum st_event_kind kind;
   uint64_t time;
@@ -116,6 +131,7 @@ struct st_event {
     struct st_lost_event lost;
     struct st_build_id_event build_id;
     struct st_raw_event raw;
+    struct st_recording_event recording;
   };
 };
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -125,23 +126,38 @@ test_frames_read_back_and_nothing_dropped (void **state)
   assert_int_equal (sysprof_capture_reader_get_end_time (r), 4000);
   SysprofCaptureFrameType type;
 
-  assert_true (sysprof_capture_reader_peek_type (r, &type));
-  const SysprofCaptureProcess *p = sysprof_capture_reader_read_process (r);
-  assert_non_null (p);
-  assert_int_equal (p->frame.pid, 7);
-  assert_string_equal (p->cmdline, "worker");
-
   const SysprofCaptureMap *m = sysprof_capture_reader_read_map (r);
   assert_non_null (m);
   assert_int_equal (m->start, 0x400000);
   assert_int_equal (m->end, 0x402000);
   assert_int_equal (m->offset, 0x1000);
+  assert_int_equal (m->inode, 0);   /* as Sysprof's perf source: no inode check */
   assert_string_equal (m->filename, "/usr/bin/worker");
 
   const SysprofCaptureFork *f = sysprof_capture_reader_read_fork (r);
   assert_non_null (f);
   assert_int_equal (f->frame.pid, 7);
   assert_int_equal (f->child_pid, 8);
+
+  /* Before the first sample: this machine's /proc/cpuinfo (no CPU model
+     came with the input), as Sysprof's hostinfo source adds it.  */
+  size_t chunks = 0;
+  while (sysprof_capture_reader_peek_type (r, &type) && type == SYSPROF_CAPTURE_FRAME_FILE_CHUNK)
+    {
+      const SysprofCaptureFileChunk *fc = sysprof_capture_reader_read_file (r);
+      assert_non_null (fc);
+      assert_string_equal (fc->path, "/proc/cpuinfo");
+      chunks++;
+    }
+  assert_true (chunks > 0);
+
+  /* A name that did not come with an exec is held until the process's
+     first sample: it cannot exec before that one any more.  */
+  const SysprofCaptureProcess *p = sysprof_capture_reader_read_process (r);
+  assert_non_null (p);
+  assert_int_equal (p->frame.pid, 7);
+  assert_int_equal (p->frame.time, 1000);
+  assert_string_equal (p->cmdline, "worker");
 
   const SysprofCaptureSample *s = sysprof_capture_reader_read_sample (r);
   assert_non_null (s);
@@ -190,10 +206,129 @@ test_frames_read_back_and_nothing_dropped (void **state)
   assert_int_equal (got[16], 100 + 19);
   at += su.frame.len;
 
+  /* The forked child never exec'd: its parent's name, at its exit.  */
+  memcpy (&h, data + at, sizeof h);
+  assert_int_equal (h.type, ST_SYSPROF_PROCESS);
+  assert_int_equal (h.pid, 8);
+  assert_string_equal ((const char *) data + at + sizeof (struct st_sysprof_process), "worker");
+  at += h.len;
+
   memcpy (&h, data + at, sizeof h);
   assert_int_equal (h.type, ST_SYSPROF_EXIT);
   assert_int_equal (h.pid, 8);
   assert_int_equal (at + h.len, (size_t) n);   /* and nothing else */
+}
+
+static void
+event (struct st_sink *sink, struct st_event ev)
+{
+  assert_int_equal (st_sink_sysprof.event (sink, &ev), 0);
+}
+
+static void
+one_frame_sample (struct st_sink *sink, pid_t pid, uint64_t time, uint64_t pc)
+{
+  struct st_frame fr = { .pc = pc, .activation = true };
+  struct st_sample smp = { .pid = pid, .tid = pid, .time = time };
+  struct st_callchain chain = { .sample = &smp, .comm = "x", .frames = &fr, .n_frames = 1,
+                                .stop = ST_STOP_END };
+  assert_int_equal (st_sink_sysprof.sample (sink, &chain), 0);
+}
+
+#define MMAP_EV(t, p, s, f) \
+  (struct st_event) { .kind = ST_EVENT_MMAP, .time = t, .mmap = { .pid = p, .tid = p, \
+    .start = s, .len = 0x1000, .prot = PROT_READ | PROT_EXEC, .filename = f } }
+#define COMM_EV(t, p, c, e) \
+  (struct st_event) { .kind = ST_EVENT_COMM, .time = t, .comm = { .pid = p, .tid = p, \
+    .comm = c, .exec = e } }
+#define FORK_EV(t, parent, child) \
+  (struct st_event) { .kind = ST_EVENT_FORK, .time = t, .task = { .pid = child, \
+    .ppid = parent, .tid = child, .ptid = parent } }
+
+/* As Sysprof reads a capture: a pid is named by its first PROCESS frame,
+   and resolved with its own MAP frames only.  perf names a recorded
+   command `perf-exec' before it execs; a forked child runs in its parent's
+   maps until it execs.  */
+static void
+test_exec_names_and_inherited_maps (void **state)
+{
+  char path[] = "/tmp/test-sink-sysprof.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  FILE *out = fdopen (fd, "w");
+  struct st_sink_options opts = { .output_name = path };
+  struct st_sink *sink = st_sink_sysprof.new (out, &opts);
+  assert_non_null (sink);
+  struct st_event rec = { .kind = ST_EVENT_RECORDING };
+  strcpy (rec.recording.cpu_model, "Test CPU 3000");
+  rec.recording.wall_ns = 1700000000ULL * 1000000000ULL;   /* 2023-11-14T22:13:20Z */
+  rec.recording.wall_at = 50;
+  event (sink, rec);
+  event (sink, COMM_EV (0, 10, "perf-exec", false));
+  event (sink, COMM_EV (50, 10, "real", true));
+  event (sink, MMAP_EV (51, 10, 0x500000, "/usr/bin/real"));
+  event (sink, FORK_EV (52, 10, 11));
+  one_frame_sample (sink, 11, 53, 0x500010);   /* before its exec */
+  event (sink, COMM_EV (54, 11, "child", true));
+  event (sink, MMAP_EV (55, 11, 0x600000, "/usr/bin/child"));
+  one_frame_sample (sink, 11, 56, 0x600010);
+  event (sink, FORK_EV (57, 10, 12));
+  event (sink, COMM_EV (58, 12, "other", true));   /* exec'd before any sample */
+  one_frame_sample (sink, 12, 59, 0x700010);
+  one_frame_sample (sink, 10, 60, 0x500020);
+  assert_int_equal (st_sink_sysprof.finish (sink), 0);
+  st_sink_sysprof.free (sink);
+  assert_int_equal (fclose (out), 0);
+
+  SysprofCaptureReader *r = sysprof_capture_reader_new (path);
+  assert_non_null (r);
+  assert_string_equal (sysprof_capture_reader_get_time (r), "2023-11-14T22:13:20Z");
+  const char *first_name[13] = { NULL };
+  bool map_500[13] = { false }, map_600[13] = { false };
+  const char *model = NULL;
+  SysprofCaptureFrameType type;
+  while (sysprof_capture_reader_peek_type (r, &type))
+    switch (type)
+      {
+      case SYSPROF_CAPTURE_FRAME_PROCESS:
+        {
+          const SysprofCaptureProcess *p = sysprof_capture_reader_read_process (r);
+          assert_non_null (p);
+          assert_true (p->frame.pid >= 10 && p->frame.pid <= 12);
+          assert_string_not_equal (p->cmdline, "perf-exec");
+          if (first_name[p->frame.pid] == NULL)
+            first_name[p->frame.pid] = strdup (p->cmdline);
+          break;
+        }
+      case SYSPROF_CAPTURE_FRAME_MAP:
+        {
+          const SysprofCaptureMap *m = sysprof_capture_reader_read_map (r);
+          assert_non_null (m);
+          assert_int_equal (m->inode, 0);
+          map_500[m->frame.pid] |= m->start == 0x500000;
+          map_600[m->frame.pid] |= m->start == 0x600000;
+          break;
+        }
+      case SYSPROF_CAPTURE_FRAME_FILE_CHUNK:
+        {
+          const SysprofCaptureFileChunk *fc = sysprof_capture_reader_read_file (r);
+          assert_non_null (fc);
+          assert_string_equal (fc->path, "/proc/cpuinfo");
+          model = strndup ((const char *) fc->data, fc->len);
+          break;
+        }
+      default:
+        assert_true (sysprof_capture_reader_skip (r));
+        break;
+      }
+  sysprof_capture_reader_unref (r);
+  unlink (path);
+  assert_string_equal (first_name[10], "real");
+  assert_string_equal (first_name[11], "child");   /* its exec'd name, not its parent's */
+  assert_string_equal (first_name[12], "other");
+  assert_true (map_500[10] && map_500[11] && !map_500[12]);
+  assert_true (map_600[11] && !map_600[10]);
+  assert_string_equal (model, "model name\t: Test CPU 3000\n");
 }
 
 int
@@ -201,6 +336,7 @@ main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_frames_read_back_and_nothing_dropped),
+    cmocka_unit_test (test_exec_names_and_inherited_maps),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -61,6 +61,9 @@ enum {
   PERF_HEADER_TRACING_DATA = 1,
   PERF_HEADER_BUILD_ID = 2,
   PERF_HEADER_ARCH = 6,
+  PERF_HEADER_CPUDESC = 8,         /* perf string: the CPU model */
+  PERF_HEADER_SAMPLE_TIME = 21,    /* u64 first, last sample times */
+  PERF_HEADER_CLOCK_DATA = 29,     /* u32 version, clockid; u64 wall ns, clock ns */
   PERF_HEADER_LAST_FEATURE_PIPE = 32,  /* ends the features of a pipe */
   PERF_HEADER_FEATURE_BITS = 256,
 };

@@ -49,6 +49,47 @@ st_perf_add_attr (struct st_perf_source *src, const uint8_t *attr, size_t attr_l
   return 0;
 }
 
+/* HEADER_CPUDESC and HEADER_CLOCK_DATA (and HEADER_SAMPLE_TIME, which
+   with the file's time gives the wall clock when no CLOCK_DATA was
+   recorded: perf writes it only with -k).  */
+bool
+st_perf_parse_recording_feature (struct st_perf_source *src, unsigned feature,
+                                 const uint8_t *data, size_t len)
+{
+  struct st_recording_event *rec = &src->recording;
+  switch (feature)
+    {
+    case PERF_HEADER_CPUDESC:
+      if (len >= 4)
+        {
+          size_t n = st_get_u32 (data);
+          if (n > len - 4)
+            n = len - 4;
+          if (n >= sizeof rec->cpu_model)
+            n = sizeof rec->cpu_model - 1;
+          memcpy (rec->cpu_model, data + 4, n);
+          rec->cpu_model[n] = '\0';
+        }
+      return true;
+    case PERF_HEADER_CLOCK_DATA:
+      if (len >= 24 && st_get_u32 (data) >= 1)
+        {
+          rec->wall_ns = st_get_u64 (data + 8);
+          rec->wall_at = st_get_u64 (data + 16);
+        }
+      return true;
+    case PERF_HEADER_SAMPLE_TIME:
+      if (len >= 16)
+        {
+          src->first_sample_time = st_get_u64 (data);
+          src->last_sample_time = st_get_u64 (data + 8);
+        }
+      return true;
+    default:
+      return false;
+    }
+}
+
 void
 st_perf_set_arch (struct st_perf_source *src, const uint8_t *data, size_t len)
 {
@@ -128,7 +169,8 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
       if (!(fh->features[bit / 64] & (1ULL << (bit % 64))))
         continue;
       uint64_t at = table + idx++ * sizeof (struct perf_file_section);
-      if (bit != PERF_HEADER_BUILD_ID && bit != PERF_HEADER_ARCH)
+      if (bit != PERF_HEADER_BUILD_ID && bit != PERF_HEADER_ARCH && bit != PERF_HEADER_CPUDESC
+          && bit != PERF_HEADER_SAMPLE_TIME && bit != PERF_HEADER_CLOCK_DATA)
         continue;
       struct perf_file_section sec;
       if (st_input_pread (src->in, &sec, sizeof sec, at) != sizeof sec)
@@ -150,6 +192,8 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
       int r = 0;
       if (bit == PERF_HEADER_ARCH)
         st_perf_set_arch (src, data, sec.size);
+      else if (st_perf_parse_recording_feature (src, bit, data, sec.size))
+        ;
       else
         for (uint64_t pos = 0; pos + sizeof (struct perf_event_header) <= sec.size;)
           {

@@ -46,6 +46,10 @@ struct st_perf_source {
   /* feature section build-ids, delivered before the first record */
   struct feature_record **build_ids;
   size_t n_build_ids;
+  /* file mode: what the header says of the recording, delivered before
+     the first record too */
+  struct st_recording_event recording;
+  uint64_t first_sample_time, last_sample_time;
 
   uint64_t live_offset;       /* live mode: bytes fed so far */
   struct st_perf_decompressor *zstd;  /* perf record -z, from the first one */
@@ -82,6 +86,10 @@ int st_perf_add_attr (struct st_perf_source *src, const uint8_t *attr, size_t at
                       const uint64_t *ids, size_t n_ids, uint64_t offset);
 /* HEADER_ARCH, from a feature section or a pipe's feature record.  */
 void st_perf_set_arch (struct st_perf_source *src, const uint8_t *data, size_t len);
+/* HEADER_CPUDESC, HEADER_CLOCK_DATA and HEADER_SAMPLE_TIME into
+   SRC->recording.  True when FEATURE was one of them.  */
+bool st_perf_parse_recording_feature (struct st_perf_source *src, unsigned feature,
+                                      const uint8_t *data, size_t len);
 
 /* perf-record.c */
 /* The timestamp of a record, if it has one.  */

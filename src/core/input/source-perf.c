@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "basic/bytes.h"
 #include "basic/hashmap.h"
@@ -189,6 +190,13 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
     case PERF_RECORD_HEADER_FEATURE:
       if (size >= 16 && st_get_u64 (rec + 8) == PERF_HEADER_ARCH)
         st_perf_set_arch (src, rec + 16, size - 16);
+      else if (size >= 16
+               && st_perf_parse_recording_feature (src, st_get_u64 (rec + 8), rec + 16,
+                                                   size - 16))
+        {
+          struct st_event ev = { .kind = ST_EVENT_RECORDING, .recording = src->recording };
+          return src->fn (&ev, src->fn_arg);
+        }
       return 0;
 
     case PERF_RECORD_HEADER_TRACING_DATA:
@@ -285,6 +293,21 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     return -ENOMEM;
 
   int r = 0;
+  if (!src->pipe_mode && src->in != NULL)
+    {
+      struct st_event ev = { .kind = ST_EVENT_RECORDING, .recording = src->recording };
+      struct stat st;
+      /* Without CLOCK_DATA: perf wrote the file when the last sample was
+         in, so its time stands for the last sample's.  */
+      if (ev.recording.wall_ns == 0 && src->last_sample_time > 0
+          && stat (st_input_name (src->in), &st) == 0 && S_ISREG (st.st_mode))
+        {
+          ev.recording.wall_ns = (uint64_t) st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+          ev.recording.wall_at = src->last_sample_time;
+          ev.recording.wall_from_file = true;
+        }
+      r = fn (&ev, arg);
+    }
   for (size_t i = 0; i < src->n_build_ids && r == 0; i++)
     {
       struct st_event ev;

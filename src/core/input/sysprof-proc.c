@@ -107,7 +107,10 @@ made_map (const struct st_proc_map *m, void *arg)
   if (m->perms[2] != 'x' || !st_sysprof_is_code_path (m->name))
     return 0;
   uint32_t prot = PROT_EXEC | (m->perms[0] == 'r' ? PROT_READ : 0);
-  w->error = emit_made_map (w->src, w->pid, w->time, m->start, m->end, m->pgoff, m->inode,
+  /* Inode 0, as Sysprof's perf source writes maps: Sysprof checks a
+     non-zero one against the file, and a same-content replacement of the
+     binary would then not symbolize.  */
+  w->error = emit_made_map (w->src, w->pid, w->time, m->start, m->end, m->pgoff, 0,
                             m->name, prot);
   w->n_maps++;
   return w->error < 0;

@@ -53,6 +53,8 @@
 #include "basic/log.h"
 #include "core/unwind/regs.h"
 #include "core/output/sink.h"
+#include "core/output/sysprof-host.h"
+#include "core/output/sysprof-procs.h"
 #include "core/input/sysprof-format.h"
 
 #define BUF_SIZE (1u << 20)
@@ -82,6 +84,11 @@ struct st_sink {
   const struct st_regs_arch *arch;  /* stack-user registers: this machine's */
   uint64_t regs_mask;
 
+  struct st_sysprof_procs *procs;   /* names and maps, for Sysprof */
+  struct st_sysprof_clock clock;    /* the recording's, if known */
+  bool cpuinfo_written;             /* the /proc/cpuinfo file chunk */
+  char cpu_model[128];              /* the recording's, "" if not known */
+
   uint64_t cut_chains, cut_stacks;
   uint64_t addrs[ST_SYSPROF_SAMPLE_MAX_ADDRS];
 };
@@ -92,6 +99,8 @@ fail (struct st_sink *s, int r)
   if (s->error == 0)
     s->error = r;
 }
+
+static void sysprof_free (struct st_sink *s);
 
 static struct st_sink *
 sysprof_new (FILE *out, const struct st_sink_options *opts)
@@ -118,6 +127,11 @@ sysprof_new (FILE *out, const struct st_sink_options *opts)
       free (s);
       return NULL;
     }
+  if (st_sysprof_procs_new (&s->procs) < 0)
+    {
+      sysprof_free (s);
+      return NULL;
+    }
   s->regs_mask = st_regs_sample_mask (s->arch);
   s->fd = fileno (out);
   struct stat st;
@@ -130,6 +144,7 @@ sysprof_new (FILE *out, const struct st_sink_options *opts)
 static void
 sysprof_free (struct st_sink *s)
 {
+  st_sysprof_procs_free (s->procs);
   if (s->writer != NULL)
     sysprof_capture_writer_unref (s->writer);
   if (s->relay_fd >= 0)
@@ -176,6 +191,14 @@ write_all (struct st_sink *s, const uint8_t *p, size_t n)
   return s->error;
 }
 
+/* "Recorded At" in Sysprof: the wall-clock time of the first frame.  */
+static void
+set_capture_time (struct st_sink *s, int64_t time)
+{
+  st_sysprof_capture_time (&s->clock, time, s->header.capture_time,
+                           sizeof s->header.capture_time);
+}
+
 /* Writes out the buffer.  The header is held at its start until then, so
    that a new capture starts at its first frame's time.  */
 static int
@@ -185,7 +208,10 @@ flush_buf (struct st_sink *s)
     {
       s->header_written = true;
       if (!s->capture_input)
-        s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
+        {
+          s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
+          set_capture_time (s, s->header.time);
+        }
       if (!s->capture_input && s->header.end_time < s->header.time)
         s->header.end_time = s->header.time;   /* a capture never ends before it starts */
       memcpy (s->buf, &s->header, sizeof s->header);
@@ -341,10 +367,6 @@ start (struct st_sink *s, const struct st_event *ev)
     {
       s->header.magic = ST_SYSPROF_MAGIC;
       s->header.flags = 1 | ST_SYSPROF_LITTLE_ENDIAN;
-      time_t now = time (NULL);
-      struct tm tm;
-      strftime (s->header.capture_time, sizeof s->header.capture_time, "%Y-%m-%dT%H:%M:%SZ",
-                gmtime_r (&now, &tm));
     }
   /* Held at the start of the buffer until its first write.  */
   s->len = sizeof s->header;
@@ -403,6 +425,8 @@ write_stack_user (struct st_sink *s, const struct st_sample *smp)
   return 0;
 }
 
+static int before_sample (struct st_sink *s, pid_t pid, int64_t time);
+
 static int
 sysprof_sample (struct st_sink *s, const struct st_callchain *c)
 {
@@ -411,6 +435,8 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
   if (s->error < 0)
     return s->error;
   note_time (s, smp->time);
+  if (before_sample (s, smp->pid, smp->time) < 0)
+    return s->error;
   if (c->stop == ST_STOP_NOT_UNWOUND)
     return write_stack_user (s, smp);
 
@@ -435,57 +461,190 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
         if (!c->frames[i].inlined)
           s->addrs[n++] = c->frames[i].pc;
     }
+  /* Sysprof's call graph skips a sample without addresses: a lone marker
+     keeps it counted, under its process's row.  */
+  if (n == 0)
+    s->addrs[n++] = ST_SYSPROF_CONTEXT_USER;
   errno = 0;
   bool ok = sysprof_capture_writer_add_sample (s->writer, smp->time, (int16_t) smp->cpu,
                                                smp->pid, smp->tid, s->addrs, n);
   return wrote_to_writer (s, ok, sizeof (struct st_sysprof_sample) + n * 8);
 }
 
-/* A process event of another format, as the frame Sysprof knows it by.  */
+/* A code mapping of PID.  Its inode is 0, as Sysprof's own perf source
+   writes it: Sysprof checks a non-zero inode against the file on disk, so
+   that a binary replaced by a same-content copy (a rebuild, `cp -p` and
+   `mv`, another machine) would show as "inode mismatch".  */
 static int
-write_process_event (struct st_sink *s, const struct st_event *ev)
+write_map (struct st_sink *s, pid_t pid, const struct st_sysprof_proc_map *m)
 {
-  bool ok;
-  size_t len;
   errno = 0;
+  bool ok = sysprof_capture_writer_add_map (s->writer, m->time, -1, pid, m->start, m->end,
+                                            m->pgoff, 0, m->filename);
+  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_map) + strlen (m->filename) + 1);
+}
+
+/* The PROCESS frame that names P in Sysprof: its first one is the one
+   Sysprof shows.  */
+static int
+write_process (struct st_sink *s, struct st_sysprof_proc *p)
+{
+  p->named = true;
+  errno = 0;
+  bool ok = sysprof_capture_writer_add_process (s->writer, p->name_time, -1, p->pid, p->name);
+  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_process) + strlen (p->name) + 1);
+}
+
+/* A name held back (of a forked child that never exec'd, or of a process
+   the recording found running) is written when no better one can come.  */
+static int
+name_now (struct st_sink *s, struct st_sysprof_proc *p)
+{
+  if (p == NULL || p->named || p->name == NULL)
+    return s->error;
+  return write_process (s, p);
+}
+
+static int
+name_now_cb (struct st_sysprof_proc *p, void *arg)
+{
+  return name_now (arg, p);
+}
+
+/* The CPU model, as Sysprof's recorder gives it: its hostinfo source adds
+   /proc/cpuinfo as a file chunk (its details page shows the first "model
+   name" line).  The recording's own model when its header has one (perf's
+   HEADER_CPUDESC), else this machine's whole /proc/cpuinfo (a live
+   capture: this is the machine).  */
+static int
+write_cpuinfo (struct st_sink *s, int64_t time)
+{
+  s->cpuinfo_written = true;
+  char *text = NULL;
+  size_t len = 0;
+  int r = st_sysprof_cpuinfo_text (s->cpu_model, &text, &len);
+  if (r < 0)
+    {
+      fail (s, r);
+      return s->error;
+    }
+  /* In chunks of 8 KiB, as Sysprof's writer splits a file.  */
+  for (size_t at = 0; at < len && s->error == 0;)
+    {
+      size_t n = len - at < 8192 ? len - at : 8192;
+      errno = 0;
+      bool ok = sysprof_capture_writer_add_file (s->writer, time, -1, -1, "/proc/cpuinfo",
+                                                 at + n == len, (const uint8_t *) text + at, n);
+      wrote_to_writer (s, ok, sizeof (SysprofCaptureFileChunk) + n);
+      at += n;
+    }
+  free (text);
+  return s->error;
+}
+
+/* Before a sample of PID: the maps it inherited and has not been given
+   yet, and the name of a process that was running before the recording
+   (it will not exec before this sample).  */
+static int
+before_sample (struct st_sink *s, pid_t pid, int64_t time)
+{
+  if (!s->cpuinfo_written && !s->capture_input && write_cpuinfo (s, time) < 0)
+    return s->error;
+  struct st_sysprof_proc *p = st_sysprof_procs_get (s->procs, pid, false, NULL);
+  if (p == NULL)
+    return s->error;
+  for (size_t i = 0; i < p->n_maps && s->error == 0; i++)
+    if (!p->maps[i].written)
+      {
+        p->maps[i].written = true;
+        write_map (s, pid, &p->maps[i]);
+      }
+  if (!p->forked)
+    name_now (s, p);
+  return s->error;
+}
+
+/* Keeps the process table of either kind of input: the names and maps of
+   each pid.  WRITE: the input is not a capture, so the frames are this
+   sink's to write.  */
+static int
+track_process_event (struct st_sink *s, const struct st_event *ev, bool write)
+{
+  struct st_sysprof_proc *p;
+  int r = 0;
   switch (ev->kind)
     {
     case ST_EVENT_MMAP:
       /* Sysprof symbolizes code; data mappings would only weigh.  */
       if (!(ev->mmap.prot & PROT_EXEC))
         return 0;
-      len = sizeof (struct st_sysprof_map) + strlen (ev->mmap.filename) + 1;
-      ok = sysprof_capture_writer_add_map (s->writer, ev->time, -1, ev->mmap.pid,
-                                           ev->mmap.start, ev->mmap.start + ev->mmap.len,
-                                           ev->mmap.pgoff, ev->mmap.has_dev_ino ? ev->mmap.ino : 0,
-                                           ev->mmap.filename);
-      break;
+      if ((p = st_sysprof_procs_get (s->procs, ev->mmap.pid, true, &r)) == NULL)
+        return r;
+      r = st_sysprof_proc_add_map (p, ev->mmap.start, ev->mmap.start + ev->mmap.len,
+                                   ev->mmap.pgoff, ev->mmap.filename, ev->time, true);
+      if (r == 0 && write)
+        {
+          struct st_sysprof_proc_map m = {
+            .start = ev->mmap.start, .end = ev->mmap.start + ev->mmap.len,
+            .pgoff = ev->mmap.pgoff, .time = ev->time, .filename = (char *) ev->mmap.filename,
+          };
+          r = write_map (s, ev->mmap.pid, &m);
+        }
+      return r;
     case ST_EVENT_COMM:
       /* A process's name; Sysprof has no thread names.  */
       if (ev->comm.pid != ev->comm.tid)
         return 0;
-      len = sizeof (struct st_sysprof_process) + strlen (ev->comm.comm) + 1;
-      ok = sysprof_capture_writer_add_process (s->writer, ev->time, -1, ev->comm.pid,
-                                               ev->comm.comm);
-      break;
+      if ((p = st_sysprof_procs_get (s->procs, ev->comm.pid, true, &r)) == NULL
+          || (r = st_sysprof_proc_set_name (p, ev->comm.comm, ev->time)) < 0)
+        return r;
+      if (!write)
+        {
+          /* The stream's own PROCESS frame, written already.  After a fork
+             it means an exec: the parent's maps are not the child's.  */
+          p->named = true;
+          if (p->forked)
+            st_sysprof_proc_drop_unwritten (p);
+          p->forked = false;
+          return 0;
+        }
+      if (ev->comm.exec)
+        {
+          /* The name the process keeps: written at once, so that it is
+             its first PROCESS frame (perf's `perf-exec' placeholder of the
+             recorded command never is).  */
+          st_sysprof_proc_clear_maps (p);
+          p->forked = false;
+          return write_process (s, p);
+        }
+      /* A rename, written for the readers of a stream; a first name
+         waits (see before_sample).  */
+      return p->named ? write_process (s, p) : 0;
     case ST_EVENT_FORK:
       if (ev->task.pid == ev->task.ppid)
         return 0;   /* a new thread */
-      len = sizeof (struct st_sysprof_fork);
-      ok = sysprof_capture_writer_add_fork (s->writer, ev->time, -1, ev->task.ppid,
-                                            ev->task.pid);
-      break;
+      if ((r = st_sysprof_procs_fork (s->procs, ev->task.ppid, ev->task.pid, ev->time)) < 0
+          || !write)
+        return r;
+      errno = 0;
+      return wrote_to_writer (s, sysprof_capture_writer_add_fork (s->writer, ev->time, -1,
+                                                                  ev->task.ppid,
+                                                                  ev->task.pid),
+                              sizeof (struct st_sysprof_fork));
     case ST_EVENT_EXIT:
       if (ev->task.pid != ev->task.tid)
         return 0;   /* a thread */
-      len = sizeof (struct st_sysprof_frame);
-      ok = sysprof_capture_writer_add_exit (s->writer, ev->time, -1, ev->task.pid);
-      break;
+      name_now (s, st_sysprof_procs_get (s->procs, ev->task.pid, false, NULL));
+      st_sysprof_procs_remove (s->procs, ev->task.pid);
+      if (!write || s->error < 0)
+        return s->error;
+      errno = 0;
+      return wrote_to_writer (s, sysprof_capture_writer_add_exit (s->writer, ev->time, -1,
+                                                                  ev->task.pid),
+                              sizeof (struct st_sysprof_frame));
     default:
       return 0;
     }
-  note_time (s, ev->time);
-  return wrote_to_writer (s, ok, len);
 }
 
 static int
@@ -494,12 +653,37 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
   start (s, ev);
   if (s->error < 0)
     return s->error;
+  if (!s->capture_input && ev->kind == ST_EVENT_RECORDING)
+    {
+      if (ev->recording.cpu_model[0] != '\0')
+        memcpy (s->cpu_model, ev->recording.cpu_model, sizeof s->cpu_model);
+      if (ev->recording.wall_ns > 0)
+        {
+          s->clock.wall_ns = ev->recording.wall_ns;
+          s->clock.wall_at = ev->recording.wall_at;
+          s->clock.from_file = ev->recording.wall_from_file;
+        }
+      return s->error;
+    }
   if (!s->capture_input)
-    return write_process_event (s, ev);
+    {
+      int r = track_process_event (s, ev, true);
+      if (r < 0)
+        fail (s, r);
+      note_time (s, ev->time);
+      return s->error;
+    }
   /* A Sysprof input: its frames, verbatim.  Its MAP, PROCESS, FORK and
      EXIT frames also come decoded, after their raw bytes: those are
      twins of frames already written.  */
-  if (ev->kind != ST_EVENT_RAW || ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER)
+  if (ev->kind != ST_EVENT_RAW)
+    {
+      int r = track_process_event (s, ev, false);
+      if (r < 0)
+        fail (s, r);
+      return s->error;
+    }
+  if (ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER)
     return 0;
   note_time (s, ev->time);
   uint8_t *p = reserve (s, ev->raw.size);
@@ -524,6 +708,14 @@ fix_header (struct st_sink *s)
   if (pwrite (s->fd, times, sizeof times, offsetof (struct st_sysprof_file_header, time))
       != (ssize_t) sizeof times)
     fail (s, -errno);
+  if (!s->capture_input && s->error == 0)
+    {
+      set_capture_time (s, times[0]);
+      const size_t n = sizeof s->header.capture_time;
+      if (pwrite (s->fd, s->header.capture_time, n,
+                  offsetof (struct st_sysprof_file_header, capture_time)) != (ssize_t) n)
+        fail (s, -errno);
+    }
 }
 
 static int
@@ -531,6 +723,7 @@ sysprof_finish (struct st_sink *s)
 {
   /* -m none, or an input without events: a header and no frame.  */
   start (s, NULL);
+  st_sysprof_procs_foreach (s->procs, name_now_cb, s);
   relay (s);
   if (s->error == 0)
     {

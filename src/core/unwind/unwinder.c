@@ -143,6 +143,7 @@ st_unwinder_event (struct st_unwinder *u, const struct st_event *ev)
     case ST_EVENT_SAMPLE:
     case ST_EVENT_LOST:
     case ST_EVENT_RAW:
+    case ST_EVENT_RECORDING:
       break;
     }
   return 0;

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Holds the call tree Sysprof builds of a capture (sysprof-callgraph's
+folded lines) against eu-stacktrace's own outputs of the same input.
+
+  callgraph-compare.py CALLGRAPH FOLDED JSON
+
+CALLGRAPH: "[NAME];f1;...;fn COUNT" lines of sysprof-callgraph.
+FOLDED:    -f folded of the same input ("comm;f1;...;fn COUNT").
+JSON:      -f json of the same input (pid and comm of each sample).
+
+Holds:
+  - the function stacks and their counts are equal (the process row and
+    the comm left out): the same functions, as many samples each.  Names
+    are compared without symbol versions and leading underscores (aliases
+    of one address: clock_gettime@GLIBC_2.2.5 and __clock_gettime); where
+    Sysprof's ELF resolver gives a name -f folded never uses (another
+    alias: memcpy for memmove; "In file ..." for a size-less symbol such
+    as ld.so's _start), or -f folded one Sysprof never uses, that frame
+    matches any name at its depth: the program's own functions, named
+    alike on both sides, must match exactly.  Those
+    names and the samples paired through them are printed;
+  - every process row is the name of a pid's exec'd command: the samples
+    under each row are as many as the samples of the pids whose last comm
+    (the command they exec'd) is that name; no row is "[perf-exec]";
+  - no "[Process N]" row (a pid without PROCESS frame), unless folded has
+    no user frame for those samples either.
+
+Exit status 0 when all hold; the differences on stderr otherwise.
+"""
+
+import collections
+import json
+import sys
+
+
+def split_line(line):
+    stack, _, count = line.rstrip("\n").rpartition(" ")
+    return stack, int(count)
+
+
+def norm(name):
+    return name.split("@", 1)[0].lstrip("_")
+
+
+def match(tree, folded, known, known_tree):
+    """Pairs the samples of TREE and FOLDED (Counters of stacks): equal
+    stacks first, then stacks of the same depth that differ only where
+    Sysprof's name is one -f folded never uses (its other alias, "In file
+    ...").  Returns the Counters of what stays unpaired, and how many
+    samples were paired through such a name."""
+    tree = collections.Counter(tree)
+    folded = collections.Counter(folded)
+    common = tree & folded
+    tree -= common
+    folded -= common
+    through = 0
+    for t in sorted(tree):
+        tn = t.split(";")
+        for f in sorted(folded):
+            if tree[t] == 0:
+                break
+            fn = f.split(";")
+            if len(fn) != len(tn) or folded[f] == 0:
+                continue
+            if all(a == b or a not in known or b not in known_tree
+                   for a, b in zip(tn, fn)):
+                n = min(tree[t], folded[f])
+                tree[t] -= n
+                folded[f] -= n
+                through += n
+    return +tree, +folded, through
+
+
+def normalize(stacks):
+    out = collections.Counter()
+    for funcs, c in stacks.items():
+        out[";".join(norm(n) for n in funcs.split(";")) if funcs else ""] += c
+    return out
+
+
+def names_of(stacks):
+    return {norm(n) for funcs in stacks for n in funcs.split(";") if funcs}
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    tree_stacks = collections.Counter()
+    rows = collections.Counter()
+    process_rows = collections.Counter()
+    with open(argv[1]) as f:
+        for line in f:
+            stack, count = split_line(line)
+            row, _, funcs = stack.partition(";")
+            tree_stacks[funcs] += count
+            rows[row] += count
+            if row.startswith("[Process "):
+                process_rows[funcs] += count
+    folded_stacks = collections.Counter()
+    with open(argv[2]) as f:
+        for line in f:
+            stack, count = split_line(line)
+            _, _, funcs = stack.partition(";")
+            folded_stacks[funcs] += count
+    last = {}
+    with open(argv[3]) as f:
+        for line in f:
+            s = json.loads(line)
+            if s["pid"] not in last or s["time"] >= last[s["pid"]][0]:
+                last[s["pid"]] = (s["time"], s["comm"])
+    by_pid = collections.Counter()
+    with open(argv[3]) as f:
+        for line in f:
+            s = json.loads(line)
+            by_pid["[%s]" % last[s["pid"]][1]] += 1
+
+    ok = True
+    total = sum(tree_stacks.values())
+    print("# Sysprof's tree: %d samples, %d stacks, rows %s"
+          % (total, len(tree_stacks), dict(rows)))
+    tree_n = normalize(tree_stacks)
+    folded_n = normalize(folded_stacks)
+    known = names_of(folded_n)
+    print("# names only in Sysprof's tree: %s" % sorted(names_of(tree_n) - known))
+    print("# names only in -f folded: %s" % sorted(names_of(folded_n) - names_of(tree_n)))
+    extra, missing, through = match(tree_n, folded_n, known, names_of(tree_n))
+    print("# samples paired through those names: %d" % through)
+    if extra or missing:
+        ok = False
+        print("function stacks differ: %d samples only in -f folded, %d only in "
+              "Sysprof's tree" % (sum(missing.values()), sum(extra.values())),
+              file=sys.stderr)
+        for name, c in list(missing.items())[:5]:
+            print("  folded only (%d): %s" % (c, name), file=sys.stderr)
+        for name, c in list(extra.items())[:5]:
+            print("  Sysprof only (%d): %s" % (c, name), file=sys.stderr)
+    if rows != by_pid:
+        ok = False
+        print("process rows differ: Sysprof %s, by exec'd command %s"
+              % (dict(rows), dict(by_pid)), file=sys.stderr)
+    if "[perf-exec]" in rows:
+        ok = False
+        print("a [perf-exec] row", file=sys.stderr)
+    lacking = sum(c for funcs, c in process_rows.items() if funcs == "")
+    if lacking and folded_stacks.get("", 0) < lacking:
+        ok = False
+        print("%d samples under [Process N] rows have no user frames" % lacking,
+              file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

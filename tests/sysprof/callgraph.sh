@@ -1,0 +1,125 @@
+#!/bin/sh
+# What the Sysprof GUI shows of our captures: Debian's libsysprof-4 builds
+# the call tree as the GUI does (sysprof-callgraph), and the tree is held
+# against -f folded and -f json of the same samples (callgraph-compare.py):
+# every pid is named by its exec'd command (never perf's `perf-exec'), no
+# "[Process N]" row lacks user frames that -f folded has, and the
+# functions and counts are -f folded's.  The workload forks a child that
+# runs in its parent's image, then execs a shell that forks a command.
+# Three captures: a perf.data conversion, a live capture (its samples kept
+# with --record for the oracle), and a Sysprof stack-user stream through
+# -m naive.  Then the binaries are replaced by same-content copies
+# (cp -p prog x && mv x prog: a new inode) and the same trees must come out.
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/sysprof/sysprof-lib.sh"
+
+CALLGRAPH="$TOP_BUILDDIR/tests/sysprof/sysprof-callgraph"
+COMPARE="$TOP_SRCDIR/tests/sysprof/callgraph-compare.py"
+
+plan=9
+echo "1..$plan"
+e2e_setup
+problem=$(tools_problem)
+_q=$(tool_problem sysprof-callgraph "$CALLGRAPH")
+[ -n "$_q" ] && problem="$problem${problem:+; }$_q"
+[ -x "$TOP_BUILDDIR/tests/sysprof/shellfork" ] || problem="$problem${problem:+; }shellfork is not built"
+E=$EU_STACKTRACE
+if [ -n "$problem" ]; then
+  while [ "$tap_n" -lt $plan ]; do tap_not_ok "not run ($problem)"; done
+  exit 0
+fi
+
+# The programs run from copies that the test may replace.
+cp "$TOP_BUILDDIR/tests/sysprof/shellfork" "$WORKLOADS/deep" "$tmp/"
+PROG="$tmp/shellfork 400 $tmp/deep 300"
+
+# tree NAME CAPTURE: Sysprof's tree of CAPTURE against $tmp/NAME.folded
+# and $tmp/NAME.json.
+tree ()
+{
+  "$CALLGRAPH" "$2" > "$tmp/$1.cg" &&
+    "$PYTHON3" "$COMPARE" "$tmp/$1.cg" "$tmp/$1.folded" "$tmp/$1.json"
+}
+
+convert ()
+{
+  # shellcheck disable=SC2086
+  record "$tmp/perf.data" $PROG &&
+    "$E" -i "$tmp/perf.data" -f sysprof -o "$tmp/conv.cap" &&
+    "$E" -i "$tmp/perf.data" -f folded -o "$tmp/conv.folded" &&
+    "$E" -i "$tmp/perf.data" -f json -o "$tmp/conv.json" &&
+    tree conv "$tmp/conv.cap"
+}
+check "perf.data -> -f sysprof: Sysprof's tree names each pid by its exec'd command, \
+functions and counts as -f folded" convert
+
+live ()
+{
+  # shellcheck disable=SC2086
+  "$E" -f sysprof -o "$tmp/live.cap" --record="$tmp/live.data" -- $PROG > /dev/null &&
+    "$E" -i "$tmp/live.data" -f folded -o "$tmp/live.folded" &&
+    "$E" -i "$tmp/live.data" -f json -o "$tmp/live.json" &&
+    tree live "$tmp/live.cap"
+}
+check "live -f sysprof -- COMMAND: the same of Sysprof's tree" live
+
+naive ()
+{
+  "$E" -i "$tmp/perf.data" -m passthru -f sysprof -o "$tmp/stream" &&
+    "$E" -i "$tmp/stream" -m naive -f sysprof -o "$tmp/naive.cap" &&
+    "$E" -i "$tmp/stream" -f folded -o "$tmp/naive.folded" &&
+    "$E" -i "$tmp/stream" -f json -o "$tmp/naive.json" &&
+    tree naive "$tmp/naive.cap"
+}
+check "Sysprof stream -> -m naive -f sysprof: the same of Sysprof's tree" naive
+
+# Sysprof's [Process N] rows and inode checks, read from the frames.
+no_inodes ()
+{
+  "$PYTHON3" - "$tmp/conv.cap" "$tmp/live.cap" "$tmp/naive.cap" <<'PY' &&
+import struct, sys
+bad = 0
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    at, maps = 256, 0
+    while at + 24 <= len(data):
+        length, _, pid, _, typ = struct.unpack_from("<HhiqI", data, at)
+        if length < 24:
+            break
+        if typ == 3:   # MAP: start, end, offset, inode, filename
+            maps += 1
+            inode = struct.unpack_from("<Q", data, at + 48)[0]
+            if inode != 0:
+                bad += 1
+                print("%s: pid %d: map frame with inode %d" % (path, pid, inode))
+        at += length
+    print("%s: %d map frames" % (path, maps))
+sys.exit(1 if bad else 0)
+PY
+    ! grep 'inode mismatch' "$tmp/conv.cg" "$tmp/live.cg" "$tmp/naive.cg"
+}
+check "every map frame has inode 0 (as Sysprof's perf source writes), none shows as \
+inode mismatch" no_inodes
+
+replace ()
+{
+  for _p in shellfork deep; do
+    _before=$(stat -c %i "$tmp/$_p")
+    cp -p "$tmp/$_p" "$tmp/$_p.new" && mv "$tmp/$_p.new" "$tmp/$_p" || return 1
+    echo "$_p: inode $_before -> $(stat -c %i "$tmp/$_p")"
+    [ "$(stat -c %i "$tmp/$_p")" != "$_before" ] || return 1
+  done
+}
+check "the binaries are replaced by same-content copies (new inodes)" replace
+
+check "after the replacement: the conversion's tree is still -f folded's" tree conv "$tmp/conv.cap"
+check "after the replacement: the live capture's tree is still -f folded's" tree live "$tmp/live.cap"
+check "after the replacement: the -m naive capture's tree is still -f folded's" \
+  tree naive "$tmp/naive.cap"
+after_again ()
+{
+  "$E" -i "$tmp/perf.data" -f sysprof -o "$tmp/conv2.cap" && tree conv "$tmp/conv2.cap"
+}
+check "after the replacement: a new conversion's tree is -f folded's" after_again
+
+[ "$tap_n" -eq $plan ] || echo "# internal error: $tap_n results for a plan of $plan"
+exit 0

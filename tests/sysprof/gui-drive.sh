@@ -1,0 +1,75 @@
+#!/bin/sh
+# Drives Sysprof's GUI (run by gui.sh under Xvfb, inside dbus-run-session):
+#   gui-drive.sh CAPTURE OUTDIR
+# opens CAPTURE with `sysprof CAPTURE', waits until its call graph is
+# built, takes a screenshot (OUTDIR/sysprof-gui.png), then expands the whole
+# Descendants tree of [Everything] (keypad `*'), selects every row (Ctrl+A)
+# and copies them with Sysprof's own Ctrl+C (the callgraph page's
+# page.copy: "[SELF%] [TOTAL%]  NAME" per row, indented by depth), which
+# xclip reads into OUTDIR/gui-tree.txt; and the Details page's "Recorded
+# At" and "CPU Model", read through AT-SPI (OUTDIR/gui-details.txt).  Then a second screenshot of the
+# expanded tree (OUTDIR/sysprof-gui-tree.png).  Polls with bounded retries:
+# the GUI needs seconds to start on a loaded machine.
+cap=$1
+out=$2
+name=$(basename "$cap")
+TZ=UTC LC_ALL=C GSK_RENDERER=cairo sysprof "$cap" > "$out/sysprof-gui.log" 2>&1 &
+pid=$!
+trap 'kill $pid 2>/dev/null' EXIT
+
+# The window is named for the capture once it is open.
+i=0
+wid=""
+while [ -z "$wid" ] && [ $i -lt 240 ]; do
+  wid=$(xdotool search --name "$name" 2>/dev/null | head -1)
+  [ -n "$wid" ] || sleep 0.5
+  i=$((i + 1))
+done
+[ -n "$wid" ] || { echo "no Sysprof window for $name after 120 s"; exit 1; }
+echo "Sysprof window $wid"
+
+# The Descendants view's first row is [Everything] once the call graph is
+# built: click it and copy it until that shows (default window size: the
+# row is at 470,211).
+copy_rows ()
+{
+  xdotool mousemove --sync 470 211 click 1 > /dev/null 2>&1
+  xdotool key --clearmodifiers ctrl+a ctrl+c > /dev/null 2>&1
+  xclip -o -selection clipboard 2> /dev/null > "$out/gui-tree.txt"
+}
+i=0
+while [ $i -lt 240 ]; do
+  copy_rows
+  grep -q '\[Everything\]' "$out/gui-tree.txt" && break
+  sleep 0.5
+  i=$((i + 1))
+done
+grep -q '\[Everything\]' "$out/gui-tree.txt" || { echo "no call graph after 120 s"; exit 1; }
+import -window "$wid" "$out/sysprof-gui.png" || exit 1
+# The Details page's Recorded At and CPU Model, as a screen reader reads
+# them (its labels are filled while the call graph is built).
+i=0
+while [ $i -lt 60 ]; do
+  /usr/bin/python3 "$(dirname "$0")/gui-details.py" > "$out/gui-details.txt" 2>&1 &&
+    ! grep -q ': $' "$out/gui-details.txt" && break
+  sleep 0.5
+  i=$((i + 1))
+done
+cat "$out/gui-details.txt"
+
+# Expand everything below [Everything], then copy until the rows stop
+# growing (the tree view expands at its next frame).
+xdotool mousemove --sync 470 211 click 1 > /dev/null 2>&1
+xdotool key KP_Multiply
+prev=0
+i=0
+while [ $i -lt 60 ]; do
+  copy_rows
+  n=$(wc -l < "$out/gui-tree.txt")
+  [ "$n" -gt 3 ] && [ "$n" -eq "$prev" ] && break
+  prev=$n
+  sleep 0.5
+  i=$((i + 1))
+done
+echo "$(wc -l < "$out/gui-tree.txt") rows copied from Sysprof's Descendants view"
+import -window "$wid" "$out/sysprof-gui-tree.png"

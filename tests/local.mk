@@ -8,3 +8,6 @@ include $(srcdir)/tests/flamegraph/local.mk
 include $(srcdir)/tests/sysprof/local.mk
 include $(srcdir)/tests/debuginfod/local.mk
 include $(srcdir)/tests/ns-helper/local.mk
+
+# The TAP library that every shell test sources.
+EXTRA_DIST += tests/tap.sh

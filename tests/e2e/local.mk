@@ -11,7 +11,8 @@ E2E_TESTS = \
 	tests/e2e/manyproc.sh \
 	tests/e2e/jobs.sh \
 	tests/e2e/bad-input.sh \
-	tests/e2e/output-errors.sh
+	tests/e2e/output-errors.sh \
+	tests/e2e/golden.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
@@ -20,3 +21,18 @@ EXTRA_DIST += \
 	tests/e2e/compare-perf-script.py \
 	tests/e2e/filter-pipe-samples.py \
 	tests/e2e/corrupt-perf-data.py
+
+# Golden outputs (tests/golden/README): committed recordings of a program
+# that maps only itself, and their outputs byte for byte.
+EXTRA_DIST += \
+	tests/golden/README \
+	tests/golden/golden-prog.c \
+	tests/golden/golden-prog \
+	tests/golden/golden.data \
+	tests/golden/golden.syscap \
+	tests/golden/expected/data.text \
+	tests/golden/expected/data.folded \
+	tests/golden/expected/data.json \
+	tests/golden/expected/data.svg \
+	tests/golden/expected/data.pprof \
+	tests/golden/expected/data.sysprof

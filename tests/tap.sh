@@ -1,0 +1,103 @@
+# The one TAP library of the shell tests; POSIX sh, sourced:
+#   . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
+#
+# automake's tap-driver.sh reads what a test prints: a plan ("1..N"), one
+# "ok N - what" or "not ok N - what" per check, "# ..." diagnostics.  The
+# numbers are counted here, so a test never writes one by hand.
+#
+#   tap_plan N              the plan; once, before or after the results
+#   tap_ok DESCRIPTION      a check that passed
+#   tap_not_ok DESCRIPTION  a check that failed
+#   tap_result STATUS DESCRIPTION   ok when STATUS is 0, else not ok
+#   tap_skip DESCRIPTION REASON     a check the harness cannot run here (a
+#                           missing privilege, not a missing package): the
+#                           driver counts it as SKIP, never as a pass, and CI
+#                           fails on any skip
+#   tap_diag TEXT...        one diagnostic line
+#   tap_diag_file FILE [MAX_LINES]  a file's first lines (40) as diagnostics
+#   tap_counted N [FAILED]  N results that another program printed (a
+#                           python checker told where to start numbering
+#                           with $((tap_n + 1))); FAILED non-zero: one of
+#                           them failed
+#   tap_bail REASON         "Bail out!": the test cannot go on; exits
+#   tap_done                the summary; checks the count against the plan
+#                           (a mismatch is an error: exit 99), exits 0:
+#                           the verdict is in the "ok"/"not ok" lines, and a
+#                           non-zero status would count one more ERROR
+#
+# tap_n is the number of results so far, tap_failed is 1 once one failed.
+
+tap_n=0
+tap_failed=0
+tap_skipped=0
+tap_planned=""
+
+tap_plan ()
+{
+  tap_planned=$1
+  echo "1..$1"
+}
+
+tap_ok ()
+{
+  tap_n=$((tap_n + 1))
+  echo "ok $tap_n - $*"
+}
+
+tap_not_ok ()
+{
+  tap_n=$((tap_n + 1))
+  tap_failed=1
+  echo "not ok $tap_n - $*"
+}
+
+tap_result ()
+{
+  _tap_status=$1
+  shift
+  if [ "$_tap_status" -eq 0 ]; then
+    tap_ok "$@"
+  else
+    tap_not_ok "$@"
+  fi
+}
+
+tap_skip ()
+{
+  tap_n=$((tap_n + 1))
+  tap_skipped=$((tap_skipped + 1))
+  echo "ok $tap_n - $1 # SKIP ${2:-}"
+}
+
+tap_diag ()
+{
+  echo "# $*"
+}
+
+tap_diag_file ()
+{
+  [ -s "$1" ] || return 0
+  head -n "${2:-40}" "$1" | sed 's/^/#   /'
+}
+
+tap_counted ()
+{
+  tap_n=$((tap_n + $1))
+  [ "${2:-0}" -eq 0 ] || tap_failed=1
+}
+
+tap_bail ()
+{
+  echo "Bail out! $*"
+  exit 99
+}
+
+tap_done ()
+{
+  echo "# summary: $tap_n results, failed: $tap_failed, skipped: $tap_skipped"
+  if [ -n "$tap_planned" ] && [ "$tap_n" -ne "$tap_planned" ]; then
+    echo "# internal error: $tap_n results for a plan of $tap_planned"
+    exit 99
+  fi
+  exit 0
+}

@@ -26,6 +26,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset DEBUGINFOD_URLS
+. "$TOP_SRCDIR/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
 # The work directory goes with this shell only: a subshell that ends
 # through a trap (a CI run once lost it half-way, "rm: cannot remove ...")
@@ -40,13 +41,8 @@ else
 fi
 trap 'exit 130' INT
 trap 'exit 143' TERM
-echo "1..7"
+tap_plan 7
 
-n_tap=0
-result () {  # STATUS DESCRIPTION
-  n_tap=$((n_tap + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n_tap - $2"; else echo "not ok $n_tap - $2"; fi
-}
 diag () { sed 's/^/#   /' "$@" | head -20; }
 
 # wait_until CMD...: up to ~10 s for CMD to succeed (polled every 50 ms,
@@ -77,10 +73,10 @@ $CHECK "$tmp/all.list" > "$tmp/all.check" 2>&1
 r=$?
 echo "# -a for $all_s s: status $st, $(wc -l < "$tmp/all.jsonl") samples, longest comm: $(awk '{ print length, $0 }' /proc/[0-9]*/task/[0-9]*/comm 2> /dev/null | sort -rn | head -1)"
 if [ $st -eq 0 ] && [ $r -eq 0 ] && ! grep -qE "Sanitizer|runtime error" "$tmp/all.err"; then
-  result 0 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
+  tap_result 0 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
 else
   diag "$tmp/all.err" "$tmp/all.check"
-  result 1 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
+  tap_result 1 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
 fi
 
 # Inputs: a short recording, as a file and in perf's pipe format; a Sysprof
@@ -93,7 +89,7 @@ if ! "$PERF" record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/sma
    ! "$EU_STACKTRACE" -i "$tmp/small.data" -m passthru -f sysprof -o "$tmp/stream" \
        2>> "$tmp/record.err"; then
   diag "$tmp/record.err"
-  while [ $n_tap -lt 7 ]; do result 1 "not run: cannot record the inputs"; done
+  tap_fill "not run: cannot record the inputs"
   exit 0
 fi
 half () { head -c $(($(wc -c < "$1") / 2)) "$1" > "$2"; }
@@ -275,14 +271,14 @@ one cmd-deaf json timeout
 t1=$(date +%s)
 echo "# $runs interrupted runs in $((t1 - t0)) s: $forced ended 128+N (stopped at once), $bad_status with a bad status or a temporary file left, $reports sanitizer reports, $leftovers profiled commands left running, $target_killed -p targets killed"
 
-result $((reports != 0)) "$runs interrupted runs: no sanitizer report ($reports)"
-result $((bad_status != 0)) "$runs interrupted runs: status 0, 128+N or timeout's 124, no temporary file left ($bad_status bad)"
-result $((leftovers + target_killed != 0)) "$runs interrupted runs: no profiled command left running ($leftovers), no -p target killed ($target_killed)"
+tap_result $((reports != 0)) "$runs interrupted runs: no sanitizer report ($reports)"
+tap_result $((bad_status != 0)) "$runs interrupted runs: status 0, 128+N or timeout's 124, no temporary file left ($bad_status bad)"
+tap_result $((leftovers + target_killed != 0)) "$runs interrupted runs: no profiled command left running ($leftovers), no -p target killed ($target_killed)"
 
 $CHECK "$tmp/outputs.list" > "$tmp/check.out" 2>&1
 r=$?
 sed 's/^/# /' "$tmp/check.out" | tail -5
-result $r "json, folded, svg and pprof outputs of interrupted runs are well-formed: $(tail -1 "$tmp/check.out")"
+tap_result $r "json, folded, svg and pprof outputs of interrupted runs are well-formed: $(tail -1 "$tmp/check.out")"
 
 n_cap=0; good_cap=0
 while read -r cap; do
@@ -293,11 +289,11 @@ while read -r cap; do
     echo "# bad capture $cap:"; diag "$tmp/cap.out"
   fi
 done < "$tmp/syscaps.list"
-result $((n_cap != good_cap)) "Sysprof captures of interrupted runs read whole with libsysprof-capture: $good_cap of $n_cap"
+tap_result $((n_cap != good_cap)) "Sysprof captures of interrupted runs read whole with libsysprof-capture: $good_cap of $n_cap"
 
 # Three signals stop a run whose command ignores them at once, and say so.
 n_forced=$(grep -l "stopping at once" "$tmp"/runs/*/err 2> /dev/null | wc -l)
 echo "# $n_forced runs stopped at once on a third signal"
 [ "$n_forced" -ge 5 ]
-result $? "a third signal stops the run at once, with a message ($n_forced runs)"
-exit 0
+tap_result $? "a third signal stops the run at once, with a message ($n_forced runs)"
+tap_done

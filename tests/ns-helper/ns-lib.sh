@@ -33,29 +33,21 @@ cleanup () {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP PIPE
 
-# TAP, numbered as it goes; the plan comes last.
-t=0
-ok () { t=$((t + 1)); echo "ok $t - $*"; }
-not_ok () { t=$((t + 1)); echo "not ok $t - $*"; }
+# TAP (tests/tap.sh), numbered as it goes; the plan comes last.
+. "$TOP_SRCDIR/tests/tap.sh"
 diag () { sed 's/^/#   /' "$@"; }
 # relay_tap NAME TAP ERR: the TAP lines a helper script (NAME) wrote to TAP,
 # renumbered into ours; its other lines as they are; its stderr as a
 # diagnostic, and a traceback as a failure.
 relay_tap () {
-  while IFS= read -r line; do
-    case $line in
-      "ok "*) ok "${line#ok * - }" ;;
-      "not ok "*) not_ok "${line#not ok * - }" ;;
-      "1.."*) ;;
-      *) echo "$line" ;;
-    esac
-  done < "$2"
+  tap_relay < "$2"
   if [ -s "$3" ]; then
     echo "# $1 said:"; diag "$3"
-    grep -q Traceback "$3" && not_ok "$1 ran to the end"
+    grep -q Traceback "$3" && tap_not_ok "$1 ran to the end"
   fi
 }
-plan () { echo "1..$t"; }
+# plan_and_done: the plan, last, and the summary.
+plan_and_done () { tap_plan "$tap_n"; tap_done; }
 
 # The copies that go into the namespaces: $stage/plain (program and library)
 # and $stage/root (a root: those, libc and the dynamic linker).
@@ -168,9 +160,9 @@ check_chains () {
   "$PYTHON3" "$TOP_SRCDIR/tests/live/check-chains.py" "$tmp/$name.jsonl" "$@" > "$tmp/$name.chains"
   grep '^#' "$tmp/$name.chains"
   if grep -q '^ok' "$tmp/$name.chains"; then
-    ok "$(sed -n 's/^ok - //p' "$tmp/$name.chains")"
+    tap_ok "$(sed -n 's/^ok - //p' "$tmp/$name.chains")"
   else
-    not_ok "$(sed -n 's/^not ok - //p' "$tmp/$name.chains")"
+    tap_not_ok "$(sed -n 's/^not ok - //p' "$tmp/$name.chains")"
   fi
 }
 

@@ -11,3 +11,7 @@ include $(srcdir)/tests/ns-helper/local.mk
 
 # The TAP library that every shell test sources.
 EXTRA_DIST += tests/tap.sh
+
+# Runs shellcheck on every shell script (tests/, bench/, tools/, .ci/run).
+TESTS += tests/shellcheck.sh
+EXTRA_DIST += tests/shellcheck.sh

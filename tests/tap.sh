@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # The one TAP library of the shell tests; POSIX sh, sourced:
 #   . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
 #
@@ -102,6 +103,7 @@ tap_counted ()
 tap_relay ()
 {
   while IFS= read -r _tap_line; do
+    # shellcheck disable=SC2001  # a regular expression, not a fixed string
     case $_tap_line in
       "ok" | "ok "*)
         tap_ok "$(echo "${_tap_line#ok}" | sed 's/^ *[0-9]* *-\{0,1\} *//')" ;;

@@ -24,10 +24,11 @@ W=$(mktemp -d /var/tmp/eust-flatpak.XXXXXX)
 export CTR_PREFIX=/app/
 made_app=
 user_made=
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   flatpak kill "$APP" >/dev/null 2>&1
   if [ -n "$user_made" ]; then
-    runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/$UID_U PATH=/usr/bin:/bin \
+    runuser -u "$U" -- env -i HOME=/home/"$U" XDG_RUNTIME_DIR=/run/user/"$UID_U" PATH=/usr/bin:/bin \
       flatpak kill "$APP" >/dev/null 2>&1
     sleep 0.3
     for p in $(pgrep -u "$U"); do kill -9 "$p" 2>/dev/null; done
@@ -41,7 +42,7 @@ cleanup() {
   rm -rf "/root/.var/app/$APP" "/root/.cache/.flatpak/$APP" "/root/.cache/app/$APP"
   for d in "$CG"/app-flatpak-org.eust.*.scope; do
     [ -d "$d" ] || continue
-    for p in $(cat "$d/cgroup.procs"); do echo "$p" > "$CG/cgroup.procs"; done
+    while read -r p; do echo "$p" > "$CG/cgroup.procs"; done < "$d/cgroup.procs"
     rmdir "$d"
   done
   [ -n "$made_app" ] && rm -rf /app
@@ -85,12 +86,13 @@ CSUM=$(basename "$(readlink "$SYS/app/$APP/x86_64/master/active")")
 
 # The ctrprog under process ROOT (flatpak execs bwrap, which forks).
 prog_under() {
-  local i todo p c root=$1
-  for i in $(seq 300); do
+  local todo p c root=$1
+  for _ in $(seq 300); do
     todo=$root
     while [ -n "$todo" ]; do
+      # shellcheck disable=SC2086  # the list is split into pids on purpose
       set -- $todo; p=$1; shift; todo="$*"
-      [ "$(cat /proc/$p/comm 2>/dev/null)" = ctrprog ] && { echo "$p"; return 0; }
+      [ "$(cat /proc/"$p"/comm 2>/dev/null)" = ctrprog ] && { echo "$p"; return 0; }
       for c in $(pgrep -P "$p"); do todo="$todo $c"; done
     done
     sleep 0.03
@@ -102,7 +104,7 @@ start_root() { # LOG: starts the system-wide app as root, prints the ctrprog's p
   local r=$!
   prog_under "$r"
 }
-gone() { for i in $(seq 100); do [ -d "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
+gone() { for _ in $(seq 100); do [ -d "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
 sample() { # OUT PID ARGS...
   local out=$1 pid=$2; shift 2
   timeout -s INT 2 "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
@@ -167,6 +169,7 @@ P9=$(start_root "$W/run9.log") || bail "flatpak run (scenario 9) did not start c
 sleep 0.3
 timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s9.data" -f json -o /dev/null -p "$P9" 2> "$W/s9rec.err"
 flatpak uninstall --system -y --noninteractive "$APP" > "$W/uninstall.log" 2>&1
+# shellcheck disable=SC2015  # the last command runs when any step before it fails, as meant
 ls -d "$SYS/.removed/$APP-$CSUM" >> "$W/uninstall.log" 2>&1 && [ ! -e "$SYS/app/$APP/x86_64/master/$CSUM" ] \
   || bail "the uninstalled app's deployment is not in $SYS/.removed" "$W/uninstall.log"
 sample "$W/s9l" "$P9" --ns-helper none
@@ -188,12 +191,12 @@ install -d -o "$U" -g "$U" -m 700 "/run/user/$UID_U"
 install -d -o "$U" "$W/dbus"
 runuser -u "$U" -- dbus-daemon --session --address="unix:path=$W/dbus/bus" --fork --print-pid --nosyslog > "$W/dbus/pid" \
   || bail "dbus-daemon for $U"
-asuser() { runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/$UID_U USER=$U LOGNAME=$U \
-  PATH=/usr/sbin:/usr/bin:/sbin:/bin DBUS_SYSTEM_BUS_ADDRESS=unix:path=$W/dbus/bus "$@"; }
+asuser() { runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/"$UID_U" USER=$U LOGNAME=$U \
+  PATH=/usr/sbin:/usr/bin:/sbin:/bin DBUS_SYSTEM_BUS_ADDRESS=unix:path="$W"/dbus/bus "$@"; }
 { asuser flatpak remote-add --user --if-not-exists --no-gpg-verify "$REMOTE" "$W/repo" &&
   asuser flatpak install --user -y --noninteractive "$REMOTE" "runtime/$RT/x86_64/master" "app/$APP/x86_64/master"; } \
   > "$W/user-install.log" 2>&1 || bail "flatpak install --user" "$W/user-install.log"
-setsid runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/$UID_U PATH=/usr/bin:/bin \
+setsid runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/"$UID_U" PATH=/usr/bin:/bin \
   flatpak run --user "$APP" > "$W/run6.log" 2>&1 < /dev/null &
 P6=$(prog_under $!) || bail "flatpak run --user did not start ctrprog" "$W/run6.log"
 sleep 0.3

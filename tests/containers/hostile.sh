@@ -22,9 +22,10 @@ A=eust-ha-$$
 V=eust-hv-$$
 W=$(mktemp -d /var/tmp/eust-hostile.XXXXXX)
 chmod 755 "$W"
-UID_A= UID_V=
+UID_A='' UID_V=''
 MOUNTS=()
 PLANTED=()
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null; done
   for f in "${PLANTED[@]}"; do rm -rf "$f"; done
@@ -55,9 +56,6 @@ HA=/home/$A
 install -d -o "$A" -g "$A" -m 700 "/run/user/$UID_A"
 install -d -o "$V" -g "$V" -m 700 "/run/user/$UID_V"
 as() { local u=$1; shift; (cd / && runuser -u "$u" -- env -i HOME="/home/$u" PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"); }
-# bg USER CMD...: in the background, not as a job of ours (no "Killed"
-# notices), with nothing of ours open.
-bg() { ( as "$@" < /dev/null > /dev/null 2>&1 & ); sleep 0.3; }
 # launch USER NAME CMD...: starts CMD as USER in the background and prints
 # the pid of the new process named NAME (after its exec), waiting up to 5 s.
 launch() {
@@ -85,6 +83,7 @@ EOF
 echo 'void hl_work (void); int main (void) { hl_work (); return 0; }' > "$W/prog.c"
 echo 'volatile unsigned long s; int main (void) { for (;;) s++; }' > "$W/spin.c"
 install -d -o "$A" -g "$A" "$HA/hl" "$HA/hl/.debug"
+# shellcheck disable=SC2015  # the last command runs when any step before it fails, as meant
 cc -O1 -g -shared -fPIC -o "$W/libhl.so" "$W/hl.c" \
   && objcopy --only-keep-debug "$W/libhl.so" "$W/libhl.debug" && strip --strip-all "$W/libhl.so" \
   && objcopy --add-gnu-debuglink="$W/libhl.debug" "$W/libhl.so" \
@@ -204,6 +203,7 @@ rmdir /usr/lib/debug/home "$(dirname "$BIDPATH")" 2>/dev/null
 nsplant() { # TYPE PATH-IN-ROOT: prints the pid of A's spinner
   local r=$W/ns-$1
   install -d -o "$A" -g "$A" "$r"
+  # shellcheck disable=SC2016  # expanded by the inner shell
   launch "$A" spin unshare -Urm sh -c '
     r=$1 type=$2 path=$3
     mount -t tmpfs none "$r" && mkdir -p "$r/usr" "$r/run" "$r/w" "$r/dev" || exit 1

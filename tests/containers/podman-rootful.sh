@@ -15,6 +15,7 @@ IMG=localhost/eust-ctrtest:$$
 C1=eust-s1-$$
 C7=eust-s7-$$
 pod() { podman --runtime runc --cgroup-manager=cgroupfs "$@"; }
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   pod rm -f -t 0 "$C1" "$C7" >/dev/null 2>&1
   pod rmi -f "$IMG" >/dev/null 2>&1

@@ -23,6 +23,7 @@ UID_U=
 pod() { (cd / && runuser -u "$U" -- env -i HOME="/home/$U" XDG_RUNTIME_DIR="/run/user/$UID_U" \
           USER="$U" LOGNAME="$U" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
           podman --runtime runc --cgroup-manager=cgroupfs "$@"); }
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   if [ -n "$UID_U" ]; then
     pod rm -a -f -t 0 >/dev/null 2>&1
@@ -88,7 +89,7 @@ scenario() {
   local s=$1 desc=$2 c=$3 p r
   p=$(pid_of "$c"); sleep 0.3
   if [ -z "$p" ] || [ "$p" = 0 ]; then
-    for i in 1 2 3; do tap_result 1 "scenario $s: $desc: container $c did not start" /dev/null; done; return
+    for _ in 1 2 3; do tap_result 1 "scenario $s: $desc: container $c did not start" /dev/null; done; return
   fi
   sample "$W/s$s" "$p"
   $PYTHON3 "$here/check-frames.py" "$W/s$s.jsonl" "$s $desc (live)" "podman:$c" > "$W/s$s.row" 2>&1

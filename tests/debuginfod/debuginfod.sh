@@ -42,6 +42,7 @@ verdict () {
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-debuginfod.XXXXXX") || exit 1
 pids=""
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup () {
   for pid in $pids; do kill "$pid" 2>/dev/null; done
   for pid in $pids; do wait "$pid" 2>/dev/null; done

@@ -38,11 +38,13 @@ done
 
 # 0.3 s at 999 Hz: ~300 samples of 8 KiB stacks, ~2.5 MB each.
 record="record -e cpu-clock -F 999 --call-graph dwarf"
+# shellcheck disable=SC2086  # $record is perf's words on purpose
 if ! run_perf $record -o "$tmp/file.data" -- "$DEMO" 0.3 \
        > "$tmp/record.out" 2> "$tmp/record.err" || ! [ -s "$tmp/file.data" ]; then
   tap_diag_file "$tmp/record.err" 40 >&2
   fail_all "perf $record -o FILE -- $DEMO 0.3 failed"
 fi
+# shellcheck disable=SC2086  # $record is perf's words on purpose
 if ! run_perf $record -o - -- "$DEMO" 0.3 > "$tmp/pipe.data" 2> "$tmp/record-pipe.err" \
      || ! [ -s "$tmp/pipe.data" ]; then
   tap_diag_file "$tmp/record-pipe.err" 40 >&2

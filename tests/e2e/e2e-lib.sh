@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the end-to-end tests (tests/e2e/*.sh); POSIX sh, sourced.
 #
 # Each test records one workload with `perf record --call-graph dwarf`,

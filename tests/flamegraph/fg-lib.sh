@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the flame graph and pprof tests (tests/flamegraph/*.sh); POSIX
 # sh, sourced.  Builds on tests/e2e/e2e-lib.sh (TAP helpers, the private
 # perf HOME, the temporary directory; E2E_KEEP=1 keeps it).
@@ -9,7 +10,9 @@
 
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
+# shellcheck disable=SC2034  # used by the scripts that source this file
 FG="$TOP_SRCDIR/tests/flamegraph"
+# shellcheck disable=SC2034  # used by the scripts that source this file
 ARTIFACTS="$TOP_BUILDDIR/tests/flamegraph"
 : "${GO:=go}"
 : "${CHROMIUM:=chromium}"

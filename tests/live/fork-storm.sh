@@ -22,6 +22,7 @@ SLACK_KB=$((4 * 1024))
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-storm.XXXXXX")
 loops=""
 prof=""
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup () {
   for p in $loops; do kill "$p" 2> /dev/null; done
   [ -n "$prof" ] && kill -KILL "$prof" 2> /dev/null
@@ -41,6 +42,8 @@ wait_until () {
     sleep 0.05
   done
 }
+# shellcheck disable=SC2317  # called by name through wait_until
+# shellcheck disable=SC2010  # ls -l shows where each fd of /proc/PID/fd points
 has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
 gone () { ! kill -0 "$1" 2> /dev/null; }
 rss_kb () { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2> /dev/null; }

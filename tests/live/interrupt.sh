@@ -33,6 +33,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
 # must not take it along.  $$ is the main shell's pid in every subshell;
 # bash's BASHPID (make check runs tests with bash) or, in dash, sh -c's
 # $PPID is the pid of the process that runs the trap.
+# shellcheck disable=SC2317  # called by name through wait_until
+# shellcheck disable=SC3028  # BASHPID under bash; sh -c's PPID under dash
 main_shell () { [ "${BASHPID:-$(sh -c 'echo $PPID')}" = "$$" ]; }
 if [ -n "${INTERRUPT_KEEP:-}" ]; then
   echo "# keeping $tmp"
@@ -56,10 +58,15 @@ wait_until () {
   done
 }
 alive () { kill -0 "$1" 2> /dev/null; }
+# shellcheck disable=SC2317  # called by name through wait_until
 gone_or () { ! alive "$pid" || "$@"; }
+# shellcheck disable=SC2317  # called by name through wait_until
 has_file () { [ -n "$(ls -A "$1" 2> /dev/null)" ]; }
 has_text () { grep -q "$1" "$2" 2> /dev/null; }
+# shellcheck disable=SC2317  # called by name through wait_until
 exec_d () { pgrep -f "^$W/deep [0-9]+ $1\$" > /dev/null; }
+# shellcheck disable=SC2317  # called by name through wait_until
+# shellcheck disable=SC2010  # ls -l shows where each fd of /proc/PID/fd points
 has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
 
 # 1: the whole machine for two seconds (INTERRUPT_ALL_SECONDS): /proc comm
@@ -108,7 +115,7 @@ mkdir "$tmp/runs"
 start () {
   _mode=$1 _fmt=$2 _dir=$3 _m=$4 _pre=${5:-}
   _out="$_dir/o/out.$(ext "$_fmt")"
-  writer= target=
+  writer='' target=''
   case $_mode in
     file|file-j2)
       _j=1; [ "$_mode" = file-j2 ] && _j=2
@@ -236,6 +243,7 @@ one () {
   fi
   [ -n "${INTERRUPT_TIMES:-}" ] && echo "# run $runs ($*): $(echo "$(date +%s.%N) - $_t0" | bc) s"
   # the run's temporary file is gone: renamed or removed
+  # shellcheck disable=SC2010  # the names are the tool's own temporary files
   if ls -A "$_d/o" | grep -q '^\.out'; then
     echo "# run $runs ($*): temporary file left: $(ls -A "$_d/o")"; bad_status=$((bad_status + 1))
   fi
@@ -248,22 +256,22 @@ t0=$(date +%s)
 # -j2, -a, streams and a deaf command in turn.  INTERRUPT_ROUNDS=2 (make
 # check-long) goes through it all twice.
 i=0
-for round in $(seq "${INTERRUPT_ROUNDS:-1}"); do
+for _ in $(seq "${INTERRUPT_ROUNDS:-1}"); do
 for fmt in ${INTERRUPT_FORMATS:-json folded svg pprof sysprof}; do
   for how in int int2 int3 pgrp; do
     for mode in file pipe cmd pid; do
-      one $mode $fmt $how
+      one $mode "$fmt" $how
     done
   done
   i=$((i + 1))
   case $i in
-    1) one file $fmt timeout; one cmd $fmt term; one all $fmt int; one file-j2 $fmt int3 ;;
-    2) one pipe $fmt timeout; one file $fmt term; one cmd-deaf $fmt int3; one stream $fmt int3 ;;
-    3) one cmd $fmt timeout; one pid $fmt term; one all $fmt term; one file-j2 $fmt int3 ;;
-    4) one pid $fmt timeout; one pipe $fmt term; one cmd-deaf $fmt int3; one all $fmt pgrp ;;
-    *) one cmd $fmt timeout; one cmd $fmt term; one stream $fmt int3; one file-j2 $fmt int3 ;;
+    1) one file "$fmt" timeout; one cmd "$fmt" term; one all "$fmt" int; one file-j2 "$fmt" int3 ;;
+    2) one pipe "$fmt" timeout; one file "$fmt" term; one cmd-deaf "$fmt" int3; one stream "$fmt" int3 ;;
+    3) one cmd "$fmt" timeout; one pid "$fmt" term; one all "$fmt" term; one file-j2 "$fmt" int3 ;;
+    4) one pid "$fmt" timeout; one pipe "$fmt" term; one cmd-deaf "$fmt" int3; one all "$fmt" pgrp ;;
+    *) one cmd "$fmt" timeout; one cmd "$fmt" term; one stream "$fmt" int3; one file-j2 "$fmt" int3 ;;
   esac
-  one stream $fmt int2
+  one stream "$fmt" int2
 done
 done
 # grace, SIGTERM, SIGKILL: a command deaf to both still ends (3 s)

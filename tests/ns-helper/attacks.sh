@@ -6,6 +6,7 @@
 # without privileges, and a pid that another process took over.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
+# shellcheck disable=SC2119  # make_user takes no argument here
 make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 
 # A host ELF file that the container does not have, at an absolute path;

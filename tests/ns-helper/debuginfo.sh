@@ -25,6 +25,7 @@ cp "$stage/nsprog.debug" "\$root/usr/lib/debug/.build-id/$nn/$rest.debug"
 EOF
 
 # Without its debuginfo, the stripped program's own functions have no name.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample no-debug -- $(ns_command root no-debug "$tmp/stripped.setup" 500)
 named=$(grep -c '"symbol":"ns_outer"' "$tmp/no-debug.jsonl")
 lib=$(grep -c '"symbol":"nswork_leaf"' "$tmp/no-debug.jsonl")
@@ -36,6 +37,7 @@ fi
 
 # With it, under the namespace's /usr/lib/debug/.build-id only (and the
 # sanitized build: the client's debuginfo path runs clean).
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU=$EU_STACKTRACE_ASAN sample with-debug -- $(ns_command root with-debug "$tmp/with-debug.setup" 700)
 if grep -q Sanitizer "$tmp/with-debug.err"; then
   tap_not_ok "the sanitized build runs clean"; diag "$tmp/with-debug.err"

@@ -14,6 +14,7 @@ for way in map_files setns; do
   status=$?
   sed 's/^/# /' "$tmp/rtt-$way.out"
   fds=$(sed -n 's/^fds helper \([0-9]*\) -> \([0-9]*\) client \([0-9]*\) -> \([0-9]*\)$/\1 \2 \3 \4/p' "$tmp/rtt-$way.out")
+  # shellcheck disable=SC2086  # the line is split into its numbers on purpose
   set -- $fds
   if [ $status -eq 0 ] && [ $# -eq 4 ] && [ "$1" = "$2" ] && [ "$3" = "$4" ]; then
     tap_ok "10000 files sent by $way and closed: descriptors helper $1 -> $2, client $3 -> $4"

@@ -52,6 +52,7 @@ check_chains killed "after the restart: frames in the library loaded then" 300 \
 # A helper that dies at once, every time.
 printf '#!/bin/sh\nexit 3\n' > "$tmp/dying-helper"
 chmod 755 "$tmp/dying-helper"
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU=$EU_STACKTRACE_ASAN EU_STACKTRACE_NS_HELPER=$tmp/dying-helper sample dying -- $(ns_command root dying "" 300)
 status=$?
 if [ $status -eq 0 ] && grep -q "lost:             4 times, started again 3 times" "$tmp/dying.err" \
@@ -75,6 +76,7 @@ else
 fi
 
 # A helper that cannot start.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU_STACKTRACE_NS_HELPER=$tmp/no-such-helper sample missing -- $(ns_command root missing "" 300)
 status=$?
 if [ $status -eq 0 ] && grep -q "/app/bin/nsprog: host path: No such file or directory; namespace helper: cannot start $tmp/no-such-helper: No such file or directory" "$tmp/missing.err"; then

@@ -6,6 +6,7 @@
 # container proves nothing.  Against the test build (a pause between the
 # check and the open, ST_NSH_TEST_AUTH_DELAY_MS) as a socket service.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
+# shellcheck disable=SC2119  # make_user takes no argument here
 make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 test_helper=$nsh_build/eu-stacktrace-ns-helper-test
 

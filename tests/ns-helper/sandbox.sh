@@ -15,6 +15,7 @@
 # or refused by Landlock (EACCES), with nothing created.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
+# shellcheck disable=SC2119  # make_user takes no argument here
 make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 start_ns root sandbox "" sleep 60 || exit 1
 test_helper=$nsh_build/eu-stacktrace-ns-helper-test

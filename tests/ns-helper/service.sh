@@ -8,6 +8,7 @@
 # process's mount namespace; the shipped units pass systemd-analyze verify.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
+# shellcheck disable=SC2119  # make_user takes no argument here
 make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 as_user () { setpriv --reuid="$test_uid" --regid="$test_gid" --clear-groups "$@"; }
 out=$tmp/u
@@ -23,6 +24,7 @@ while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 chmod 666 "$sock"
 
 # Root's eu-stacktrace, through the service.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample svc-root --ns-helper="$sock" -- $(ns_command root svc-root "" 500)
 if [ "$(way_of svc-root /app/bin/nsprog)" = map_files ] && grep -q "namespace helper:   2 requests, 2 found" "$tmp/svc-root.err"; then
   tap_ok "root's eu-stacktrace --ns-helper=SOCKET: the service opened the namespace's files (map_files)"
@@ -32,6 +34,7 @@ fi
 
 # The user's eu-stacktrace: its own process in its own user namespace,
 # which the service, privileged, opens by map_files.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 as_user env EU_STACKTRACE_NS_HELPER=/nonexistent "$EU_STACKTRACE" -v --stats -f json \
   -o "$out/svc-user.jsonl" --ns-helper="$sock" -- $(ns_command user svc-user "" 600) \
   > "$tmp/svc-user.out" 2> "$tmp/svc-user.err"
@@ -47,7 +50,9 @@ check_chains svc-user "$test_user through the service: frames in the namespace's
 
 # --ns-helper=auto with no system socket spawns; a socket that does not
 # answer leaves the run going, reporting why.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample svc-missing --ns-helper="$tmp/sock/none.socket" -- $(ns_command root svc-missing "" 300)
+# shellcheck disable=SC2181  # the status of the run above, checked with its message
 if [ $? -eq 0 ] && grep -q "/app/bin/nsprog: host path: No such file or directory; namespace helper: cannot connect to $tmp/sock/none.socket" "$tmp/svc-missing.err"; then
   tap_ok "a socket nobody listens on: the run completes and says why the files were not found"
 else
@@ -121,8 +126,10 @@ if systemd-analyze verify --man=no "$tmp/eu-stacktrace-ns-helper.socket" \
 else
   tap_not_ok "systemd-analyze verify accepts the units"; diag "$tmp/verify.out"
 fi
-grep -q "^ListenSequentialPacket=/run/eu-stacktrace/ns-helper.socket$" "$tmp/eu-stacktrace-ns-helper.socket" \
-  && grep -q "^Accept=yes$" "$tmp/eu-stacktrace-ns-helper.socket" \
-  && tap_ok "the socket unit listens where --ns-helper=auto looks, one helper per connection" \
-  || tap_not_ok "the socket unit listens at /run/eu-stacktrace/ns-helper.socket with Accept=yes"
+if grep -q "^ListenSequentialPacket=/run/eu-stacktrace/ns-helper.socket$" "$tmp/eu-stacktrace-ns-helper.socket" \
+     && grep -q "^Accept=yes$" "$tmp/eu-stacktrace-ns-helper.socket"; then
+  tap_ok "the socket unit listens where --ns-helper=auto looks, one helper per connection"
+else
+  tap_not_ok "the socket unit listens at /run/eu-stacktrace/ns-helper.socket with Accept=yes"
+fi
 plan_and_done

@@ -7,6 +7,7 @@
 # and then the mount namespace; map_files is for privileged helpers only.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
+# shellcheck disable=SC2119  # make_user takes no argument here
 make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 echo "# test user $test_user (uid $test_uid)"
 out=$tmp/u
@@ -20,6 +21,7 @@ for way in default openat2 setns map_files; do
   name=user-$way
   ways=$way
   [ "$way" = default ] && ways=
+  # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
   as_user env EU_STACKTRACE_NS_HELPER="$helper" EU_STACKTRACE_NS_HELPER_WAYS="$ways" \
     "$EU_STACKTRACE" -v --stats -f json -o "$out/$name.jsonl" -- \
     $(ns_command user "$name" "" 600) > "$tmp/$name.out" 2> "$tmp/$name.err"

@@ -48,6 +48,7 @@ done
 chain="nswork_leaf:nswork_run,ns_middle,ns_outer,main,$libc_start"
 hidden="ns_hidden_leaf:ns_middle,ns_outer,main,$libc_start"
 for way in map_files openat2 setns; do
+  # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
   EU_STACKTRACE_NS_HELPER_WAYS=$way sample "live-$way" --ns-helper=spawn -- \
     $(ns_command root "live-$way" "" 700)
   w1=$(way_of "live-$way" /app/bin/nsprog) w2=$(way_of "live-$way" /app/lib/libnswork.so)
@@ -61,6 +62,7 @@ done
 
 # The default (every way, in order), in a namespace that shares the host's
 # root but mounts the program's directory over an empty one.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample live-plain -- $(ns_command plain live-plain "" 700)
 w=$(way_of live-plain "$tmp/live-plain/bin/nsprog")
 if [ "$w" = map_files ]; then
@@ -71,6 +73,7 @@ fi
 check_chains live-plain "live, plain unshare -m: frames in the namespace's files" 250 "$chain" "$hidden"
 
 # Without the helper, the same files are not found, and the run says why.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample live-none --ns-helper=none -- $(ns_command root live-none "" 300)
 if grep -q "/app/bin/nsprog: host path: No such file or directory" "$tmp/live-none.err"; then
   tap_ok "--ns-helper=none: /app/bin/nsprog is reported not found, with the host's reason"
@@ -79,6 +82,7 @@ else
 fi
 
 # Two unwinding threads share one helper, asked once per file.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample live-jobs -j 2 -- $(ns_command root live-jobs "" 700)
 if grep -q "namespace helper:   2 requests, 2 found" "$tmp/live-jobs.err"; then
   tap_ok "-j 2: two unwinders asked the helper once per file (2 requests for 2 files)"
@@ -94,6 +98,7 @@ sample live-pid -p "$pid"
 check_chains live-pid "-p, maps without build-ids: frames in the namespace's files" 250 "$chain" "$hidden"
 
 # The sanitized build, clean on the same work.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU=$EU_STACKTRACE_ASAN sample live-asan -- $(ns_command root live-asan "" 500)
 status=$?
 if [ $status -eq 0 ] && ! grep -q "Sanitizer" "$tmp/live-asan.err" && [ "$(way_of live-asan /app/bin/nsprog)" = map_files ]; then

@@ -56,6 +56,7 @@ verdict ()
 }
 
 for kind in $KINDS; do
+  # shellcheck disable=SC2046  # the words of its output on purpose
   set -- $("$PYTHON3" "$TOOL" corrupt "$kind" "$tmp/stream" "$tmp/bad")
   offset=$1
   before=$2

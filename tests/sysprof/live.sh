@@ -15,12 +15,13 @@ if [ -n "$problem" ]; then
   exit 0
 fi
 
+# shellcheck disable=SC2317  # called by name through check
 live_capture ()
 {
   "$E" -f sysprof -o "$tmp/live.cap" -s -- "$WORKLOADS/deep" 400 > /dev/null 2> "$tmp/live.err"
   _r=$?
   cat "$tmp/live.err"
-  [ $_r -eq 0 ] && "$CHECK" --samples "$tmp/live.samples" "$tmp/live.cap" > "$tmp/live.check" &&
+  [ "$_r" -eq 0 ] && "$CHECK" --samples "$tmp/live.samples" "$tmp/live.cap" > "$tmp/live.check" &&
     cat "$tmp/live.check" &&
     [ "$(count_of maps "$tmp/live.check")" -gt 0 ] &&
     [ "$(count_of samples "$tmp/live.check")" -gt 100 ] &&
@@ -29,6 +30,7 @@ live_capture ()
 check "eu-stacktrace -f sysprof -- COMMAND: a capture libsysprof-capture reads, every sample in it" \
   live_capture
 
+# shellcheck disable=SC2317  # called by name through check
 live_stream ()
 {
   "$E" -m passthru -f sysprof -o "$tmp/live.stream" -- "$WORKLOADS/deep" 400 > /dev/null &&
@@ -40,12 +42,13 @@ live_stream ()
 check "-m passthru -f sysprof -- COMMAND: a stream whose samples unwind (90% to the end)" \
   live_stream
 
+# shellcheck disable=SC2317  # called by name through check
 live_asan ()
 {
   run_asan -f sysprof -o "$tmp/asan.cap" -- "$WORKLOADS/deep" 300 > /dev/null
   _r=$?
   cat "$tmp/asan.err"
-  [ $_r -eq 0 ] && sanitizer_clean "$tmp/asan.err" && "$CHECK" "$tmp/asan.cap"
+  [ "$_r" -eq 0 ] && sanitizer_clean "$tmp/asan.err" && "$CHECK" "$tmp/asan.cap"
 }
 check "the sanitizer build samples live into a capture, clean" live_asan
 

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the Sysprof tests (tests/sysprof/*.sh); POSIX sh, sourced.
 #
 # The oracle is eu-stacktrace's own -f json of a perf.data recording, which

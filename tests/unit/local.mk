@@ -6,7 +6,10 @@ UNIT_TESTS = \
 	tests/unit/test-source-perf \
 	tests/unit/test-symbols \
 	tests/unit/test-elf-build-id \
-	tests/unit/test-untrusted
+	tests/unit/test-untrusted \
+	tests/unit/test-process \
+	tests/unit/test-resolver \
+	tests/unit/test-container
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -28,4 +31,10 @@ tests_unit_test_elf_build_id_CFLAGS = $(unit_cflags)
 tests_unit_test_elf_build_id_LDADD = src/ns-helper/libnshelper.a $(unit_ldadd)
 tests_unit_test_untrusted_CFLAGS = $(unit_cflags)
 tests_unit_test_untrusted_LDADD = $(unit_ldadd)
+tests_unit_test_process_CFLAGS = $(unit_cflags)
+tests_unit_test_process_LDADD = $(unit_ldadd)
+tests_unit_test_resolver_CFLAGS = $(unit_cflags)
+tests_unit_test_resolver_LDADD = $(unit_ldadd)
+tests_unit_test_container_CFLAGS = $(unit_cflags)
+tests_unit_test_container_LDADD = $(unit_ldadd)
 EXTRA_DIST += tests/unit/test-bytes.h

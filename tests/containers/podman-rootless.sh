@@ -95,19 +95,19 @@ scenario() {
   $PYTHON3 "$here/check-frames.py" "$W/s$s.jsonl" "$s $desc (live)" "podman:$c" > "$W/s$s.row" 2>&1
   r=$?; cat "$W/s$s.row"; no_cgroup "$p" || { echo "# has a libpod cgroup"; r=1; }
   grep -q "libctrwork.so: found by namespace helper" "$W/s$s.err" || r=1
-  result $r "scenario $s: $desc, live: every frame from the container's files (namespace helper), labelled [podman:$c]" "$W/s$s.err"
+  tap_result "$r" "scenario $s: $desc, live: every frame from the container's files (namespace helper), labelled [podman:$c]" "$W/s$s.err"
 
   sample "$W/s${s}n" "$p" --ns-helper none
   $PYTHON3 "$here/check-frames.py" "$W/s${s}n.jsonl" "$s $desc (live, storage)" "podman:$c" > "$W/s${s}n.row" 2>&1
   r=$?; cat "$W/s${s}n.row"; grep -q "found by container storage" "$W/s${s}n.err" || r=1
-  result $r "scenario $s: $desc, live, --ns-helper none: found in the user's storage" "$W/s${s}n.err"
+  tap_result "$r" "scenario $s: $desc, live, --ns-helper none: found in the user's storage" "$W/s${s}n.err"
 
   timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s$s.data" -f json -o /dev/null -p "$p" 2> "$W/s${s}rec.err"
   pod stop -t 0 "$c" >/dev/null 2>&1
   "$EU_STACKTRACE" -v --ns-helper none -i "$W/s$s.data" -f json -o "$W/s${s}x.jsonl" 2> "$W/s${s}x.err"
   $PYTHON3 "$here/check-frames.py" "$W/s${s}x.jsonl" "$s $desc (exited)" > "$W/s${s}x.row" 2>&1
   r=$?; cat "$W/s${s}x.row"; grep -q "found in the storage of \[podman:$c\]" "$W/s${s}x.err" || r=1
-  result $r "scenario $s: $desc, exited: unwound after exit from the user's graph root" "$W/s${s}x.err"
+  tap_result "$r" "scenario $s: $desc, exited: unwound after exit from the user's graph root" "$W/s${s}x.err"
 }
 run() { pod run -d --network=none --name "$1" "$IMG" $D/bin/ctrprog >/dev/null; }
 

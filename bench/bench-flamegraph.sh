@@ -29,6 +29,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 BENCH_SECONDS=${BENCH_SECONDS:-25}
+# shellcheck source=bench/bench-lib.sh
 . "$here/bench-lib.sh"
 
 # --- the recording --------------------------------------------------------

@@ -82,6 +82,7 @@ else
   fi
 fi
 
+# shellcheck disable=SC2034  # used by the scripts that source this file
 machine="$(nproc) CPUs, $(uname -sr), $("$PERF" --version 2>&1)"
 
 # record NAME SECONDS: records the workload into $work/NAME.data, unless

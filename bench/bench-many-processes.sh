@@ -30,6 +30,7 @@ BENCH_PROC_MS=${BENCH_PROC_MS:-4}
 BENCH_SECONDS=${BENCH_SECONDS:-10}
 BENCH_FREQ=${BENCH_FREQ:-999}
 BENCH_RUNS=${BENCH_RUNS:-3}
+# shellcheck source=bench/bench-lib.sh
 . "$here/bench-lib.sh"
 
 # perf keeps a build-id cache under $HOME/.debug: a private, empty one.

@@ -27,6 +27,7 @@ start_ns root rtt "" sleep 600 || exit 1
 for way in all map_files openat2 setns; do
   "$nsh_client" "$helper" rtt "$pid" /app/bin/nsprog "$N" "$way" > "$tmp/rtt-$way.out" 2>&1
   line=$(head -n 1 "$tmp/rtt-$way.out")
+  # shellcheck disable=SC2086  # the line is split into its fields on purpose
   set -- $line
   # requests N ok N way W median_us M p99_us P mean_us A
   printf 'round trip, %-22s median %6s us, p99 %7s us, mean %7s us (%s requests, %s ok)\n' \

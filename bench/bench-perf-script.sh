@@ -35,6 +35,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BENCH_SECONDS=${BENCH_SECONDS:-6}
 BENCH_SCALE=${BENCH_SCALE:-10}
 min_samples=20000
+# shellcheck source=bench/bench-lib.sh
 . "$here/bench-lib.sh"
 
 say "machine: $machine"

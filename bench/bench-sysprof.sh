@@ -36,6 +36,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 BENCH_SECONDS=${BENCH_SECONDS:-6}
 min_samples=20000
+# shellcheck source=bench/bench-lib.sh
 . "$here/bench-lib.sh"
 
 say "machine: $machine"
@@ -83,6 +84,7 @@ samples=$("$PYTHON3" -c "$chains_py" count "$stream")
 say "$samples samples; stream $(du -m "$stream" | cut -f1) MB, perf.data $(du -m "$data" | cut -f1) MB"
 [ "$samples" -ge "$min_samples" ] || say "warning: fewer than $min_samples samples; raise BENCH_SECONDS"
 say "warm-up runs"
+# shellcheck disable=SC2015  # the last command runs when any step before it fails, as meant
 "$EU_STACKTRACE" -i "$data" -f sysprof -o "$work/perf.cap" 2>"$work/stderr" &&
   "$EU_STACKTRACE" -i "$stream" -f sysprof -o "$work/stream.cap" 2>>"$work/stderr" || {
   sed 's/^/  | /' "$work/stderr" >&2
@@ -90,6 +92,7 @@ say "warm-up runs"
 }
 # shellcheck disable=SC2046 # four numbers
 set -- $("$PYTHON3" -c "$chains_py" "$work/perf.cap" "$work/stream.cap")
+# shellcheck disable=SC2015  # the last command runs when any step before it fails, as meant
 [ "$1" = "$samples" ] && [ "$2" = "$samples" ] && [ "$4" = 1 ] ||
   die "the two paths wrote different call chains ($1 and $2 samples of $samples, equal: $4)"
 fps=$3
@@ -102,6 +105,7 @@ i=1
 while [ "$i" -le "$BENCH_RUNS" ]; do
   p=$(measure "$EU_STACKTRACE" -i "$data" -f sysprof -o /dev/null)
   s=$(measure "$EU_STACKTRACE" -i "$stream" -f sysprof -o /dev/null)
+  # shellcheck disable=SC2016  # expanded by the inner shell
   q=$(measure sh -c 'cat "$1" | "$2" -f sysprof -o /dev/null' - "$stream" "$EU_STACKTRACE")
   p1=$(measure "$EU_STACKTRACE" -j 1 -i "$data" -f sysprof -o /dev/null)
   s1=$(measure "$EU_STACKTRACE" -j 1 -i "$stream" -f sysprof -o /dev/null)

@@ -14,3 +14,10 @@ include $(srcdir)/tests/corpus/local.mk
 # The one-way house: every #include in src/ runs down the layers.
 TESTS += tests/check-includes.sh
 EXTRA_DIST += tests/check-includes.sh
+
+# The TAP library that every shell test sources.
+EXTRA_DIST += tests/tap.sh
+
+# Runs shellcheck on every shell script (tests/, bench/, tools/, .ci/run).
+TESTS += tests/shellcheck.sh
+EXTRA_DIST += tests/shellcheck.sh

@@ -6,7 +6,7 @@ packages="
   build-essential autoconf automake pkg-config
   libdw-dev libelf-dev libdebuginfod-dev libcap-dev libseccomp-dev libjson-c-dev
   libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libsysprof-4-dev
-  linux-perf elfutils python3 groff-base debuginfod time
+  linux-perf elfutils python3 groff-base debuginfod time shellcheck
   libc6-dbg libiberty-dev g++ rustc
   systemd libcap2-bin
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
@@ -19,8 +19,9 @@ packages="
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086  # one package a word
 apt-get install -y -qq --no-install-recommends $packages >/dev/null
+# shellcheck disable=SC2086  # one package a word
 echo "install-deps: installed:" $packages
 # The corpus's programs (make check-long), each only when missing: a
 # rustup cargo or nodesource's node is kept.

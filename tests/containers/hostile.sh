@@ -17,13 +17,15 @@
 # them there.  Run as root (.ci/run).
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}"
+. "$TOP_SRCDIR/tests/tap.sh"
 A=eust-ha-$$
 V=eust-hv-$$
 W=$(mktemp -d /var/tmp/eust-hostile.XXXXXX)
 chmod 755 "$W"
-UID_A= UID_V=
+UID_A='' UID_V=''
 MOUNTS=()
 PLANTED=()
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null; done
   for f in "${PLANTED[@]}"; do rm -rf "$f"; done
@@ -40,12 +42,12 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
 if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
-  echo "1..0 # SKIP needs root and unshare"; exit 0
+  tap_skip_all "needs root and unshare"
 fi
 
 for u in "$A" "$V"; do
   until useradd -m -s /bin/sh "$u" 2>"$W/useradd.err"; do
-    grep -q "lock" "$W/useradd.err" || { echo "Bail out! useradd $u: $(cat "$W/useradd.err")"; exit 1; }
+    grep -q "lock" "$W/useradd.err" || tap_bail "useradd $u: $(cat "$W/useradd.err")"
     sleep 0.5
   done
 done
@@ -54,9 +56,6 @@ HA=/home/$A
 install -d -o "$A" -g "$A" -m 700 "/run/user/$UID_A"
 install -d -o "$V" -g "$V" -m 700 "/run/user/$UID_V"
 as() { local u=$1; shift; (cd / && runuser -u "$u" -- env -i HOME="/home/$u" PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"); }
-# bg USER CMD...: in the background, not as a job of ours (no "Killed"
-# notices), with nothing of ours open.
-bg() { ( as "$@" < /dev/null > /dev/null 2>&1 & ); sleep 0.3; }
 # launch USER NAME CMD...: starts CMD as USER in the background and prints
 # the pid of the new process named NAME (after its exec), waiting up to 5 s.
 launch() {
@@ -84,23 +83,22 @@ EOF
 echo 'void hl_work (void); int main (void) { hl_work (); return 0; }' > "$W/prog.c"
 echo 'volatile unsigned long s; int main (void) { for (;;) s++; }' > "$W/spin.c"
 install -d -o "$A" -g "$A" "$HA/hl" "$HA/hl/.debug"
+# shellcheck disable=SC2015  # the last command runs when any step before it fails, as meant
 cc -O1 -g -shared -fPIC -o "$W/libhl.so" "$W/hl.c" \
   && objcopy --only-keep-debug "$W/libhl.so" "$W/libhl.debug" && strip --strip-all "$W/libhl.so" \
   && objcopy --add-gnu-debuglink="$W/libhl.debug" "$W/libhl.so" \
   && cc -O1 -o "$W/prog" "$W/prog.c" -L"$W" -lhl -Wl,-rpath,"$HA/hl" \
   && cc -O1 -static -o "$W/spin" "$W/spin.c" \
-  || { echo "Bail out! cannot build the test programs"; exit 1; }
+  || tap_bail "cannot build the test programs"
 install -o "$A" -g "$A" -m 755 "$W/libhl.so" "$W/prog" "$W/spin" "$HA/hl/"
 BID=$(readelf -n "$W/libhl.so" | sed -n 's/.*Build ID: //p')
 BIDPATH=/usr/lib/debug/.build-id/${BID:0:2}/${BID:2}.debug
 
 # --- running and judging --------------------------------------------------
-n=0 failed=0
 TABLE=()
-tap() { # STATUS ATTACK EVIDENCE
-  n=$((n + 1))
-  if [ "$1" = 0 ]; then echo "ok $n - $2: $3"; TABLE+=("$2 | refused/held | $3")
-  else echo "not ok $n - $2: $3"; failed=1; TABLE+=("$2 | FAILED | $3"); fi
+attack_result() { # STATUS ATTACK EVIDENCE: a TAP line and a row of the table
+  tap_result "$1" "$2: $3"
+  if [ "$1" = 0 ]; then TABLE+=("$2 | refused/held | $3"); else TABLE+=("$2 | FAILED | $3"); fi
 }
 
 # plant TYPE PATH OWNER: a FIFO, a unix socket, a character device or a
@@ -160,7 +158,7 @@ judge() {
   [ -n "$SAMPLES" ] && [ "$SAMPLES" -gt 0 ] && [ "$SAMPLES" = "$LINES" ] || r=1
   sed -n '/^refused untrusted files:/,$p' "$W/$name.err" | grep -qF "  $file" || r=1
   [ $r = 0 ] || sed 's/^/#   /' "$W/$name.err" | grep -v "^#   *[0-9a-f]*:" | tail -12
-  tap $r "$attack" "ended $ENDED s after SIGINT, $SAMPLES samples, $LINES written, refused in --stats"
+  attack_result $r "$attack" "ended $ENDED s after SIGINT, $SAMPLES samples, $LINES written, refused in --stats"
 }
 
 TYPES="fifo socket chardev kmsg"
@@ -205,6 +203,7 @@ rmdir /usr/lib/debug/home "$(dirname "$BIDPATH")" 2>/dev/null
 nsplant() { # TYPE PATH-IN-ROOT: prints the pid of A's spinner
   local r=$W/ns-$1
   install -d -o "$A" -g "$A" "$r"
+  # shellcheck disable=SC2016  # expanded by the inner shell
   launch "$A" spin unshare -Urm sh -c '
     r=$1 type=$2 path=$3
     mount -t tmpfs none "$r" && mkdir -p "$r/usr" "$r/run" "$r/w" "$r/dev" || exit 1
@@ -300,9 +299,9 @@ for f in overlay-containers/containers.json overlay-layers/layers.json overlay-i
   grep -qF "  $S/$f (user $A (uid $UID_A))" "$W/rss.err" || { echo "#   $f not refused"; r=1; }
 done
 [ $r = 0 ] || tail -20 "$W/rss.err" | sed 's/^/#   /'
-tap $r "3 x 64 MB + 6 MB [1,1,...] + 100k-deep JSON in A's storage" "peak RSS ${rss} kB < 65536 kB; $meta; each refused, naming A"
+attack_result $r "3 x 64 MB + 6 MB [1,1,...] + 100k-deep JSON in A's storage" "peak RSS ${rss} kB < 65536 kB; $meta; each refused, naming A"
 grep -c "refusing untrusted file $S" "$W/rss.err" | { read -r c; [ "$c" = 5 ]; }
-tap $? "refusals said once for 3 namespaced pids" "$(grep -c "refusing untrusted file $S" "$W/rss.err") warnings for 5 files"
+attack_result $? "refusals said once for 3 namespaced pids" "$(grep -c "refusing untrusted file $S" "$W/rss.err") warnings for 5 files"
 rm -rf "$S"
 
 # --- 6. another user's label (finding 5) ----------------------------------
@@ -327,7 +326,7 @@ sample "fp-spoof" "$vp" -f folded -v
 r=0; [ $own = 0 ] || { echo "#   control: A's own process not labelled (plant not well formed)"; r=1; }
 ! grep -q "org.evil.Spoof" "$W/fp-spoof.jsonl" "$W/fp-spoof.err" || r=1
 [ $r = 0 ] || tail -12 "$W/fp-spoof.err" | sed 's/^/#   /'
-tap $r "A's bwrapinfo.json names V's process as org.evil.Spoof" "A's own process labelled (control), V's not (A's runtime directory ignored for V)"
+attack_result $r "A's bwrapinfo.json names V's process as org.evil.Spoof" "A's own process labelled (control), V's not (A's runtime directory ignored for V)"
 rm -rf "/run/user/$UID_A/.flatpak"
 
 as "$A" mkdir -p "$S/overlay-containers" "$S/overlay-layers" "$(dirname "$PIDFILE")"
@@ -340,10 +339,10 @@ sample "pod-spoof" "$vp" -f folded -v
 r=0; [ $own = 0 ] || { echo "#   control: A's own process not labelled (plant not well formed)"; r=1; }
 ! grep -q "evilpod" "$W/pod-spoof.jsonl" "$W/pod-spoof.err" || r=1
 [ $r = 0 ] || tail -12 "$W/pod-spoof.err" | sed 's/^/#   /'
-tap $r "A's podman storage and pidfile name V's process as evilpod" "A's own process labelled (control), V's not"
+attack_result $r "A's podman storage and pidfile name V's process as evilpod" "A's own process labelled (control), V's not"
 kill -9 "$vp" "$ap"
 
 echo "# attack | result | evidence"
 for row in "${TABLE[@]}"; do echo "# $row"; done
-echo "1..$n"
-exit 0
+tap_plan "$tap_n"
+tap_done

@@ -11,7 +11,8 @@
 # uidmap (tools/install-deps.sh).
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${PYTHON3:=python3}"
-echo "1..10"
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
+tap_plan 10
 here=$TOP_SRCDIR/tests/containers
 export CTR_PREFIX=/opt/ctrtest-rl/   # check-frames.py
 U=eust-rl-$$
@@ -22,6 +23,7 @@ UID_U=
 pod() { (cd / && runuser -u "$U" -- env -i HOME="/home/$U" XDG_RUNTIME_DIR="/run/user/$UID_U" \
           USER="$U" LOGNAME="$U" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
           podman --runtime runc --cgroup-manager=cgroupfs "$@"); }
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   if [ -n "$UID_U" ]; then
     pod rm -a -f -t 0 >/dev/null 2>&1
@@ -37,11 +39,11 @@ cleanup() {
 trap cleanup EXIT
 [ -n "${KEEP:-}" ] && trap - EXIT
 if [ "$(id -u)" != 0 ] || ! command -v podman >/dev/null || ! command -v newuidmap >/dev/null; then
-  echo "Bail out! needs root, podman and uidmap (sh tools/install-deps.sh)"; exit 1
+  tap_bail "needs root, podman and uidmap (sh tools/install-deps.sh)"
 fi
 
 # The test user: subuids (useradd allocates them on Debian), a runtime dir.
-useradd -m "$U" || { echo "Bail out! useradd $U failed"; exit 1; }
+useradd -m "$U" || { tap_bail "useradd $U failed"; }
 UID_U=$(id -u "$U")
 base=$((200000 + (UID_U % 4096) * 65536))
 grep -q "^$U:" /etc/subuid || usermod --add-subuids "$base-$((base + 65535))" "$U"
@@ -77,8 +79,6 @@ sample() { # OUT PID ARGS...
   local out=$1 pid=$2; shift 2
   timeout -s INT 2 "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
 }
-n=0
-result() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; sed 's/^/#   /' "$3" | tail -15; fi; }
 no_cgroup() { ! grep -q libpod- "/proc/$1/cgroup"; }
 
 # A scenario: live with the namespace helper (default: it enters the
@@ -89,30 +89,30 @@ scenario() {
   local s=$1 desc=$2 c=$3 p r
   p=$(pid_of "$c"); sleep 0.3
   if [ -z "$p" ] || [ "$p" = 0 ]; then
-    for i in 1 2 3; do result 1 "scenario $s: $desc: container $c did not start" /dev/null; done; return
+    for _ in 1 2 3; do tap_result 1 "scenario $s: $desc: container $c did not start" /dev/null; done; return
   fi
   sample "$W/s$s" "$p"
   $PYTHON3 "$here/check-frames.py" "$W/s$s.jsonl" "$s $desc (live)" "podman:$c" > "$W/s$s.row" 2>&1
   r=$?; cat "$W/s$s.row"; no_cgroup "$p" || { echo "# has a libpod cgroup"; r=1; }
   grep -q "libctrwork.so: found by namespace helper" "$W/s$s.err" || r=1
-  result $r "scenario $s: $desc, live: every frame from the container's files (namespace helper), labelled [podman:$c]" "$W/s$s.err"
+  tap_result "$r" "scenario $s: $desc, live: every frame from the container's files (namespace helper), labelled [podman:$c]" "$W/s$s.err"
 
   sample "$W/s${s}n" "$p" --ns-helper none
   $PYTHON3 "$here/check-frames.py" "$W/s${s}n.jsonl" "$s $desc (live, storage)" "podman:$c" > "$W/s${s}n.row" 2>&1
   r=$?; cat "$W/s${s}n.row"; grep -q "found by container storage" "$W/s${s}n.err" || r=1
-  result $r "scenario $s: $desc, live, --ns-helper none: found in the user's storage" "$W/s${s}n.err"
+  tap_result "$r" "scenario $s: $desc, live, --ns-helper none: found in the user's storage" "$W/s${s}n.err"
 
   timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s$s.data" -f json -o /dev/null -p "$p" 2> "$W/s${s}rec.err"
   pod stop -t 0 "$c" >/dev/null 2>&1
   "$EU_STACKTRACE" -v --ns-helper none -i "$W/s$s.data" -f json -o "$W/s${s}x.jsonl" 2> "$W/s${s}x.err"
   $PYTHON3 "$here/check-frames.py" "$W/s${s}x.jsonl" "$s $desc (exited)" > "$W/s${s}x.row" 2>&1
   r=$?; cat "$W/s${s}x.row"; grep -q "found in the storage of \[podman:$c\]" "$W/s${s}x.err" || r=1
-  result $r "scenario $s: $desc, exited: unwound after exit from the user's graph root" "$W/s${s}x.err"
+  tap_result "$r" "scenario $s: $desc, exited: unwound after exit from the user's graph root" "$W/s${s}x.err"
 }
 run() { pod run -d --network=none --name "$1" "$IMG" $D/bin/ctrprog >/dev/null; }
 
 # 2: rootless, overlay storage.
-driver overlay || { echo "Bail out! podman import (overlay) failed"; exit 1; }
+driver overlay || { tap_bail "podman import (overlay) failed"; }
 run eust-s2; scenario 2 "rootless podman overlay" eust-s2
 
 # 4: toolbox-like (host pid namespace, keep-id user namespace), the binary
@@ -130,8 +130,9 @@ cat "$W/s4r.row"
 grep -q "up/ctrprog: not found .*gone with its container" "$W/s4r.err" \
   && grep -q "libctrwork.so: found in the storage of \[podman:" "$W/s4r.err" \
   && ! grep -q '"symbol":"host_' "$W/s4r.jsonl"
-result $? "scenario 4, removed: the upper layer's binary is reported gone, the image's library found, no host frame" "$W/s4r.err"
+tap_result $? "scenario 4, removed: the upper layer's binary is reported gone, the image's library found, no host frame" "$W/s4r.err"
 
 # 3: rootless, vfs storage.
-driver vfs || { echo "Bail out! podman import (vfs) failed"; exit 1; }
+driver vfs || { tap_bail "podman import (vfs) failed"; }
 run eust-s3; scenario 3 "rootless podman vfs" eust-s3
+tap_done

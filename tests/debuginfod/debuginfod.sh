@@ -32,19 +32,17 @@ here=$TOP_SRCDIR/tests/debuginfod
 # The runs below choose their servers themselves.
 unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_CACHE_PATH
 
-echo "1..19"
-n=0
-failed=0
-ok () { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok () { n=$((n + 1)); failed=1; echo "not ok $n - $*"; }
-diag () { [ -s "$1" ] && head -n "${2:-30}" "$1" | sed 's/^/#   /'; return 0; }
+. "$TOP_SRCDIR/tests/tap.sh"
+tap_plan 19
+diag () { tap_diag_file "$1" "${2:-30}"; }
 # check CONDITION-STATUS NAME [FILE-FOR-DIAGNOSTICS]
 verdict () {
-  if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; [ -n "${3:-}" ] && diag "$3" 40; fi
+  if [ "$1" -eq 0 ]; then tap_ok "$2"; else tap_not_ok "$2"; [ -n "${3:-}" ] && diag "$3" 40; fi
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-debuginfod.XXXXXX") || exit 1
 pids=""
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup () {
   for pid in $pids; do kill "$pid" 2>/dev/null; done
   for pid in $pids; do wait "$pid" 2>/dev/null; done
@@ -90,9 +88,9 @@ if [ -z "$problem" ]; then
   fi
 fi
 if [ -z "$problem" ]; then
-  ok "the program's only CFI and symbols are in its separate debug file"
+  tap_ok "the program's only CFI and symbols are in its separate debug file"
 else
-  not_ok "setup: $problem"
+  tap_not_ok "setup: $problem"
 fi
 
 # 2. Recordings.  b's and c's deep are deleted afterwards; d's is stripped
@@ -107,14 +105,14 @@ if [ -z "$problem" ]; then
      record c sh -c "'$tmp/c/nocfi' 500 && '$tmp/c/deep' 500" && record d "$tmp/d/deep" 800
   then
     rm -f "$tmp/b/deep" "$tmp/c/deep"
-    ok "perf record --call-graph dwarf of the workloads; b's and c's deep deleted"
+    tap_ok "perf record --call-graph dwarf of the workloads; b's and c's deep deleted"
   else
     problem="perf record failed"
-    not_ok "perf record of the workloads: $problem"
+    tap_not_ok "perf record of the workloads: $problem"
     for f in "$tmp"/*.record.out; do diag "$f" 10; done
   fi
 else
-  not_ok "perf record of the workloads: not run ($problem)"
+  tap_not_ok "perf record of the workloads: not run ($problem)"
 fi
 
 # 3. The server: on a free port, ready when its first scan is done and it
@@ -169,14 +167,14 @@ if [ -z "$problem" ]; then
     fi
   done
   if [ -n "$url" ]; then
-    ok "debuginfod serves the test's folder at $url (indexed, per /metrics)"
+    tap_ok "debuginfod serves the test's folder at $url (indexed, per /metrics)"
   else
     problem="debuginfod did not start"
-    not_ok "debuginfod serves the test's folder: $problem"
+    tap_not_ok "debuginfod serves the test's folder: $problem"
     diag "$tmp/ready.out"; diag "$tmp/server.log"
   fi
 else
-  not_ok "debuginfod serves the test's folder: not run ($problem)"
+  tap_not_ok "debuginfod serves the test's folder: not run ($problem)"
 fi
 
 # eu NAME URLS PROGRAM ARGS...: one run, with a private cache and HOME,
@@ -256,7 +254,7 @@ if [ -z "$problem" ]; then
     "$tmp/a-no.err"
 else
   for t in "a: without debuginfod" "a: with debuginfod" "a: -j 2" "a: --no-debuginfod"; do
-    not_ok "$t: not run ($problem)"
+    tap_not_ok "$t: not run ($problem)"
   done
 fi
 
@@ -285,8 +283,8 @@ if [ -z "$problem" ]; then
   verdict $st "b: with the server holding its executable, the deleted program's frames are symbolized" \
     "$tmp/b-on.err"
 else
-  not_ok "b: without debuginfod: not run ($problem)"
-  not_ok "b: with debuginfod: not run ($problem)"
+  tap_not_ok "b: without debuginfod: not run ($problem)"
+  tap_not_ok "b: with debuginfod: not run ($problem)"
 fi
 
 # 10-14. c: broken servers.  c.data needs two requests: the debuginfo of
@@ -359,7 +357,7 @@ if [ -z "$problem" ]; then
   verdict $st "c: the budget cancels a request that waits ($(secs c-budget) s < 8 s) and leaves no false 404 in the cache" \
     "$tmp/c-budget.err"
 else
-  for t in down hang blackhole 404 budget; do not_ok "c: $t: not run ($problem)"; done
+  for t in down hang blackhole 404 budget; do tap_not_ok "c: $t: not run ($problem)"; done
 fi
 
 # 15. d: --debuginfod-symbols.
@@ -380,7 +378,7 @@ if [ -z "$problem" ]; then
   verdict $st "d: a stripped program with CFI is asked for only with --debuginfod-symbols, then named" \
     "$tmp/d-sym.err"
 else
-  not_ok "d: --debuginfod-symbols: not run ($problem)"
+  tap_not_ok "d: --debuginfod-symbols: not run ($problem)"
 fi
 
 # 16. Progress: on a terminal, not otherwise (c-hang above wrote to a file).
@@ -393,7 +391,7 @@ if [ -z "$problem" ]; then
   grep -q "debuginfod: debuginfo of nocfi: waiting for $hang_url" "$tmp/tty.lines"
   verdict $? "progress shows on a terminal (module, server), and not in a file" "$tmp/tty.lines"
 else
-  not_ok "progress on a terminal: not run ($problem)"
+  tap_not_ok "progress on a terminal: not run ($problem)"
 fi
 
 # 17-19. The sanitizer build: no report, the plain build's output.
@@ -416,9 +414,7 @@ if [ -z "$problem" ]; then
   verdict $? "c: the sanitizer build runs clean against a server that never answers" \
     "$tmp/asan-c.err"
 else
-  for t in a b c; do not_ok "$t: the sanitizer build: not run ($problem)"; done
+  for t in a b c; do tap_not_ok "$t: the sanitizer build: not run ($problem)"; done
 fi
 
-[ "$n" -eq 19 ] || { echo "# internal error: $n results for a plan of 19"; exit 99; }
-[ "$failed" -eq 0 ] || echo "# debuginfod: FAILED"
-exit 0
+tap_done

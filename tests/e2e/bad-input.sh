@@ -21,9 +21,9 @@ HELPER="$TOP_SRCDIR/tests/e2e/corrupt-perf-data.py"
 
 fail_all ()
 {
-  echo "1..1"
-  echo "not ok 1 - bad input: $*"
-  exit 0
+  tap_plan 1
+  tap_not_ok "bad input: $*"
+  tap_done
 }
 
 e2e_setup
@@ -38,14 +38,16 @@ done
 
 # 0.3 s at 999 Hz: ~300 samples of 8 KiB stacks, ~2.5 MB each.
 record="record -e cpu-clock -F 999 --call-graph dwarf"
+# shellcheck disable=SC2086  # $record is perf's words on purpose
 if ! run_perf $record -o "$tmp/file.data" -- "$DEMO" 0.3 \
        > "$tmp/record.out" 2> "$tmp/record.err" || ! [ -s "$tmp/file.data" ]; then
-  diag_file "$tmp/record.err" 40 >&2
+  tap_diag_file "$tmp/record.err" 40 >&2
   fail_all "perf $record -o FILE -- $DEMO 0.3 failed"
 fi
+# shellcheck disable=SC2086  # $record is perf's words on purpose
 if ! run_perf $record -o - -- "$DEMO" 0.3 > "$tmp/pipe.data" 2> "$tmp/record-pipe.err" \
      || ! [ -s "$tmp/pipe.data" ]; then
-  diag_file "$tmp/record-pipe.err" 40 >&2
+  tap_diag_file "$tmp/record-pipe.err" 40 >&2
   fail_all "perf $record -o - -- $DEMO 0.3 failed"
 fi
 
@@ -63,7 +65,7 @@ cat "$tmp/tap.out"
 if [ "$rc" -ne 0 ] || ! grep -q '^1\.\.' "$tmp/tap.out"; then
   # The helper died: the driver sees a short stream; say why.
   echo "# corrupt-perf-data.py exited with status $rc"
-  diag_file "$tmp/tap.err" 40
-  grep -q '^1\.\.' "$tmp/tap.out" || { echo "1..1"; echo "not ok 1 - corrupt-perf-data.py failed"; }
+  tap_diag_file "$tmp/tap.err" 40
+  grep -q '^1\.\.' "$tmp/tap.out" || { tap_plan 1; tap_not_ok "corrupt-perf-data.py failed"; }
 fi
 exit 0

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the end-to-end tests (tests/e2e/*.sh); POSIX sh, sourced.
 #
 # Each test records one workload with `perf record --call-graph dwarf`,
@@ -22,6 +23,8 @@
 : "${PERF:=perf}"
 : "${PYTHON3:=python3}"
 
+. "$TOP_SRCDIR/tests/tap.sh"
+
 COMPARE="$TOP_SRCDIR/tests/e2e/compare-perf-script.py"
 # shellcheck disable=SC2034  # used by the scripts that source this file
 WORKLOADS="$TOP_BUILDDIR/tests/workloads"
@@ -31,36 +34,10 @@ WORKLOADS="$TOP_BUILDDIR/tests/workloads"
 unset DEBUGINFOD_URLS
 PERF_FIELDS=comm,pid,tid,time,ip,sym,symoff,dso
 
-tap_n=0
-tap_failed=0
-
-tap_ok ()
-{
-  tap_n=$((tap_n + 1))
-  echo "ok $tap_n - $*"
-}
-
-tap_not_ok ()
-{
-  tap_n=$((tap_n + 1))
-  tap_failed=1
-  echo "not ok $tap_n - $*"
-}
-
-# diag FILE [MAX_LINES]: a file's lines as TAP diagnostics.
-diag_file ()
-{
-  [ -s "$1" ] || return 0
-  head -n "${2:-40}" "$1" | sed 's/^/#   /'
-}
-
 e2e_setup ()
 {
-  tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-e2e.XXXXXX") || {
-    echo "1..1"
-    echo "not ok 1 - cannot create a temporary directory"
-    exit 1
-  }
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-e2e.XXXXXX") \
+    || tap_bail "cannot create a temporary directory"
   if [ -n "${E2E_KEEP:-}" ]; then
     trap 'echo "# kept $tmp (E2E_KEEP is set)"' EXIT
   else
@@ -124,7 +101,7 @@ e2e_run ()
   # sanitizer build.
   n_compare=$((3 + n_expect))
   plan=$((3 + n_compare + 1))
-  echo "1..$plan"
+  tap_plan "$plan"
 
   e2e_setup
 
@@ -145,12 +122,12 @@ e2e_run ()
     echo "# recording: perf record -e cpu-clock -F 999 $record_opts --$cmd"
     if eval "run_perf record -e cpu-clock -F 999 $record_opts -o \"\$data\" -- $cmd" \
          > "$tmp/record.out" 2> "$tmp/record.err" && [ -s "$data" ]; then
-      diag_file "$tmp/record.err" 10
+      tap_diag_file "$tmp/record.err" 10
       tap_ok "$name: perf record --call-graph dwarf of the workload"
     else
       problem="perf record failed (exit status or empty file)"
-      diag_file "$tmp/record.out" 20
-      diag_file "$tmp/record.err" 40
+      tap_diag_file "$tmp/record.out" 20
+      tap_diag_file "$tmp/record.err" 40
       tap_not_ok "$name: perf record --call-graph dwarf of the workload: $problem"
     fi
   else
@@ -162,11 +139,11 @@ e2e_run ()
     if run_perf script -i "$data" -F "$PERF_FIELDS" --no-inline --ns \
          > "$tmp/perf-script.txt" 2> "$tmp/perf-script.err" \
          && [ -s "$tmp/perf-script.txt" ]; then
-      diag_file "$tmp/perf-script.err" 10
+      tap_diag_file "$tmp/perf-script.err" 10
       tap_ok "$name: perf script unwinds the recording"
     else
       problem="perf script failed"
-      diag_file "$tmp/perf-script.err" 40
+      tap_diag_file "$tmp/perf-script.err" 40
       tap_not_ok "$name: perf script unwinds the recording: $problem"
     fi
   else
@@ -183,18 +160,18 @@ e2e_run ()
     elif timeout 300 "$EU_STACKTRACE" -i "$data" -f json -o "$tmp/ours.jsonl" \
            > "$tmp/ours.out" 2> "$tmp/ours.err"; then
       if [ -s "$tmp/ours.jsonl" ]; then
-        diag_file "$tmp/ours.err" 10
+        tap_diag_file "$tmp/ours.err" 10
         tap_ok "$name: eu-stacktrace -f json unwinds the recording"
       else
         ours_problem="eu-stacktrace wrote no output"
-        diag_file "$tmp/ours.err" 40
+        tap_diag_file "$tmp/ours.err" 40
         tap_not_ok "$name: eu-stacktrace -f json unwinds the recording: $ours_problem"
       fi
     else
       rc=$?
       ours_problem="eu-stacktrace exited with status $rc"
-      diag_file "$tmp/ours.out" 20
-      diag_file "$tmp/ours.err" 40
+      tap_diag_file "$tmp/ours.out" 20
+      tap_diag_file "$tmp/ours.err" 40
       tap_not_ok "$name: eu-stacktrace -f json unwinds the recording: $ours_problem"
     fi
   else
@@ -209,10 +186,9 @@ e2e_run ()
       $compare_opts > "$tmp/compare.out" 2> "$tmp/compare.err"
     compare_rc=$?
     cat "$tmp/compare.out"
-    diag_file "$tmp/compare.err" 40
+    tap_diag_file "$tmp/compare.err" 40
     got=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/compare.out")
-    tap_n=$((tap_n + got))
-    [ "$compare_rc" -eq 0 ] || tap_failed=1
+    tap_counted "$got" "$compare_rc"
     # A comparator that died early printed fewer lines: fill the plan.
     while [ "$got" -lt "$n_compare" ]; do
       got=$((got + 1))
@@ -253,14 +229,14 @@ e2e_run ()
                   && cmp -s "$tmp/ours.sorted" "$tmp/asan.sorted"; }; then
         why="output differs from the plain build's"
         diff "$tmp/ours.sorted" "$tmp/asan.sorted" > "$tmp/asan.diff"
-        diag_file "$tmp/asan.diff" 20
+        tap_diag_file "$tmp/asan.diff" 20
       fi
       if [ -z "$why" ]; then
         tap_ok "$name: the sanitizer build runs clean on the recording"
       else
         grep -n -A 30 -m 1 -e 'ERROR: ' -e 'runtime error:' "$tmp/asan.err" > "$tmp/asan.report"
-        diag_file "$tmp/asan.report" 60
-        [ -s "$tmp/asan.report" ] || diag_file "$tmp/asan.err" 40
+        tap_diag_file "$tmp/asan.report" 60
+        [ -s "$tmp/asan.report" ] || tap_diag_file "$tmp/asan.err" 40
         tap_not_ok "$name: the sanitizer build runs clean on the recording: $why"
       fi
     fi
@@ -268,7 +244,5 @@ e2e_run ()
     tap_not_ok "$name: the sanitizer build runs clean on the recording: not run ($problem)"
   fi
 
-  [ "$tap_n" -eq "$plan" ] || { echo "# internal error: $tap_n results for a plan of $plan"; exit 99; }
-  [ "$tap_failed" -eq 0 ] || echo "# $name: FAILED"
-  exit 0
+  tap_done
 }

@@ -14,7 +14,8 @@ E2E_TESTS = \
 	tests/e2e/output-errors.sh \
 	tests/e2e/jit.sh \
 	tests/e2e/go.sh \
-	tests/e2e/demangle.sh
+	tests/e2e/demangle.sh \
+	tests/e2e/golden.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
@@ -28,3 +29,18 @@ EXTRA_DIST += \
 	tests/workloads/jit-hot.js \
 	tests/workloads/gowork/main.go \
 	tests/workloads/gowork/go.mod
+
+# Golden outputs (tests/golden/README): committed recordings of a program
+# that maps only itself, and their outputs byte for byte.
+EXTRA_DIST += \
+	tests/golden/README \
+	tests/golden/golden-prog.c \
+	tests/golden/golden-prog \
+	tests/golden/golden.data \
+	tests/golden/golden.syscap \
+	tests/golden/expected/data.text \
+	tests/golden/expected/data.folded \
+	tests/golden/expected/data.json \
+	tests/golden/expected/data.svg \
+	tests/golden/expected/data.pprof \
+	tests/golden/expected/data.sysprof

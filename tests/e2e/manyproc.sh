@@ -23,7 +23,7 @@ FILTER="$TOP_SRCDIR/tests/e2e/filter-pipe-samples.py"
 name=manyproc
 n_procs=300
 
-echo "1..10"
+tap_plan 10
 e2e_setup
 data="$tmp/perf.data"
 
@@ -44,7 +44,7 @@ if [ -z "$problem" ]; then
     tap_ok "$name: perf record of $n_procs short processes"
   else
     problem="perf record failed"
-    diag_file "$tmp/record.err" 40
+    tap_diag_file "$tmp/record.err" 40
     tap_not_ok "$name: perf record of $n_procs short processes: $problem"
   fi
 else
@@ -58,7 +58,7 @@ if [ -z "$problem" ]; then
     tap_ok "$name: eu-stacktrace -f json unwinds the recording"
   else
     problem="eu-stacktrace failed on the whole recording"
-    diag_file "$tmp/ours.err" 40
+    tap_diag_file "$tmp/ours.err" 40
     tap_not_ok "$name: eu-stacktrace -f json unwinds the recording"
   fi
 else
@@ -84,7 +84,7 @@ print(",".join(str(pids[i]) for i in sorted({0, n // 4, n // 2, 3 * n // 4, n - 
   if [ "${n_deep:-0}" -ge $((n_procs * 2 / 3)) ]; then
     tap_ok "$name: $n_deep processes of the deep workload have samples"
   else
-    diag_file "$tmp/pids.err"
+    tap_diag_file "$tmp/pids.err"
     tap_not_ok "$name: $n_deep processes of the deep workload have samples (want $((n_procs * 2 / 3)))"
   fi
 else
@@ -108,12 +108,12 @@ for line in open(sys.argv[1]):
       tap_ok "$name: their $(wc -l < "$tmp/alone.jsonl") samples alone equal, byte for byte, their samples in the whole run"
     else
       diff "$tmp/whole-picked.jsonl" "$tmp/alone.jsonl" | cut -c 1-300 > "$tmp/alone.diff"
-      diag_file "$tmp/alone.diff" 20
+      tap_diag_file "$tmp/alone.diff" 20
       tap_not_ok "$name: their samples alone equal their samples in the whole run"
     fi
   else
-    diag_file "$tmp/filter.out"
-    diag_file "$tmp/alone.err"
+    tap_diag_file "$tmp/filter.out"
+    tap_diag_file "$tmp/alone.err"
     tap_not_ok "$name: eu-stacktrace unwinds processes $picked alone"
     tap_not_ok "$name: their samples alone equal their samples in the whole run: not run"
   fi
@@ -133,15 +133,14 @@ if [ -z "$problem" ] \
   # 4 lines: present, enough compared, rate (not asserted), leaves.
   got=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/compare.out")
   cat "$tmp/compare.out"
-  diag_file "$tmp/compare.err"
-  tap_n=$((tap_n + got))
-  [ "$rc" -eq 0 ] || tap_failed=1
+  tap_diag_file "$tmp/compare.err"
+  tap_counted "$got" "$rc"
   while [ "$got" -lt 4 ]; do
     got=$((got + 1))
     tap_not_ok "$name: comparison with perf script did not complete (status $rc)"
   done
 else
-  diag_file "$tmp/perf-script.err"
+  tap_diag_file "$tmp/perf-script.err"
   for i in 1 2 3 4; do
     tap_not_ok "$name: comparison with perf script: not run"
   done
@@ -158,13 +157,11 @@ if [ -z "$problem" ] && [ -z "$p" ]; then
      && cmp -s "$tmp/ours.jsonl" "$tmp/asan.jsonl"; then
     tap_ok "$name: the sanitizer build runs clean on the recording, with the same output"
   else
-    diag_file "$tmp/asan.err" 40
+    tap_diag_file "$tmp/asan.err" 40
     tap_not_ok "$name: the sanitizer build runs clean on the recording (status $rc)"
   fi
 else
   tap_not_ok "$name: the sanitizer build runs clean on the recording: not run ($problem$p)"
 fi
 
-[ "$tap_n" -eq 10 ] || { echo "# internal error: $tap_n results for a plan of 10"; exit 99; }
-[ "$tap_failed" -eq 0 ] || echo "# $name: FAILED"
-exit 0
+tap_done

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the flame graph and pprof tests (tests/flamegraph/*.sh); POSIX
 # sh, sourced.  Builds on tests/e2e/e2e-lib.sh (TAP helpers, the private
 # perf HOME, the temporary directory; E2E_KEEP=1 keeps it).
@@ -9,7 +10,9 @@
 
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
+# shellcheck disable=SC2034  # used by the scripts that source this file
 FG="$TOP_SRCDIR/tests/flamegraph"
+# shellcheck disable=SC2034  # used by the scripts that source this file
 ARTIFACTS="$TOP_BUILDDIR/tests/flamegraph"
 : "${GO:=go}"
 : "${CHROMIUM:=chromium}"
@@ -35,8 +38,8 @@ fg_record ()
       return
     fi
     problem="perf record or eu-stacktrace -f folded failed"
-    diag_file "$tmp/record.err" 20
-    diag_file "$tmp/folded.err" 20
+    tap_diag_file "$tmp/record.err" 20
+    tap_diag_file "$tmp/folded.err" 20
   fi
   tap_not_ok "perf record of the shlib workload, and its folded stacks: $problem"
 }
@@ -74,8 +77,8 @@ fg_asan ()
     tap_ok "$name: the sanitizer build writes -f $format clean, the same bytes as the plain build"
   else
     grep -n -A 30 -m 1 -e 'ERROR: ' -e 'runtime error:' "$tmp/asan.err" > "$tmp/asan.report"
-    diag_file "$tmp/asan.report" 60
-    [ -s "$tmp/asan.report" ] || diag_file "$tmp/asan.err" 40
+    tap_diag_file "$tmp/asan.report" 60
+    [ -s "$tmp/asan.report" ] || tap_diag_file "$tmp/asan.err" 40
     tap_not_ok "$name: the sanitizer build writes -f $format clean: $why"
   fi
 }
@@ -99,10 +102,9 @@ fg_python ()
     > "$tmp/check.out" 2> "$tmp/check.err"
   rc=$?
   cat "$tmp/check.out"
-  diag_file "$tmp/check.err" 40
+  tap_diag_file "$tmp/check.err" 40
   got=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/check.out")
-  tap_n=$((tap_n + got))
-  [ "$rc" -eq 0 ] || tap_failed=1
+  tap_counted "$got" "$rc"
   while [ "$got" -lt "$count" ]; do
     got=$((got + 1))
     tap_not_ok "$what: the checker did not complete (status $rc)"
@@ -111,7 +113,5 @@ fg_python ()
 
 fg_end ()
 {
-  [ "$tap_n" -eq "$plan" ] || { echo "# internal error: $tap_n results for a plan of $plan"; exit 99; }
-  [ "$tap_failed" -eq 0 ] || echo "# $0: FAILED"
-  exit 0
+  tap_done
 }

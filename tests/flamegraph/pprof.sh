@@ -7,7 +7,7 @@
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/flamegraph/fg-lib.sh"
 
 plan=6
-echo "1..$plan"
+tap_plan "$plan"
 e2e_setup
 fg_record
 
@@ -18,7 +18,7 @@ if [ -z "$problem" ]; then
     tap_ok "eu-stacktrace -f pprof writes a gzip file: $(wc -c < "$tmp/cpu.pb.gz") bytes"
   else
     problem="eu-stacktrace -f pprof failed, or wrote no gzip file"
-    diag_file "$tmp/pprof.err" 20
+    tap_diag_file "$tmp/pprof.err" 20
     tap_not_ok "eu-stacktrace -f pprof writes a gzip file: $problem"
   fi
 else

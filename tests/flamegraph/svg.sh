@@ -10,7 +10,7 @@
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/flamegraph/fg-lib.sh"
 
 plan=12
-echo "1..$plan"
+tap_plan "$plan"
 e2e_setup
 fg_record
 
@@ -24,7 +24,7 @@ if [ -z "$problem" ]; then
     tap_ok "eu-stacktrace -f svg writes the flame graphs: $(wc -c < "$tmp/default.svg") bytes by default"
   else
     problem="eu-stacktrace -f svg failed"
-    diag_file "$tmp/svg.err" 20
+    tap_diag_file "$tmp/svg.err" 20
     tap_not_ok "eu-stacktrace -f svg writes the flame graphs: $problem"
   fi
 else

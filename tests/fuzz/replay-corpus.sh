@@ -7,11 +7,12 @@
 # tests/fuzz/local.mk (or `make dist' drops it).
 : "${TOP_SRCDIR:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${TOP_BUILDDIR:=$TOP_SRCDIR}"
+. "$TOP_SRCDIR/tests/tap.sh"
 CORPORA="$TOP_SRCDIR/tests/fuzz/corpus"
 LOCAL_MK="$TOP_SRCDIR/tests/fuzz/local.mk"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-fuzz.XXXXXX") || {
-  echo "1..1"; echo "not ok 1 - cannot create a temporary directory"; exit 0; }
+  tap_plan 1; tap_not_ok "cannot create a temporary directory"; tap_done; }
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 129' HUP
 trap 'exit 130' INT
@@ -26,14 +27,13 @@ for d in "$CORPORA"/*/; do
   done
 done
 if [ "$n_tests" -eq 0 ]; then
-  echo "1..1"
-  echo "not ok 1 - replay the fuzz corpora: no corpus in $CORPORA"
-  exit 0
+  tap_plan 1
+  tap_not_ok "replay the fuzz corpora: no corpus in $CORPORA"
+  tap_done
 fi
-echo "1..$n_tests"
+tap_plan "$n_tests"
 
 unset DEBUGINFOD_URLS
-n=0
 for d in "$CORPORA"/*/; do
   [ -d "$d" ] || continue
   d=${d%/}
@@ -41,10 +41,9 @@ for d in "$CORPORA"/*/; do
   replay="$TOP_BUILDDIR/tests/fuzz/fuzz-$target-replay"
   for f in "$d"/*; do
     [ -f "$f" ] || continue
-    n=$((n + 1))
     name="$target/${f##*/}"
     if ! [ -x "$replay" ]; then
-      echo "not ok $n - $name: $replay not built"
+      tap_not_ok "$name: $replay not built"
       continue
     fi
     start=$(date +%s)
@@ -66,24 +65,23 @@ for d in "$CORPORA"/*/; do
     # What the parser said about the input (its error, if any).
     said=$(grep -v '^replay' "$tmp/err" | head -n 1)
     if [ -z "$why" ]; then
-      echo "ok $n - $name ($(wc -c < "$f") bytes) replays clean in ${secs}s${said:+: $said}"
+      tap_ok "$name ($(wc -c < "$f") bytes) replays clean in ${secs}s${said:+: $said}"
     else
-      echo "not ok $n - $name: $why"
+      tap_not_ok "$name: $why"
       grep -n -A 40 -m 1 -e 'ERROR: ' -e 'runtime error:' "$tmp/err" | sed 's/^/#   /'
       grep -q -e 'ERROR: ' -e 'runtime error:' "$tmp/err" || sed -n '1,40s/^/#   /p' "$tmp/err"
     fi
   done
 
-  n=$((n + 1))
   unlisted=""
   for f in "$d"/*; do
     [ -f "$f" ] || continue
     grep -q "tests/fuzz/corpus/$target/${f##*/}" "$LOCAL_MK" || unlisted="$unlisted ${f##*/}"
   done
   if [ -z "$unlisted" ]; then
-    echo "ok $n - every file of corpus/$target is listed in tests/fuzz/local.mk"
+    tap_ok "every file of corpus/$target is listed in tests/fuzz/local.mk"
   else
-    echo "not ok $n - corpus/$target files missing from FUZZ_CORPUS in tests/fuzz/local.mk:$unlisted"
+    tap_not_ok "corpus/$target files missing from FUZZ_CORPUS in tests/fuzz/local.mk:$unlisted"
   fi
 done
-exit 0
+tap_done

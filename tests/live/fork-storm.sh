@@ -14,13 +14,15 @@
 # bounded.  Not in `make check': a fork storm beside the other tests of a
 # parallel run would make them, and itself, flaky.
 set -u
-: "${EU_STACKTRACE:?}" "${TOP_BUILDDIR:?}"
+: "${EU_STACKTRACE:?}" "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
 SECONDS_RUN=${FORK_STORM_SECONDS:-60}
 RSS_LIMIT_KB=$((40 * 1024))
 SLACK_KB=$((4 * 1024))
+. "$TOP_SRCDIR/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-storm.XXXXXX")
 loops=""
 prof=""
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup () {
   for p in $loops; do kill "$p" 2> /dev/null; done
   [ -n "$prof" ] && kill -KILL "$prof" 2> /dev/null
@@ -29,7 +31,7 @@ cleanup () {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-echo "1..4"
+tap_plan 4
 
 # wait_until N CMD...: up to N/20 s for CMD to succeed, polled every 50 ms.
 wait_until () {
@@ -40,6 +42,8 @@ wait_until () {
     sleep 0.05
   done
 }
+# shellcheck disable=SC2317  # called by name through wait_until
+# shellcheck disable=SC2010  # ls -l shows where each fd of /proc/PID/fd points
 has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
 gone () { ! kill -0 "$1" 2> /dev/null; }
 rss_kb () { sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2> /dev/null; }
@@ -90,9 +94,9 @@ awk -v a="${ticks0:-0}" -v b="${ticks1:-0}" -v hz="$hz" -v s=$((t1 - t0)) -v n="
 grep -E 'samples read|lost|overhead|evicted' "$tmp/err" | sed 's/^/# /'
 
 if [ "$status" -eq 0 ] || [ "$status" -eq 130 ]; then
-  echo "ok 1 - -a under a fork storm ends on one SIGINT (status $status)"
+  tap_ok "-a under a fork storm ends on one SIGINT (status $status)"
 else
-  echo "not ok 1 - -a under a fork storm ends on one SIGINT: status $status"
+  tap_not_ok "-a under a fork storm ends on one SIGINT: status $status"
   sed 's/^/#   /' "$tmp/err" | head -20
 fi
 
@@ -108,21 +112,23 @@ awk -v limit=$RSS_LIMIT_KB -v warm=$warm -v slack=$SLACK_KB -v want="$SECONDS_RU
     printf "%s 2 - peak VmRSS %.1f MB, under %d MB\n", (peak < limit ? "ok" : "not ok"), peak / 1024, limit / 1024
     printf "%s 3 - VmRSS flat after %d s: %.1f MB at most later, %.1f MB at most before (slack %d MB)\n",
       (late <= early + slack ? "ok" : "not ok"), warm, late / 1024, early / 1024, slack / 1024
-  }' "$tmp/rss"
+  }' "$tmp/rss" > "$tmp/rss.tap"
+tap_relay < "$tmp/rss.tap"
 
 # Lost samples: none, or "lost N samples (x.x% of M)", under 1% or said why.
 lost_line=$(grep -E 'lost [0-9]+ samples \([0-9.]+% of [0-9]+\)' "$tmp/err" | head -1)
 if grep -qiE 'lost [0-9]+ (records|events)|samples lost by the kernel' "$tmp/err" && [ -z "$lost_line" ]; then
-  echo "not ok 4 - lost samples are reported as a share of the samples: $(grep -i lost "$tmp/err" | head -2 | tr '\n' ' ')"
+  tap_not_ok "lost samples are reported as a share of the samples: $(grep -i lost "$tmp/err" | head -2 | tr '\n' ' ')"
 elif [ -z "$lost_line" ]; then
-  echo "ok 4 - no sample lost"
+  tap_ok "no sample lost"
 else
   share=$(echo "$lost_line" | sed -n 's/.*(\([0-9.]*\)% of.*/\1/p')
   if awk -v s="$share" 'BEGIN { exit !(s < 1) }'; then
-    echo "ok 4 - lost samples reported as a share, under 1%: $lost_line"
+    tap_ok "lost samples reported as a share, under 1%: $lost_line"
   elif echo "$lost_line" | grep -q 'ring' && echo "$lost_line" | grep -q -- '--mmap-pages\|-F'; then
-    echo "ok 4 - lost samples reported as a share, with why and what to do: $lost_line"
+    tap_ok "lost samples reported as a share, with why and what to do: $lost_line"
   else
-    echo "not ok 4 - lost samples under 1% or said why: $lost_line"
+    tap_not_ok "lost samples under 1% or said why: $lost_line"
   fi
 fi
+tap_done

@@ -26,12 +26,15 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset DEBUGINFOD_URLS
+. "$TOP_SRCDIR/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
 # The work directory goes with this shell only: a subshell that ends
 # through a trap (a CI run once lost it half-way, "rm: cannot remove ...")
 # must not take it along.  $$ is the main shell's pid in every subshell;
 # bash's BASHPID (make check runs tests with bash) or, in dash, sh -c's
 # $PPID is the pid of the process that runs the trap.
+# shellcheck disable=SC2317  # called by name through wait_until
+# shellcheck disable=SC3028  # BASHPID under bash; sh -c's PPID under dash
 main_shell () { [ "${BASHPID:-$(sh -c 'echo $PPID')}" = "$$" ]; }
 if [ -n "${INTERRUPT_KEEP:-}" ]; then
   echo "# keeping $tmp"
@@ -40,13 +43,8 @@ else
 fi
 trap 'exit 130' INT
 trap 'exit 143' TERM
-echo "1..7"
+tap_plan 7
 
-n_tap=0
-result () {  # STATUS DESCRIPTION
-  n_tap=$((n_tap + 1))
-  if [ "$1" -eq 0 ]; then echo "ok $n_tap - $2"; else echo "not ok $n_tap - $2"; fi
-}
 diag () { sed 's/^/#   /' "$@" | head -20; }
 
 # wait_until CMD...: up to ~10 s for CMD to succeed (polled every 50 ms,
@@ -60,13 +58,18 @@ wait_until () {
   done
 }
 alive () { kill -0 "$1" 2> /dev/null; }
+# shellcheck disable=SC2317  # called by name through wait_until
 gone_or () { ! alive "$pid" || "$@"; }
+# shellcheck disable=SC2317  # called by name through wait_until
 has_file () { [ -n "$(ls -A "$1" 2> /dev/null)" ]; }
 has_text () { grep -q "$1" "$2" 2> /dev/null; }
+# shellcheck disable=SC2317  # called by name through wait_until
 exec_d () { pgrep -f "^$W/deep [0-9]+ $1\$" > /dev/null; }
 # has_events PID: PID, or its child (under timeout), has perf events open
+# shellcheck disable=SC2317  # called by name through wait_until
 has_events () {
   for _p in "$1" $(pgrep -P "$1"); do
+    # shellcheck disable=SC2010  # ls -l shows where each fd of /proc/PID/fd points
     ls -l "/proc/$_p/fd" 2> /dev/null | grep -q perf_event && return 0
   done
   return 1
@@ -83,10 +86,10 @@ $CHECK "$tmp/all.list" > "$tmp/all.check" 2>&1
 r=$?
 echo "# -a for $all_s s: status $st, $(wc -l < "$tmp/all.jsonl") samples, longest comm: $(awk '{ print length, $0 }' /proc/[0-9]*/task/[0-9]*/comm 2> /dev/null | sort -rn | head -1)"
 if [ $st -eq 0 ] && [ $r -eq 0 ] && ! grep -qE "Sanitizer|runtime error" "$tmp/all.err"; then
-  result 0 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
+  tap_result 0 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
 else
   diag "$tmp/all.err" "$tmp/all.check"
-  result 1 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
+  tap_result 1 "-a -- sleep $all_s with the sanitizer build: status 0, no report, JSON well-formed"
 fi
 
 # Inputs: a short recording, as a file and in perf's pipe format; a Sysprof
@@ -99,7 +102,7 @@ if ! "$PERF" record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/sma
    ! "$EU_STACKTRACE" -i "$tmp/small.data" -m passthru -f sysprof -o "$tmp/stream" \
        2>> "$tmp/record.err"; then
   diag "$tmp/record.err"
-  while [ $n_tap -lt 7 ]; do result 1 "not run: cannot record the inputs"; done
+  tap_fill "not run: cannot record the inputs"
   exit 0
 fi
 half () { head -c $(($(wc -c < "$1") / 2)) "$1" > "$2"; }
@@ -118,7 +121,7 @@ mkdir "$tmp/runs"
 start () {
   _mode=$1 _fmt=$2 _dir=$3 _m=$4 _pre=${5:-}
   _out="$_dir/o/out.$(ext "$_fmt")"
-  writer= target=
+  writer='' target=''
   case $_mode in
     file|file-j2)
       _j=1; [ "$_mode" = file-j2 ] && _j=2
@@ -250,6 +253,7 @@ one () {
   fi
   [ -n "${INTERRUPT_TIMES:-}" ] && echo "# run $runs ($*): $(echo "$(date +%s.%N) - $_t0" | bc) s"
   # the run's temporary file is gone: renamed or removed
+  # shellcheck disable=SC2010  # the names are the tool's own temporary files
   if ls -A "$_d/o" | grep -q '^\.out'; then
     echo "# run $runs ($*): temporary file left: $(ls -A "$_d/o")"; bad_status=$((bad_status + 1))
   fi
@@ -262,22 +266,22 @@ t0=$(date +%s)
 # -j2, -a, streams and a deaf command in turn.  INTERRUPT_ROUNDS=2 (make
 # check-long) goes through it all twice.
 i=0
-for round in $(seq "${INTERRUPT_ROUNDS:-1}"); do
+for _ in $(seq "${INTERRUPT_ROUNDS:-1}"); do
 for fmt in ${INTERRUPT_FORMATS:-json folded svg pprof sysprof}; do
   for how in int int2 int3 pgrp; do
     for mode in file pipe cmd pid; do
-      one $mode $fmt $how
+      one $mode "$fmt" $how
     done
   done
   i=$((i + 1))
   case $i in
-    1) one file $fmt timeout; one cmd $fmt term; one all $fmt int; one file-j2 $fmt int3 ;;
-    2) one pipe $fmt timeout; one file $fmt term; one cmd-deaf $fmt int3; one stream $fmt int3 ;;
-    3) one cmd $fmt timeout; one pid $fmt term; one all $fmt term; one file-j2 $fmt int3 ;;
-    4) one pid $fmt timeout; one pipe $fmt term; one cmd-deaf $fmt int3; one all $fmt pgrp ;;
-    *) one cmd $fmt timeout; one cmd $fmt term; one stream $fmt int3; one file-j2 $fmt int3 ;;
+    1) one file "$fmt" timeout; one cmd "$fmt" term; one all "$fmt" int; one file-j2 "$fmt" int3 ;;
+    2) one pipe "$fmt" timeout; one file "$fmt" term; one cmd-deaf "$fmt" int3; one stream "$fmt" int3 ;;
+    3) one cmd "$fmt" timeout; one pid "$fmt" term; one all "$fmt" term; one file-j2 "$fmt" int3 ;;
+    4) one pid "$fmt" timeout; one pipe "$fmt" term; one cmd-deaf "$fmt" int3; one all "$fmt" pgrp ;;
+    *) one cmd "$fmt" timeout; one cmd "$fmt" term; one stream "$fmt" int3; one file-j2 "$fmt" int3 ;;
   esac
-  one stream $fmt int2
+  one stream "$fmt" int2
 done
 done
 # grace, SIGTERM, SIGKILL: a command deaf to both still ends (3 s)
@@ -285,14 +289,14 @@ one cmd-deaf json timeout
 t1=$(date +%s)
 echo "# $runs interrupted runs in $((t1 - t0)) s: $forced ended 128+N (stopped at once), $bad_status with a bad status or a temporary file left, $reports sanitizer reports, $leftovers profiled commands left running, $target_killed -p targets killed"
 
-result $((reports != 0)) "$runs interrupted runs: no sanitizer report ($reports)"
-result $((bad_status != 0)) "$runs interrupted runs: status 0, 128+N or timeout's 124, no temporary file left ($bad_status bad)"
-result $((leftovers + target_killed != 0)) "$runs interrupted runs: no profiled command left running ($leftovers), no -p target killed ($target_killed)"
+tap_result $((reports != 0)) "$runs interrupted runs: no sanitizer report ($reports)"
+tap_result $((bad_status != 0)) "$runs interrupted runs: status 0, 128+N or timeout's 124, no temporary file left ($bad_status bad)"
+tap_result $((leftovers + target_killed != 0)) "$runs interrupted runs: no profiled command left running ($leftovers), no -p target killed ($target_killed)"
 
 $CHECK "$tmp/outputs.list" > "$tmp/check.out" 2>&1
 r=$?
 sed 's/^/# /' "$tmp/check.out" | tail -5
-result $r "json, folded, svg and pprof outputs of interrupted runs are well-formed: $(tail -1 "$tmp/check.out")"
+tap_result $r "json, folded, svg and pprof outputs of interrupted runs are well-formed: $(tail -1 "$tmp/check.out")"
 
 n_cap=0; good_cap=0
 while read -r cap; do
@@ -303,11 +307,11 @@ while read -r cap; do
     echo "# bad capture $cap:"; diag "$tmp/cap.out"
   fi
 done < "$tmp/syscaps.list"
-result $((n_cap != good_cap)) "Sysprof captures of interrupted runs read whole with libsysprof-capture: $good_cap of $n_cap"
+tap_result $((n_cap != good_cap)) "Sysprof captures of interrupted runs read whole with libsysprof-capture: $good_cap of $n_cap"
 
 # Three signals stop a run whose command ignores them at once, and say so.
 n_forced=$(grep -l "stopping at once" "$tmp"/runs/*/err 2> /dev/null | wc -l)
 echo "# $n_forced runs stopped at once on a third signal"
 [ "$n_forced" -ge 5 ]
-result $? "a third signal stops the run at once, with a message ($n_forced runs)"
-exit 0
+tap_result $? "a third signal stops the run at once, with a message ($n_forced runs)"
+tap_done

@@ -6,10 +6,15 @@
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}" "${PERF:=perf}" "${PYTHON3:=python3}"
 w=$TOP_BUILDDIR/tests/workloads
-check="$PYTHON3 $TOP_SRCDIR/tests/live/check-chains.py"
+# check NAME LABEL MINIMUM SPEC...: one TAP line from check-chains.py.
+check () {
+  "$PYTHON3" "$TOP_SRCDIR/tests/live/check-chains.py" "$@" > "$tmp/check.out"
+  tap_relay < "$tmp/check.out"
+}
+. "$TOP_SRCDIR/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-live.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-echo "1..10"
+tap_plan 10
 libc_start="__libc_start_call_main,__libc_start_main,_start"
 
 live () {  # NAME ARGS... : samples live into $tmp/NAME.jsonl
@@ -22,18 +27,18 @@ live () {  # NAME ARGS... : samples live into $tmp/NAME.jsonl
 }
 
 live deep -- "$w/deep" 1200
-$check "$tmp/deep.jsonl" "single-threaded (deep)" 800 \
+check "$tmp/deep.jsonl" "single-threaded (deep)" 800 \
   "leaf_hash|leaf_divide|leaf_float:leaf_work,recurse,chain_7,chain_6,chain_5,chain_4,chain_3,chain_2,chain_1,chain_0,main,$libc_start"
 
 live threads -- "$w/threads"
-$check "$tmp/threads.jsonl" "multi-threaded (threads)" 800 \
+check "$tmp/threads.jsonl" "multi-threaded (threads)" 800 \
   "alpha_leaf:alpha_mid,alpha_top,worker,start_thread,clone3" \
   "beta_leaf:beta_top,worker,start_thread,clone3" \
   "gamma_rec:gamma_top,worker,start_thread,clone3" \
   "delta_even|delta_odd:delta_top,worker,start_thread,clone3"
 
 live forkexec -- "$w/forkexec"
-$check "$tmp/forkexec.jsonl" "fork and exec (forkexec)" 400 \
+check "$tmp/forkexec.jsonl" "fork and exec (forkexec)" 400 \
   "parent_leaf:parent_work,main,$libc_start" \
   "exec_leaf:exec_work,main,$libc_start" \
   "leaf_hash|leaf_divide|leaf_float:leaf_work,recurse,chain_0,main,$libc_start"
@@ -44,13 +49,13 @@ names = set(json.loads(l)["comm"] for l in open(sys.argv[1])
             if json.loads(l)["frames"] and (json.loads(l)["frames"][0].get("symbol") or "").startswith("leaf_"))
 print(",".join(sorted(n or "?" for n in names)))' "$tmp/forkexec.jsonl")
 if [ "$deep_comm" = "deep" ]; then
-  echo "ok 4 - fork and exec: samples of the exec'd program are named after it (deep)"
+  tap_ok "fork and exec: samples of the exec'd program are named after it (deep)"
 else
-  echo "not ok 4 - fork and exec: samples of the exec'd program are named after it: got '$deep_comm'"
+  tap_not_ok "fork and exec: samples of the exec'd program are named after it: got '$deep_comm'"
 fi
 
 live dlopen -- "$w/dlopen" "$w/plugin.so" 300 1000
-$check "$tmp/dlopen.jsonl" "a library dlopened after start (dlopen)" 600 \
+check "$tmp/dlopen.jsonl" "a library dlopened after start (dlopen)" 600 \
   "plugin_hot:plugin_middle,plugin_entry,run_plugin,main,$libc_start"
 
 # -p: a process that was already running, all its threads.
@@ -59,7 +64,7 @@ target=$!
 sleep 0.3
 live pid -p "$target"
 wait "$target"
-$check "$tmp/pid.jsonl" "a running process (-p, threads)" 800 \
+check "$tmp/pid.jsonl" "a running process (-p, threads)" 800 \
   "alpha_leaf:alpha_mid,alpha_top,worker,start_thread,clone3" \
   "beta_leaf:beta_top,worker,start_thread,clone3" \
   "gamma_rec:gamma_top,worker,start_thread,clone3" \
@@ -69,12 +74,12 @@ $check "$tmp/pid.jsonl" "a running process (-p, threads)" 800 \
 live record --record "$tmp/record.data" -- "$w/deep" 800
 if HOME=$tmp "$PERF" script -i "$tmp/record.data" -F comm,tid,time,ip,sym > "$tmp/perf-script.txt" 2> "$tmp/perf-script.err" \
    && grep -q 'leaf_work' "$tmp/perf-script.txt"; then
-  echo "ok 7 - --record output opens in perf script ($(grep -c 'deep ' "$tmp/perf-script.txt") sample lines)"
+  tap_ok "--record output opens in perf script ($(grep -c 'deep ' "$tmp/perf-script.txt") sample lines)"
 else
-  echo "not ok 7 - --record output opens in perf script"; sed 's/^/#   /' "$tmp/perf-script.err" | head
+  tap_not_ok "--record output opens in perf script"; sed 's/^/#   /' "$tmp/perf-script.err" | head
 fi
 "$EU_STACKTRACE" -i "$tmp/record.data" -f json -o "$tmp/offline.jsonl" 2> "$tmp/offline.err"
-$PYTHON3 - "$tmp/record.jsonl" "$tmp/offline.jsonl" <<'PY'
+$PYTHON3 - "$tmp/record.jsonl" "$tmp/offline.jsonl" > "$tmp/same.out" <<'PY'
 import json, sys
 def chains(path):
     return [(s["tid"], s["time"], [(f["address"], f.get("symbol")) for f in s["frames"]])
@@ -83,15 +88,16 @@ live, offline = chains(sys.argv[1]), chains(sys.argv[2])
 same = sum(1 for a, b in zip(live, offline) if a == b)
 ok = len(live) > 500 and len(live) == len(offline) and same == len(live)
 print(f"# live {len(live)} samples, offline {len(offline)}, {same} identical chains")
-print(f"{'ok' if ok else 'not ok'} 8 - --record then -i gives the same chains as live ({same} of {len(live)})")
+print(f"{'ok' if ok else 'not ok'} - --record then -i gives the same chains as live ({same} of {len(live)})")
 PY
+tap_relay < "$tmp/same.out"
 # A clear message when the command cannot run, and no sample invented.
 if "$EU_STACKTRACE" -- "$tmp/no-such-program" > "$tmp/none.out" 2> "$tmp/none.err"; then
-  echo "not ok 9 - a command that cannot run fails"
+  tap_not_ok "a command that cannot run fails"
 elif grep -q "cannot run $tmp/no-such-program: No such file or directory" "$tmp/none.err"; then
-  echo "ok 9 - a command that cannot run fails with: $(cat "$tmp/none.err")"
+  tap_ok "a command that cannot run fails with: $(cat "$tmp/none.err")"
 else
-  echo "not ok 9 - a command that cannot run fails clearly"; sed 's/^/#   /' "$tmp/none.err"
+  tap_not_ok "a command that cannot run fails clearly"; sed 's/^/#   /' "$tmp/none.err"
 fi
 # An unprivileged user profiles their own program (kernel.perf_event_paranoid
 # is 2 here): allowed without namespace records, which need CAP_PERFMON.
@@ -100,10 +106,11 @@ if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
     > "$tmp/nobody.out" 2> "$tmp/nobody.err"
   n=$(sed -n 's/^samples unwound: *//p' "$tmp/nobody.err")
   if [ "${n:-0}" -gt 100 ]; then
-    echo "ok 10 - an unprivileged user samples their own program ($n samples unwound)"
+    tap_ok "an unprivileged user samples their own program ($n samples unwound)"
   else
-    echo "not ok 10 - an unprivileged user samples their own program"; sed 's/^/#   /' "$tmp/nobody.err"
+    tap_not_ok "an unprivileged user samples their own program"; sed 's/^/#   /' "$tmp/nobody.err"
   fi
 else
-  echo "not ok 10 - an unprivileged user samples their own program: run as root to test it"
+  tap_not_ok "an unprivileged user samples their own program: run as root to test it"
 fi
+tap_done

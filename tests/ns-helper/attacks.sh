@@ -6,7 +6,8 @@
 # without privileges, and a pid that another process took over.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
-make_user || { not_ok "creating a test user"; plan; exit 0; }
+# shellcheck disable=SC2119  # make_user takes no argument here
+make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 
 # A host ELF file that the container does not have, at an absolute path;
 # /proc/$$/root (this shell's root: the host's) is where magic links lead.
@@ -38,12 +39,5 @@ mkdir -p "$tmp/reuse-a" "$tmp/reuse-b"
 
 "$PYTHON3" "$nsh_src/attacks.py" "$evil" "$helper" "$stage" "$host_elf" "$test_uid" "$test_gid" \
   "$nsh_src/ns-run.sh" "$tmp" $$ > "$tmp/attacks.tap"
-while IFS= read -r line; do
-  case $line in
-    "ok "*) ok "${line#ok * - }" ;;
-    "not ok "*) not_ok "${line#not ok * - }" ;;
-    "1.."*) ;;
-    *) echo "$line" ;;
-  esac
-done < "$tmp/attacks.tap"
-plan
+tap_relay < "$tmp/attacks.tap"
+plan_and_done

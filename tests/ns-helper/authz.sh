@@ -6,9 +6,9 @@
 # cannot tell a missing file from a forbidden one, and cannot take every
 # connection: 8 at most per user, and each idle one is closed.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
-make_user 2 || { not_ok "creating a second test user"; plan; exit 0; }
+make_user 2 || { tap_not_ok "creating a second test user"; plan_and_done; }
 uid2=$test_uid gid2=$test_gid
-make_user || { not_ok "creating a test user"; plan; exit 0; }
+make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 idle=3
 
 mkdir -p "$tmp/private" "$tmp/pub" "$tmp/u" "$tmp/sock"
@@ -32,4 +32,4 @@ chmod 666 "$sock"
 "$PYTHON3" "$nsh_src/authz.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$uid2" "$gid2" "$idle" \
   > "$tmp/authz.tap" 2> "$tmp/authz.err"
 relay_tap authz.py "$tmp/authz.tap" "$tmp/authz.err"
-plan
+plan_and_done

@@ -25,26 +25,28 @@ cp "$stage/nsprog.debug" "\$root/usr/lib/debug/.build-id/$nn/$rest.debug"
 EOF
 
 # Without its debuginfo, the stripped program's own functions have no name.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample no-debug -- $(ns_command root no-debug "$tmp/stripped.setup" 500)
 named=$(grep -c '"symbol":"ns_outer"' "$tmp/no-debug.jsonl")
 lib=$(grep -c '"symbol":"nswork_leaf"' "$tmp/no-debug.jsonl")
 if [ "$named" -eq 0 ] && [ "$lib" -gt 100 ]; then
-  ok "stripped, no debuginfo anywhere: no sample names ns_outer (its library's nswork_leaf: $lib samples)"
+  tap_ok "stripped, no debuginfo anywhere: no sample names ns_outer (its library's nswork_leaf: $lib samples)"
 else
-  not_ok "stripped, no debuginfo: ns_outer named in $named samples, nswork_leaf in $lib"
+  tap_not_ok "stripped, no debuginfo: ns_outer named in $named samples, nswork_leaf in $lib"
 fi
 
 # With it, under the namespace's /usr/lib/debug/.build-id only (and the
 # sanitized build: the client's debuginfo path runs clean).
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU=$EU_STACKTRACE_ASAN sample with-debug -- $(ns_command root with-debug "$tmp/with-debug.setup" 700)
 if grep -q Sanitizer "$tmp/with-debug.err"; then
-  not_ok "the sanitized build runs clean"; diag "$tmp/with-debug.err"
+  tap_not_ok "the sanitized build runs clean"; diag "$tmp/with-debug.err"
 fi
 if grep -q "/app/bin/nsprog: debuginfo /usr/lib/debug/.build-id/$nn/$rest.debug opened by the namespace helper" \
     "$tmp/with-debug.err"; then
-  ok "the helper found the debuginfo in the namespace: /usr/lib/debug/.build-id/$nn/$rest.debug"
+  tap_ok "the helper found the debuginfo in the namespace: /usr/lib/debug/.build-id/$nn/$rest.debug"
 else
-  not_ok "the helper found the debuginfo in the namespace"; diag "$tmp/with-debug.err"
+  tap_not_ok "the helper found the debuginfo in the namespace"; diag "$tmp/with-debug.err"
 fi
 check_chains with-debug "stripped, debuginfo only in the namespace: names from it" 250 \
   "nswork_leaf:nswork_run,ns_middle,ns_outer,main,$libc_start" \
@@ -113,11 +115,5 @@ print(f"{'ok' if not reply.get('ok') and reply.get('errno') == 22 else 'not ok'}
       f"without a build-id is refused: {reply.get('message')}")
 h.close()
 PY
-while read -r line; do
-  case $line in
-    "ok - "*) ok "${line#ok - }" ;;
-    "not ok - "*) not_ok "${line#not ok - }" ;;
-    *) echo "# $line" ;;
-  esac
-done < "$tmp/places.tap"
-plan
+tap_relay < "$tmp/places.tap"
+plan_and_done

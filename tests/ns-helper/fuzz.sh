@@ -7,25 +7,19 @@ make_stage
 start_ns root fuzz "" sleep 120 || exit 1
 
 "$PYTHON3" "$nsh_src/fuzz.py" "$pid" "$helper" 10000 > "$tmp/fuzz.tap"
-while IFS= read -r line; do
-  case $line in
-    "ok "*) ok "${line#ok * - }" ;;
-    "not ok "*) not_ok "${line#not ok * - }" ;;
-    "1.."*) ;;
-    *) echo "$line" ;;
-  esac
-done < "$tmp/fuzz.tap"
+tap_relay < "$tmp/fuzz.tap"
 
 for way in map_files setns; do
   "$nsh_client" "$helper" rtt "$pid" /app/bin/nsprog 10000 "$way" > "$tmp/rtt-$way.out" 2>&1
   status=$?
   sed 's/^/# /' "$tmp/rtt-$way.out"
   fds=$(sed -n 's/^fds helper \([0-9]*\) -> \([0-9]*\) client \([0-9]*\) -> \([0-9]*\)$/\1 \2 \3 \4/p' "$tmp/rtt-$way.out")
+  # shellcheck disable=SC2086  # the line is split into its numbers on purpose
   set -- $fds
   if [ $status -eq 0 ] && [ $# -eq 4 ] && [ "$1" = "$2" ] && [ "$3" = "$4" ]; then
-    ok "10000 files sent by $way and closed: descriptors helper $1 -> $2, client $3 -> $4"
+    tap_ok "10000 files sent by $way and closed: descriptors helper $1 -> $2, client $3 -> $4"
   else
-    not_ok "10000 requests by $way without a descriptor leak (status $status: $fds)"
+    tap_not_ok "10000 requests by $way without a descriptor leak (status $status: $fds)"
   fi
 done
-plan
+plan_and_done

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # What the tests of tests/ns-helper/ share; sourced.  They run as root (CI
 # does); processes run in mount namespaces made by ns-run.sh, and the
 # tests that need an unprivileged user create one and remove it.
@@ -7,11 +8,13 @@ set -u
 nsh_src=$TOP_SRCDIR/tests/ns-helper
 nsh_build=$TOP_BUILDDIR/tests/ns-helper
 helper=$TOP_BUILDDIR/eu-stacktrace-ns-helper
+# shellcheck disable=SC2034  # used by the scripts that source this file
 nsh_client=$nsh_build/nsh-client
 # eu-stacktrace spawns the helper of this build, not an installed one.
 EU_STACKTRACE_NS_HELPER=$helper
 export EU_STACKTRACE_NS_HELPER
-export PYTHONPATH=$nsh_src
+export PYTHONPATH="$nsh_src"
+# shellcheck disable=SC2034  # used by the scripts that source this file
 libc_start="__libc_start_call_main,__libc_start_main,_start"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-nsh.XXXXXX")
@@ -33,29 +36,21 @@ cleanup () {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP PIPE
 
-# TAP, numbered as it goes; the plan comes last.
-t=0
-ok () { t=$((t + 1)); echo "ok $t - $*"; }
-not_ok () { t=$((t + 1)); echo "not ok $t - $*"; }
+# TAP (tests/tap.sh), numbered as it goes; the plan comes last.
+. "$TOP_SRCDIR/tests/tap.sh"
 diag () { sed 's/^/#   /' "$@"; }
 # relay_tap NAME TAP ERR: the TAP lines a helper script (NAME) wrote to TAP,
 # renumbered into ours; its other lines as they are; its stderr as a
 # diagnostic, and a traceback as a failure.
 relay_tap () {
-  while IFS= read -r line; do
-    case $line in
-      "ok "*) ok "${line#ok * - }" ;;
-      "not ok "*) not_ok "${line#not ok * - }" ;;
-      "1.."*) ;;
-      *) echo "$line" ;;
-    esac
-  done < "$2"
+  tap_relay < "$2"
   if [ -s "$3" ]; then
     echo "# $1 said:"; diag "$3"
-    grep -q Traceback "$3" && not_ok "$1 ran to the end"
+    grep -q Traceback "$3" && tap_not_ok "$1 ran to the end"
   fi
 }
-plan () { echo "1..$t"; }
+# plan_and_done: the plan, last, and the summary.
+plan_and_done () { tap_plan "$tap_n"; tap_done; }
 
 # The copies that go into the namespaces: $stage/plain (program and library)
 # and $stage/root (a root: those, libc and the dynamic linker).
@@ -107,9 +102,11 @@ start_ns () {
   kind=$1 name=$2 setup=$3
   shift 3
   if [ -n "${RUN_AS:-}" ]; then
+    # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
     setpriv --reuid="$RUN_AS" --regid="$(id -g "$RUN_AS")" --clear-groups \
       $(ns_command "$kind" "$name" "$setup" "$@") > "$tmp/$name.log" 2>&1 &
   else
+    # shellcheck disable=SC2046,SC2091  # runs the command line that ns_command prints
     $(ns_command "$kind" "$name" "$setup" "$@") > "$tmp/$name.log" 2>&1 &
   fi
   pid=$!
@@ -129,6 +126,7 @@ start_ns () {
 # A user without privileges, for the tests that need one ($test_user,
 # $test_uid, $test_gid; make_user 2 makes another, eust-nsh-PID-2); removed
 # at exit.
+# shellcheck disable=SC2120  # $1, a suffix of the name, is optional
 make_user () {
   test_user=eust-nsh-$$${1:+-$1}
   i=0
@@ -143,7 +141,9 @@ make_user () {
     sleep 0.2
   done
   made_users="$made_users $test_user"
+  # shellcheck disable=SC2034  # used by the scripts that source this file
   test_uid=$(id -u "$test_user")
+  # shellcheck disable=SC2034  # used by the scripts that source this file
   test_gid=$(id -g "$test_user")
 }
 
@@ -168,9 +168,9 @@ check_chains () {
   "$PYTHON3" "$TOP_SRCDIR/tests/live/check-chains.py" "$tmp/$name.jsonl" "$@" > "$tmp/$name.chains"
   grep '^#' "$tmp/$name.chains"
   if grep -q '^ok' "$tmp/$name.chains"; then
-    ok "$(sed -n 's/^ok - //p' "$tmp/$name.chains")"
+    tap_ok "$(sed -n 's/^ok - //p' "$tmp/$name.chains")"
   else
-    not_ok "$(sed -n 's/^not ok - //p' "$tmp/$name.chains")"
+    tap_not_ok "$(sed -n 's/^not ok - //p' "$tmp/$name.chains")"
   fi
 }
 

@@ -35,6 +35,7 @@ else
   cp -R "$stage/root/." "$root/"
 fi
 if [ -n "$setup" ]; then
+  # shellcheck disable=SC1090  # the test writes the setup script at run time
   . "$setup"
 fi
 if [ "$kind" = plain ]; then

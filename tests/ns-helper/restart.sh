@@ -37,14 +37,14 @@ status=$?
 grep -E "namespace helper|samples read|lost:" "$tmp/killed.err" | sed 's/^/# /'
 if [ -n "$first" ] && [ $status -eq 0 ] && grep -q "killed by signal 9.*starting it again" "$tmp/killed.err" \
     && ! grep -q Sanitizer "$tmp/killed.err"; then
-  ok "the helper, killed mid-run, is reported and started again; the run completes"
+  tap_ok "the helper, killed mid-run, is reported and started again; the run completes"
 else
-  not_ok "a killed helper is restarted (status $status, helper '${first}')"; diag "$tmp/killed.err"
+  tap_not_ok "a killed helper is restarted (status $status, helper '${first}')"; diag "$tmp/killed.err"
 fi
 if [ "$(way_of killed /app/lib/plugin.so)" = map_files ] && grep -q "lost:             1 times, started again 1 times" "$tmp/killed.err"; then
-  ok "the library loaded after the kill was opened by the restarted helper (map_files)"
+  tap_ok "the library loaded after the kill was opened by the restarted helper (map_files)"
 else
-  not_ok "the library loaded after the kill was opened by the restarted helper"
+  tap_not_ok "the library loaded after the kill was opened by the restarted helper"
 fi
 check_chains killed "after the restart: frames in the library loaded then" 300 \
   "plugin_hot:plugin_middle,plugin_entry,run_plugin,main,$libc_start"
@@ -52,14 +52,15 @@ check_chains killed "after the restart: frames in the library loaded then" 300 \
 # A helper that dies at once, every time.
 printf '#!/bin/sh\nexit 3\n' > "$tmp/dying-helper"
 chmod 755 "$tmp/dying-helper"
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU=$EU_STACKTRACE_ASAN EU_STACKTRACE_NS_HELPER=$tmp/dying-helper sample dying -- $(ns_command root dying "" 300)
 status=$?
 if [ $status -eq 0 ] && grep -q "lost:             4 times, started again 3 times" "$tmp/dying.err" \
     && ! grep -q Sanitizer "$tmp/dying.err" \
     && grep -q "/app/lib/libnswork.so: host path: No such file or directory; namespace helper: the helper failed: .*(exit status 3); not started again" "$tmp/dying.err"; then
-  ok "a helper that keeps dying is given up after 3 restarts; the run completes and says why"
+  tap_ok "a helper that keeps dying is given up after 3 restarts; the run completes and says why"
 else
-  not_ok "a helper that keeps dying is given up (status $status)"; diag "$tmp/dying.err"
+  tap_not_ok "a helper that keeps dying is given up (status $status)"; diag "$tmp/dying.err"
 fi
 "$PYTHON3" - "$tmp/dying.jsonl" > "$tmp/dying.count" <<'PY'
 import json, sys
@@ -69,17 +70,18 @@ print(len(samples), len(ours), sum(1 for s in ours if s["frames"] and s["frames"
 PY
 read -r samples ours with_pc < "$tmp/dying.count"
 if [ "$ours" -gt 200 ] && [ "$with_pc" = "$ours" ]; then
-  ok "... and every sample is still written, with its pc ($ours of nsprog's, $samples in all)"
+  tap_ok "... and every sample is still written, with its pc ($ours of nsprog's, $samples in all)"
 else
-  not_ok "... every sample still written ($samples, $ours of nsprog's, $with_pc with a pc)"
+  tap_not_ok "... every sample still written ($samples, $ours of nsprog's, $with_pc with a pc)"
 fi
 
 # A helper that cannot start.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU_STACKTRACE_NS_HELPER=$tmp/no-such-helper sample missing -- $(ns_command root missing "" 300)
 status=$?
 if [ $status -eq 0 ] && grep -q "/app/bin/nsprog: host path: No such file or directory; namespace helper: cannot start $tmp/no-such-helper: No such file or directory" "$tmp/missing.err"; then
-  ok "a helper that cannot start: the run completes and says why the files were not found"
+  tap_ok "a helper that cannot start: the run completes and says why the files were not found"
 else
-  not_ok "a helper that cannot start (status $status)"; diag "$tmp/missing.err"
+  tap_not_ok "a helper that cannot start (status $status)"; diag "$tmp/missing.err"
 fi
-plan
+plan_and_done

@@ -8,7 +8,8 @@
 # process's mount namespace; the shipped units pass systemd-analyze verify.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
-make_user || { not_ok "creating a test user"; plan; exit 0; }
+# shellcheck disable=SC2119  # make_user takes no argument here
+make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 as_user () { setpriv --reuid="$test_uid" --regid="$test_gid" --clear-groups "$@"; }
 out=$tmp/u
 mkdir "$out" "$tmp/sock"
@@ -23,64 +24,68 @@ while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 chmod 666 "$sock"
 
 # Root's eu-stacktrace, through the service.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample svc-root --ns-helper="$sock" -- $(ns_command root svc-root "" 500)
 if [ "$(way_of svc-root /app/bin/nsprog)" = map_files ] && grep -q "namespace helper:   2 requests, 2 found" "$tmp/svc-root.err"; then
-  ok "root's eu-stacktrace --ns-helper=SOCKET: the service opened the namespace's files (map_files)"
+  tap_ok "root's eu-stacktrace --ns-helper=SOCKET: the service opened the namespace's files (map_files)"
 else
-  not_ok "root's eu-stacktrace through the service"; diag "$tmp/svc-root.err"
+  tap_not_ok "root's eu-stacktrace through the service"; diag "$tmp/svc-root.err"
 fi
 
 # The user's eu-stacktrace: its own process in its own user namespace,
 # which the service, privileged, opens by map_files.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 as_user env EU_STACKTRACE_NS_HELPER=/nonexistent "$EU_STACKTRACE" -v --stats -f json \
   -o "$out/svc-user.jsonl" --ns-helper="$sock" -- $(ns_command user svc-user "" 600) \
   > "$tmp/svc-user.out" 2> "$tmp/svc-user.err"
 cp "$out/svc-user.jsonl" "$tmp/svc-user.jsonl"
 grep -E "samples read|namespace helper:" "$tmp/svc-user.err" | sed "s/^/# svc-user: /"
 if [ "$(way_of svc-user /app/bin/nsprog)" = map_files ] && [ "$(way_of svc-user /app/lib/libnswork.so)" = map_files ]; then
-  ok "$test_user's eu-stacktrace through the service: its process's files by map_files"
+  tap_ok "$test_user's eu-stacktrace through the service: its process's files by map_files"
 else
-  not_ok "$test_user's eu-stacktrace through the service"; diag "$tmp/svc-user.err"
+  tap_not_ok "$test_user's eu-stacktrace through the service"; diag "$tmp/svc-user.err"
 fi
 check_chains svc-user "$test_user through the service: frames in the namespace's files" 200 \
   "nswork_leaf:nswork_run,ns_middle,ns_outer,main,$libc_start"
 
 # --ns-helper=auto with no system socket spawns; a socket that does not
 # answer leaves the run going, reporting why.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample svc-missing --ns-helper="$tmp/sock/none.socket" -- $(ns_command root svc-missing "" 300)
+# shellcheck disable=SC2181  # the status of the run above, checked with its message
 if [ $? -eq 0 ] && grep -q "/app/bin/nsprog: host path: No such file or directory; namespace helper: cannot connect to $tmp/sock/none.socket" "$tmp/svc-missing.err"; then
-  ok "a socket nobody listens on: the run completes and says why the files were not found"
+  tap_ok "a socket nobody listens on: the run completes and says why the files were not found"
 else
-  not_ok "a socket nobody listens on"; diag "$tmp/svc-missing.err"
+  tap_not_ok "a socket nobody listens on"; diag "$tmp/svc-missing.err"
 fi
 
 # Another user's process: refused, unless the client proves it may read it.
 start_ns root root-proc "" sleep 60 || exit 1
 as_user "$nsh_client" "$sock" open "$pid" /app/bin/nsprog > "$tmp/other.out" 2>&1
 if grep -q "\"errno\":1,.*uid $test_uid may not read process $pid" "$tmp/other.out" && ! grep -q "^fd" "$tmp/other.out"; then
-  ok "$test_user asks the service for root's process: refused ($(sed -n 's/.*"message":"\([^"]*\)".*/\1/p' "$tmp/other.out"))"
+  tap_ok "$test_user asks the service for root's process: refused ($(sed -n 's/.*"message":"\([^"]*\)".*/\1/p' "$tmp/other.out"))"
 else
-  not_ok "$test_user asks for root's process: refused"; diag "$tmp/other.out"
+  tap_not_ok "$test_user asks for root's process: refused"; diag "$tmp/other.out"
 fi
 as_user "$nsh_client" "$sock" open "$pid" /app/bin/nsprog all 5 5< /proc/self/ns/mnt > "$tmp/wrong-ns.out" 2>&1
 if grep -q "not its mount namespace" "$tmp/wrong-ns.out" && ! grep -q "^fd" "$tmp/wrong-ns.out"; then
-  ok "... with a descriptor of another mount namespace: refused"
+  tap_ok "... with a descriptor of another mount namespace: refused"
 else
-  not_ok "... with another mount namespace's descriptor: refused"; diag "$tmp/wrong-ns.out"
+  tap_not_ok "... with another mount namespace's descriptor: refused"; diag "$tmp/wrong-ns.out"
 fi
 as_user "$nsh_client" "$sock" open "$pid" /app/bin/nsprog all 5 5< /etc/hostname > "$tmp/not-ns.out" 2>&1
 if grep -q '"errno":1,' "$tmp/not-ns.out" && ! grep -q "^fd" "$tmp/not-ns.out"; then
-  ok "... with a descriptor that is no namespace at all: refused"
+  tap_ok "... with a descriptor that is no namespace at all: refused"
 else
-  not_ok "... with a descriptor that is no namespace: refused"; diag "$tmp/not-ns.out"
+  tap_not_ok "... with a descriptor that is no namespace: refused"; diag "$tmp/not-ns.out"
 fi
 as_user "$nsh_client" "$sock" open "$pid" /app/bin/nsprog all 5 5< "/proc/$pid/ns/mnt" > "$tmp/right-ns.out" 2>&1
 # (The user cannot read the process's maps, so asks without an address
 # range: openat2 rather than map_files.)
 if grep -q '"ok":true' "$tmp/right-ns.out" && grep -q "^fd build-id [0-9a-f]" "$tmp/right-ns.out"; then
-  ok "... with a descriptor of its mount namespace that root opened and handed over: served ($(sed -n 's/.*"way":"\([a-z_0-9]*\)".*/\1/p' "$tmp/right-ns.out"))"
+  tap_ok "... with a descriptor of its mount namespace that root opened and handed over: served ($(sed -n 's/.*"way":"\([a-z_0-9]*\)".*/\1/p' "$tmp/right-ns.out"))"
 else
-  not_ok "... with its mount namespace's descriptor: served"; diag "$tmp/right-ns.out"
+  tap_not_ok "... with its mount namespace's descriptor: served"; diag "$tmp/right-ns.out"
 fi
 
 # The service hangs up on an idle connection: eu-stacktrace connects again
@@ -104,9 +109,9 @@ status=$?
 grep -E "reconnected|lost:" "$tmp/idle.err" | sed 's/^/# idle: /'
 if [ $status -eq 0 ] && grep -q "/app/lib/plugin.so: opened by the namespace helper" "$tmp/idle.err" \
     && grep -q "reconnected: *[1-9]" "$tmp/idle.err" && ! grep -q "lost:" "$tmp/idle.err"; then
-  ok "a connection the service closed while idle: eu-stacktrace connected again and found the plugin loaded later"
+  tap_ok "a connection the service closed while idle: eu-stacktrace connected again and found the plugin loaded later"
 else
-  not_ok "eu-stacktrace reconnects after the service's idle timeout"; diag "$tmp/idle.err"
+  tap_not_ok "eu-stacktrace reconnects after the service's idle timeout"; diag "$tmp/idle.err"
 fi
 
 # The units as shipped (the service pointed at this build's helper).
@@ -117,12 +122,14 @@ if systemd-analyze verify --man=no "$tmp/eu-stacktrace-ns-helper.socket" \
     "$tmp/eu-stacktrace-ns-helper@.service" > "$tmp/verify.out" 2>&1; then
   exposure=$(systemd-analyze security --offline=true "$tmp/eu-stacktrace-ns-helper@.service" 2>/dev/null \
     | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]* [A-Z]*\).*/\1/p')
-  ok "systemd-analyze verify accepts the .socket and .service units (exposure: ${exposure:-?})"
+  tap_ok "systemd-analyze verify accepts the .socket and .service units (exposure: ${exposure:-?})"
 else
-  not_ok "systemd-analyze verify accepts the units"; diag "$tmp/verify.out"
+  tap_not_ok "systemd-analyze verify accepts the units"; diag "$tmp/verify.out"
 fi
-grep -q "^ListenSequentialPacket=/run/eu-stacktrace/ns-helper.socket$" "$tmp/eu-stacktrace-ns-helper.socket" \
-  && grep -q "^Accept=yes$" "$tmp/eu-stacktrace-ns-helper.socket" \
-  && ok "the socket unit listens where --ns-helper=auto looks, one helper per connection" \
-  || not_ok "the socket unit listens at /run/eu-stacktrace/ns-helper.socket with Accept=yes"
-plan
+if grep -q "^ListenSequentialPacket=/run/eu-stacktrace/ns-helper.socket$" "$tmp/eu-stacktrace-ns-helper.socket" \
+     && grep -q "^Accept=yes$" "$tmp/eu-stacktrace-ns-helper.socket"; then
+  tap_ok "the socket unit listens where --ns-helper=auto looks, one helper per connection"
+else
+  tap_not_ok "the socket unit listens at /run/eu-stacktrace/ns-helper.socket with Accept=yes"
+fi
+plan_and_done

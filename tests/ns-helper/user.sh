@@ -7,7 +7,8 @@
 # and then the mount namespace; map_files is for privileged helpers only.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
-make_user || { not_ok "creating a test user"; plan; exit 0; }
+# shellcheck disable=SC2119  # make_user takes no argument here
+make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 echo "# test user $test_user (uid $test_uid)"
 out=$tmp/u
 mkdir "$out"
@@ -20,6 +21,7 @@ for way in default openat2 setns map_files; do
   name=user-$way
   ways=$way
   [ "$way" = default ] && ways=
+  # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
   as_user env EU_STACKTRACE_NS_HELPER="$helper" EU_STACKTRACE_NS_HELPER_WAYS="$ways" \
     "$EU_STACKTRACE" -v --stats -f json -o "$out/$name.jsonl" -- \
     $(ns_command user "$name" "" 600) > "$tmp/$name.out" 2> "$tmp/$name.err"
@@ -36,16 +38,16 @@ for way in default openat2 setns map_files; do
     # namespace: a user's helper has none, and says so.
     if [ $status -eq 0 ] && [ -z "$w1" ] \
         && grep -q "/app/bin/nsprog: host path: No such file or directory; namespace helper: map_files: Operation not permitted" "$tmp/$name.err"; then
-      ok "as $test_user, map_files only: not permitted to a helper without privileges, and reported"
+      tap_ok "as $test_user, map_files only: not permitted to a helper without privileges, and reported"
     else
-      not_ok "as $test_user, map_files only: refused and reported (status $status)"; diag "$tmp/$name.err"
+      tap_not_ok "as $test_user, map_files only: refused and reported (status $status)"; diag "$tmp/$name.err"
     fi
     continue
   fi
   if [ $status -eq 0 ] && [ "$w1" = "$want" ] && [ "$w2" = "$want" ]; then
-    ok "as $test_user, ways: ${ways:-all}: the helper opened the namespace's files by $want"
+    tap_ok "as $test_user, ways: ${ways:-all}: the helper opened the namespace's files by $want"
   else
-    not_ok "as $test_user, ways: ${ways:-all}: opened by $want (got '$w1', '$w2', status $status)"
+    tap_not_ok "as $test_user, ways: ${ways:-all}: opened by $want (got '$w1', '$w2', status $status)"
     diag "$tmp/$name.err"
   fi
   check_chains "$name" "as $test_user, by $want: frames in the namespace's files" 200 "$chain" "$hidden"
@@ -60,14 +62,14 @@ for way in openat2 setns map_files; do
   want=$("$PYTHON3" -c 'import nsh, sys; print(nsh.build_id_of(sys.argv[1]))' "$stage/root/app/bin/nsprog")
   if [ "$way" = map_files ]; then
     if grep -q '"ok":false' "$tmp/proto-$way.out" && grep -q "Operation not permitted" "$tmp/proto-$way.out"; then
-      ok "protocol, as $test_user: map_files refused by the kernel to an unprivileged helper"
+      tap_ok "protocol, as $test_user: map_files refused by the kernel to an unprivileged helper"
     else
-      not_ok "protocol, as $test_user: map_files refused"; diag "$tmp/proto-$way.out"
+      tap_not_ok "protocol, as $test_user: map_files refused"; diag "$tmp/proto-$way.out"
     fi
   elif [ -n "$got" ] && [ "$got" = "$want" ]; then
-    ok "protocol, as $test_user: /app/bin/nsprog by $way is the very file (build-id $got)"
+    tap_ok "protocol, as $test_user: /app/bin/nsprog by $way is the very file (build-id $got)"
   else
-    not_ok "protocol, as $test_user: /app/bin/nsprog by $way"; diag "$tmp/proto-$way.out"
+    tap_not_ok "protocol, as $test_user: /app/bin/nsprog by $way"; diag "$tmp/proto-$way.out"
   fi
 done
 # The helper as the user starts with no capability, and its broker too.
@@ -83,8 +85,8 @@ PY
 read -r main_caps broker_caps nnp seccomp < "$tmp/caps.out"
 if [ "$main_caps" = 0000000000000000 ] && [ "$broker_caps" = 0000000000000000 ] \
     && [ "$nnp" = 1 ] && [ "$seccomp" = 2 ]; then
-  ok "a helper spawned as $test_user: CapEff $main_caps (broker $broker_caps), no_new_privs, seccomp filter on"
+  tap_ok "a helper spawned as $test_user: CapEff $main_caps (broker $broker_caps), no_new_privs, seccomp filter on"
 else
-  not_ok "an unprivileged helper: no capability, sandboxed"; diag "$tmp/caps.out"
+  tap_not_ok "an unprivileged helper: no capability, sandboxed"; diag "$tmp/caps.out"
 fi
-plan
+plan_and_done

@@ -39,13 +39,7 @@ for path, staged in files:
         os.close(fd)
 h.close()
 PY
-  while read -r line; do
-    case $line in
-      "ok - "*) ok "${line#ok - }" ;;
-      "not ok - "*) not_ok "${line#not ok - }" ;;
-      *) echo "# $line" ;;
-    esac
-  done < "$tmp/proto-$kind.tap"
+  tap_relay < "$tmp/proto-$kind.tap"
   kill "$pid"
 done
 
@@ -54,42 +48,46 @@ done
 chain="nswork_leaf:nswork_run,ns_middle,ns_outer,main,$libc_start"
 hidden="ns_hidden_leaf:ns_middle,ns_outer,main,$libc_start"
 for way in map_files openat2 setns; do
+  # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
   EU_STACKTRACE_NS_HELPER_WAYS=$way sample "live-$way" --ns-helper=spawn -- \
     $(ns_command root "live-$way" "" 700)
   w1=$(way_of "live-$way" /app/bin/nsprog) w2=$(way_of "live-$way" /app/lib/libnswork.so)
   if [ "$w1" = "$way" ] && [ "$w2" = "$way" ]; then
-    ok "live, root of its own: the helper opened /app/bin/nsprog and /app/lib/libnswork.so by $way"
+    tap_ok "live, root of its own: the helper opened /app/bin/nsprog and /app/lib/libnswork.so by $way"
   else
-    not_ok "live, root of its own: opened by $way (got '$w1', '$w2')"; diag "$tmp/live-$way.err"
+    tap_not_ok "live, root of its own: opened by $way (got '$w1', '$w2')"; diag "$tmp/live-$way.err"
   fi
   check_chains "live-$way" "live, by $way: frames in the namespace's files" 250 "$chain" "$hidden"
 done
 
 # The default (every way, in order), in a namespace that shares the host's
 # root but mounts the program's directory over an empty one.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample live-plain -- $(ns_command plain live-plain "" 700)
 w=$(way_of live-plain "$tmp/live-plain/bin/nsprog")
 if [ "$w" = map_files ]; then
-  ok "live, plain unshare -m: the helper opened the program by map_files, its first way"
+  tap_ok "live, plain unshare -m: the helper opened the program by map_files, its first way"
 else
-  not_ok "live, plain unshare -m: opened by map_files (got '$w')"; diag "$tmp/live-plain.err"
+  tap_not_ok "live, plain unshare -m: opened by map_files (got '$w')"; diag "$tmp/live-plain.err"
 fi
 check_chains live-plain "live, plain unshare -m: frames in the namespace's files" 250 "$chain" "$hidden"
 
 # Without the helper, the same files are not found, and the run says why.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample live-none --ns-helper=none -- $(ns_command root live-none "" 300)
 if grep -q "/app/bin/nsprog: host path: No such file or directory" "$tmp/live-none.err"; then
-  ok "--ns-helper=none: /app/bin/nsprog is reported not found, with the host's reason"
+  tap_ok "--ns-helper=none: /app/bin/nsprog is reported not found, with the host's reason"
 else
-  not_ok "--ns-helper=none: /app/bin/nsprog reported not found"; diag "$tmp/live-none.err"
+  tap_not_ok "--ns-helper=none: /app/bin/nsprog reported not found"; diag "$tmp/live-none.err"
 fi
 
 # Two unwinding threads share one helper, asked once per file.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 sample live-jobs -j 2 -- $(ns_command root live-jobs "" 700)
 if grep -q "namespace helper:   2 requests, 2 found" "$tmp/live-jobs.err"; then
-  ok "-j 2: two unwinders asked the helper once per file (2 requests for 2 files)"
+  tap_ok "-j 2: two unwinders asked the helper once per file (2 requests for 2 files)"
 else
-  not_ok "-j 2: the helper asked once per file"; diag "$tmp/live-jobs.err"
+  tap_not_ok "-j 2: the helper asked once per file"; diag "$tmp/live-jobs.err"
 fi
 check_chains live-jobs "-j 2: frames in the namespace's files" 250 "$chain" "$hidden"
 
@@ -100,12 +98,13 @@ sample live-pid -p "$pid"
 check_chains live-pid "-p, maps without build-ids: frames in the namespace's files" 250 "$chain" "$hidden"
 
 # The sanitized build, clean on the same work.
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU=$EU_STACKTRACE_ASAN sample live-asan -- $(ns_command root live-asan "" 500)
 status=$?
 if [ $status -eq 0 ] && ! grep -q "Sanitizer" "$tmp/live-asan.err" && [ "$(way_of live-asan /app/bin/nsprog)" = map_files ]; then
-  ok "AddressSanitizer/UBSan build: clean, and the helper opened the namespace's files"
+  tap_ok "AddressSanitizer/UBSan build: clean, and the helper opened the namespace's files"
 else
-  not_ok "AddressSanitizer/UBSan build clean (status $status)"; diag "$tmp/live-asan.err"
+  tap_not_ok "AddressSanitizer/UBSan build clean (status $status)"; diag "$tmp/live-asan.err"
 fi
 check_chains live-asan "sanitized build: frames in the namespace's files" 100 "$chain"
-plan
+plan_and_done

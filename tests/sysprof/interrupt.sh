@@ -6,7 +6,7 @@
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/sysprof/sysprof-lib.sh"
 
 plan=3
-echo "1..$plan"
+tap_plan "$plan"
 e2e_setup
 problem=$(tools_problem)
 E=$EU_STACKTRACE
@@ -21,14 +21,15 @@ if [ -z "$problem" ] && make_stream; then
   tap_ok "a stack-user stream from a recording of deep"
 else
   [ -n "$problem" ] || problem="recording or -m passthru failed"
-  diag_file "$tmp/record.err" 20
+  tap_diag_file "$tmp/record.err" 20
   tap_not_ok "a stack-user stream from a recording of deep: $problem"
-  while [ "$tap_n" -lt $plan ]; do tap_not_ok "not run ($problem)"; done
+  tap_fill "not run ($problem)"
   exit 0
 fi
 
 # slow_writer SECONDS: the stream into the FIFO, its second half SECONDS
 # after its first.
+# shellcheck disable=SC2317  # called by name through wait_until
 slow_writer ()
 {
   exec "$PYTHON3" -c '
@@ -41,6 +42,7 @@ out.write(data[len(data) // 2:])
 ' "$tmp/stream" "$tmp/fifo" "$1" > /dev/null
 }
 
+# shellcheck disable=SC2317  # called by name through wait_until
 first_interrupt ()
 {
   rm -f "$tmp/fifo"
@@ -50,18 +52,19 @@ first_interrupt ()
   "$E" -i "$tmp/fifo" -f json -o "$tmp/out.jsonl" 2> "$tmp/out.err" &
   _e=$!
   sleep 1
-  kill -INT $_e
-  wait $_e
+  kill -INT "$_e"
+  wait "$_e"
   _r=$?
-  wait $_w
+  wait "$_w"
   cat "$tmp/out.err"
   echo "status $_r; $(wc -l < "$tmp/out.jsonl") of $(wc -l < "$tmp/all.jsonl") samples"
-  [ $_r -eq 0 ] && grep -q "reading the stream to its end" "$tmp/out.err" &&
+  [ "$_r" -eq 0 ] && grep -q "reading the stream to its end" "$tmp/out.err" &&
     cmp "$tmp/out.jsonl" "$tmp/all.jsonl"
 }
 check "first SIGINT: the FIFO is read to its end, every sample written, status 0" \
   first_interrupt
 
+# shellcheck disable=SC2317  # called by name through wait_until
 second_interrupt ()
 {
   rm -f "$tmp/fifo"
@@ -71,19 +74,18 @@ second_interrupt ()
   "$E" -i "$tmp/fifo" -f json -o "$tmp/out2.jsonl" 2> "$tmp/out2.err" &
   _e=$!
   sleep 1
-  kill -INT $_e
+  kill -INT "$_e"
   sleep 0.5
-  kill -INT $_e
+  kill -INT "$_e"
   _start=$(date +%s)
-  wait $_e
+  wait "$_e"
   _r=$?
   _took=$(($(date +%s) - _start))
-  kill $_w 2> /dev/null
-  wait $_w 2> /dev/null
+  kill "$_w" 2> /dev/null
+  wait "$_w" 2> /dev/null
   echo "status $_r after ${_took}s"
-  [ $_r -eq 130 ] && [ $_took -lt 10 ]
+  [ "$_r" -eq 130 ] && [ "$_took" -lt 10 ]
 }
 check "second SIGINT: eu-stacktrace gives up at once" second_interrupt
 
-[ "$tap_n" -eq $plan ] || echo "# internal error: $tap_n results for a plan of $plan"
-exit 0
+tap_done

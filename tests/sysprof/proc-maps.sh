@@ -9,7 +9,7 @@
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/sysprof/sysprof-lib.sh"
 
 plan=6
-echo "1..$plan"
+tap_plan "$plan"
 e2e_setup
 problem=$(tools_problem)
 E=$EU_STACKTRACE
@@ -34,12 +34,13 @@ if [ -z "$problem" ] && record_running; then
   tap_ok "a running process recorded; its stream without MAP and PROCESS frames"
 else
   [ -n "$problem" ] || problem="recording or -m passthru failed"
-  diag_file "$tmp/record.err" 20
+  tap_diag_file "$tmp/record.err" 20
   tap_not_ok "a running process recorded: $problem"
-  while [ "$tap_n" -lt $plan ]; do tap_not_ok "not run ($problem)"; done
+  tap_fill "not run ($problem)"
   exit 0
 fi
 
+# shellcheck disable=SC2317  # called by name through check
 alive_json ()
 {
   "$E" -f json < "$tmp/bare" > "$tmp/bare.jsonl" 2> "$tmp/bare.err" &&
@@ -48,6 +49,7 @@ alive_json ()
 check "while it runs: -f json of the bare stream equals the recording's, names included" \
   alive_json
 
+# shellcheck disable=SC2317  # called by name through check
 alive_capture ()
 {
   "$E" -f sysprof < "$tmp/bare" > "$tmp/bare.cap" &&
@@ -60,12 +62,13 @@ alive_capture ()
 check "while it runs: the capture has its MAP and PROCESS frames, and the chains of -f json" \
   alive_capture
 
+# shellcheck disable=SC2317  # called by name through check
 alive_asan ()
 {
   run_asan -f json -o "$tmp/asan.jsonl" < "$tmp/bare"
   _r=$?
   cat "$tmp/asan.err"
-  [ $_r -eq 0 ] && sanitizer_clean "$tmp/asan.err" && cmp "$tmp/oracle.jsonl" "$tmp/asan.jsonl"
+  [ "$_r" -eq 0 ] && sanitizer_clean "$tmp/asan.err" && cmp "$tmp/oracle.jsonl" "$tmp/asan.jsonl"
 }
 check "while it runs: the sanitizer build runs clean, with the same output" alive_asan
 
@@ -73,29 +76,30 @@ kill "$wpid"
 wait "$wpid" 2> /dev/null
 wpid=""
 
+# shellcheck disable=SC2317  # called by name through check
 gone ()
 {
   "$E" -f json -s < "$tmp/bare" > "$tmp/gone.jsonl" 2> "$tmp/gone.err"
   _r=$?
   cat "$tmp/gone.err"
   echo "status $_r"
-  [ $_r -eq 0 ] &&
+  [ "$_r" -eq 0 ] &&
     [ "$(wc -l < "$tmp/gone.jsonl")" -eq "$(wc -l < "$tmp/oracle.jsonl")" ] &&
     grep -q "no usable /proc entry" "$tmp/gone.err" &&
     ! grep -q '"stop":"end"' "$tmp/gone.jsonl"
 }
 check "once it is gone: every sample written, none unwound from /proc, and a warning" gone
 
+# shellcheck disable=SC2317  # called by name through check
 gone_asan ()
 {
   run_asan -f sysprof -o "$tmp/gone-asan.cap" < "$tmp/bare"
   _r=$?
   cat "$tmp/asan.err"
-  [ $_r -eq 0 ] && sanitizer_clean "$tmp/asan.err" &&
+  [ "$_r" -eq 0 ] && sanitizer_clean "$tmp/asan.err" &&
     "$CHECK" --samples "$tmp/gone.samples" "$tmp/gone-asan.cap" &&
     [ "$(wc -l < "$tmp/gone.samples")" -eq "$(wc -l < "$tmp/oracle.jsonl")" ]
 }
 check "once it is gone: the sanitizer build runs clean and writes every sample" gone_asan
 
-[ "$tap_n" -eq $plan ] || echo "# internal error: $tap_n results for a plan of $plan"
-exit 0
+tap_done

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the Sysprof tests (tests/sysprof/*.sh); POSIX sh, sourced.
 #
 # The oracle is eu-stacktrace's own -f json of a perf.data recording, which
@@ -24,7 +25,7 @@ check ()
     tap_ok "$_name"
   else
     tap_not_ok "$_name"
-    diag_file "$tmp/check.out" 30
+    tap_diag_file "$tmp/check.out" 30
   fi
 }
 
@@ -181,7 +182,7 @@ sysprof_roundtrip ()
   name=$1
   shift
   plan=15
-  echo "1..$plan"
+  tap_plan "$plan"
   e2e_setup
   problem=$(tools_problem)
   [ -x "$1" ] || problem="$problem${problem:+; }workload $1 is not built"
@@ -189,17 +190,15 @@ sysprof_roundtrip ()
   E=$EU_STACKTRACE
 
   if [ -z "$problem" ] && record "$data" "$@"; then
-    diag_file "$tmp/record.err" 5
+    tap_diag_file "$tmp/record.err" 5
     tap_ok "$name: perf record --call-graph dwarf of the workload"
   else
     [ -n "$problem" ] || problem="perf record failed"
-    diag_file "$tmp/record.err" 20
+    tap_diag_file "$tmp/record.err" 20
     tap_not_ok "$name: perf record: $problem"
   fi
   if [ -n "$problem" ]; then
-    while [ "$tap_n" -lt $plan ]; do
-      tap_not_ok "$name: not run ($problem)"
-    done
+    tap_fill "$name: not run ($problem)"
     exit 0
   fi
 
@@ -228,7 +227,5 @@ sysprof_roundtrip ()
   check "$name: by default, standard input to standard output, Sysprof in, Sysprof out" rt_stdin
   check "$name: the sanitizer build runs clean on both steps, with the same output" rt_asan
 
-  [ "$tap_n" -eq $plan ] || echo "# internal error: $tap_n results for a plan of $plan"
-  [ "$tap_failed" -eq 0 ] || echo "# $name: FAILED"
-  exit 0
+  tap_done
 }

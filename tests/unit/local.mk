@@ -9,7 +9,10 @@ UNIT_TESTS = \
 	tests/unit/test-untrusted \
 	tests/unit/test-session \
 	tests/unit/test-procfs \
-	tests/unit/test-load-bias
+	tests/unit/test-load-bias \
+	tests/unit/test-process \
+	tests/unit/test-resolver \
+	tests/unit/test-container
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -38,4 +41,10 @@ tests_unit_test_procfs_CFLAGS = $(unit_cflags)
 tests_unit_test_procfs_LDADD = $(unit_ldadd)
 tests_unit_test_load_bias_CFLAGS = $(unit_cflags)
 tests_unit_test_load_bias_LDADD = $(unit_ldadd)
+tests_unit_test_process_CFLAGS = $(unit_cflags)
+tests_unit_test_process_LDADD = $(unit_ldadd)
+tests_unit_test_resolver_CFLAGS = $(unit_cflags)
+tests_unit_test_resolver_LDADD = $(unit_ldadd)
+tests_unit_test_container_CFLAGS = $(unit_cflags)
+tests_unit_test_container_LDADD = $(unit_ldadd)
 EXTRA_DIST += tests/unit/test-bytes.h

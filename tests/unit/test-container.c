@@ -1,0 +1,245 @@
+/* Container detection on what real podman and flatpak wrote (the files
+ * tests/fuzz/corpus/ keeps, captured from real containers): a podman
+ * process's id from its cgroup and /run/.containerenv, a flatpak app's id
+ * from its cgroup scope and its sandbox's bwrapinfo.json and .flatpak-info;
+ * then podman's storage (real containers.json, layers.json and images.json)
+ * over a layer tree made in a temporary directory: the container found by
+ * name, its layers in order, its files opened from the right layer, and
+ * nothing opened through a symlink or `..' out of a layer.  This process,
+ * on the host, is in no container.  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "container/container.h"
+#include "container/flatpak-parse.h"
+#include "container/podman-storage.h"
+
+#define FZ_A_ID "7976f402afe561e6188235a3eb76f6bca9bc66ae50a983a5bbcd294d43ba9017"
+#define FZ_A_LAYER "9ebdd40ed1a5e04e306d9afc5339ac44b3a4870cd3a21a3f84ed2547ed0597ca"
+#define BASE_LAYER "2c027e4e494375726c3f90924a047527a5da5d98e5920926c0836e3382cbc7a3"
+
+/* A file of tests/fuzz/corpus/, whole, as a string (free it).  */
+static char *
+corpus (const char *name)
+{
+  const char *top = getenv ("TOP_SRCDIR");
+  char path[4096];
+  snprintf (path, sizeof path, "%s/tests/fuzz/corpus/%s", top ? top : ".", name);
+  FILE *f = fopen (path, "r");
+  if (f == NULL)
+    fail_msg ("cannot open %s: %s (TOP_SRCDIR is the top of the source tree)", path,
+              strerror (errno));
+  char *text = calloc (1, 1 << 20);
+  assert_non_null (text);
+  size_t n = fread (text, 1, (1 << 20) - 1, f);
+  text[n] = '\0';
+  fclose (f);
+  return text;
+}
+
+static void
+test_podman_ids_from_real_files (void **state)
+{
+  char id[65];
+  char *text = corpus ("podman-ids/seed-cgroup-podman-rootful");
+  assert_true (st_podman_id_from_cgroup_text (text, id));
+  assert_string_equal (id, FZ_A_ID);
+  free (text);
+
+  text = corpus ("podman-ids/seed-containerenv-toolbox");
+  assert_true (st_podman_id_from_containerenv_text (text, id));
+  assert_string_equal (id, "f8459dca8c21da6304ba8c896481a47f89ad6d1b6acafa00574f4da41215c122");
+  free (text);
+
+  /* A host process's cgroup, and a libpod- name too short for an id.  */
+  text = corpus ("podman-ids/seed-cgroup-podman-rootless");
+  assert_false (st_podman_id_from_cgroup_text (text, id));
+  free (text);
+  text = corpus ("podman-ids/crash-cgroup-short-libpod-name");
+  assert_false (st_podman_id_from_cgroup_text (text, id));
+  free (text);
+  assert_false (st_podman_id_from_cgroup_text ("0::/libpod-conmon-" FZ_A_ID "\n", id));
+}
+
+static void
+test_flatpak_from_real_files (void **state)
+{
+  char app[256];
+  char *text = corpus ("flatpak/synth-cgroup-v2-app-scope");
+  assert_true (st_flatpak_app_from_cgroup_text (text, app, sizeof app));
+  assert_string_equal (app, "org.gnome.Calculator");
+  free (text);
+  text = corpus ("flatpak/synth-cgroup-hybrid-escaped-app-scope");
+  assert_true (st_flatpak_app_from_cgroup_text (text, app, sizeof app));
+  assert_string_equal (app, "org.example.My-App");   /* \x2d unescaped */
+  free (text);
+  text = corpus ("flatpak/seed-cgroup-v1-flatpak-no-scope");
+  assert_false (st_flatpak_app_from_cgroup_text (text, app, sizeof app));
+  free (text);
+
+  long long mnt = 0, child = 0;
+  text = corpus ("flatpak/seed-bwrapinfo.json");
+  st_flatpak_parse_bwrapinfo (text, &mnt, &child);
+  assert_int_equal (mnt, 4026532177LL);
+  assert_int_equal (child, 21783);
+  free (text);
+  st_flatpak_parse_bwrapinfo ("{\"child-pid\": \"21783\"}", &mnt, &child);
+  assert_int_equal (mnt, -1);
+  assert_int_equal (child, -1);
+
+  /* .flatpak-info names the app; a cgroup naming another app wins.  */
+  text = corpus ("flatpak/seed-flatpak-info");
+  struct st_container *c = st_flatpak_from_info_text (text, NULL, "org.fuzzseed.Pause");
+  assert_non_null (c);
+  assert_int_equal (c->kind, ST_CONTAINER_FLATPAK);
+  assert_string_equal (c->name, "org.fuzzseed.Pause");
+  assert_string_equal (c->label.kind, "flatpak");
+  print_message ("flatpak: %s, %zu host directories\n", c->root_frame, c->n_dirs);
+  st_container_free (c);
+  assert_null (st_flatpak_from_info_text (text, NULL, "org.other.App"));
+  free (text);
+}
+
+static char graph[] = "/tmp/eu-stacktrace-test-container.XXXXXX";
+
+static void
+put (const char *rel, const char *content)
+{
+  char path[4096];
+  snprintf (path, sizeof path, "%s/%s", graph, rel);
+  for (char *s = strchr (path + strlen (graph) + 1, '/'); s != NULL; s = strchr (s + 1, '/'))
+    {
+      *s = '\0';
+      mkdir (path, 0755);
+      *s = '/';
+    }
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (content, f);
+  fclose (f);
+}
+
+static char *
+read_fd (int fd)
+{
+  static char buf[256];
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  return buf;
+}
+
+static void
+test_podman_storage_layers (void **state)
+{
+  assert_non_null (mkdtemp (graph));
+  put ("vfs/dir/" BASE_LAYER "/usr/lib/libc.so.6", "base libc");
+  put ("vfs/dir/" BASE_LAYER "/usr/bin/prog", "base prog");
+  put ("vfs/dir/" FZ_A_LAYER "/usr/bin/prog", "upper prog");
+  /* A planted symlink: inside the container it names its own /etc/passwd,
+     which no layer has; never the host's.  */
+  char link[4096];
+  snprintf (link, sizeof link, "%s/vfs/dir/" FZ_A_LAYER "/usr/bin/escape", graph);
+  assert_int_equal (symlink ("/etc/passwd", link), 0);
+
+  const char *texts[ST_PODMAN_STORAGE_N] = { NULL };
+  char *containers = corpus ("podman-storage/seed-rootful-vfs-containers.json");
+  char *layers = corpus ("podman-storage/seed-rootful-vfs-layers.json");
+  char *images = corpus ("podman-storage/seed-rootful-vfs-images.json");
+  texts[ST_PODMAN_CONTAINERS] = containers;
+  texts[ST_PODMAN_LAYERS] = layers;
+  texts[ST_PODMAN_IMAGES] = images;
+  int gfd = open (graph, O_PATH | O_DIRECTORY);
+  assert_true (gfd >= 0);
+  struct st_container **cache = NULL;
+  size_t n = 0;
+  assert_int_equal (st_podman_storage_collect (gfd, "vfs", texts, &cache, &n), 0);
+  print_message ("%zu containers and images in the storage\n", n);
+  const struct st_container *a = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (cache[i]->name != NULL && strcmp (cache[i]->name, "fz-a") == 0)
+      a = cache[i];
+  assert_non_null (a);
+  assert_int_equal (a->kind, ST_CONTAINER_PODMAN);
+  assert_string_equal (a->id, FZ_A_ID);
+  assert_string_equal (a->root_frame, "[podman:fz-a]");
+  assert_int_equal (a->n_dirs, 2);   /* its own layer, then the image's */
+  assert_true (a->dirs[0].upper);
+  assert_false (a->dirs[1].upper);
+
+  char why[160];
+  size_t next = 0;
+  bool upper = false;
+  int fd = st_container_open (a, "/usr/bin/prog", &next, &upper, why, sizeof why);
+  assert_true (fd >= 0);
+  assert_true (upper);
+  assert_string_equal (read_fd (fd), "upper prog");
+  close (fd);
+  /* Not the mapped file: the next try finds the image's copy.  */
+  fd = st_container_open (a, "/usr/bin/prog", &next, &upper, why, sizeof why);
+  assert_true (fd >= 0);
+  assert_false (upper);
+  assert_string_equal (read_fd (fd), "base prog");
+  close (fd);
+  next = 0;
+  fd = st_container_open (a, "/usr/lib/libc.so.6", &next, &upper, why, sizeof why);
+  assert_true (fd >= 0);
+  assert_string_equal (read_fd (fd), "base libc");
+  close (fd);
+
+  next = 0;
+  assert_int_equal (st_container_open (a, "/usr/bin/escape", &next, &upper, why, sizeof why), -1);
+  next = 0;
+  assert_int_equal (st_container_open (a, "/../../../../../../etc/passwd", &next, &upper, why,
+                                       sizeof why), -1);
+  print_message ("refused: %s\n", why);
+
+  for (size_t i = 0; i < n; i++)
+    st_container_free (cache[i]);
+  free (cache);
+  close (gfd);
+  free (containers);
+  free (layers);
+  free (images);
+  char cmd[4200];
+  snprintf (cmd, sizeof cmd, "rm -rf '%s'", graph);
+  assert_int_equal (system (cmd), 0);
+}
+
+static void
+test_this_process_is_on_the_host (void **state)
+{
+  assert_int_equal (st_containers_parse_kinds ("auto"), ST_CONTAINER_ALL);
+  assert_int_equal (st_containers_parse_kinds ("none"), 0);
+  assert_int_equal (st_containers_parse_kinds ("podman"), ST_CONTAINER_PODMAN);
+  assert_int_equal (st_containers_parse_kinds ("flatpak"), ST_CONTAINER_FLATPAK);
+  assert_int_equal (st_containers_parse_kinds ("docker"), -1);
+  struct st_containers *cs = st_containers_new (ST_CONTAINER_ALL);
+  assert_non_null (cs);
+  assert_null (st_containers_of (cs, getpid ()));
+  st_containers_free (cs);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_podman_ids_from_real_files),
+    cmocka_unit_test (test_flatpak_from_real_files),
+    cmocka_unit_test (test_podman_storage_layers),
+    cmocka_unit_test (test_this_process_is_on_the_host),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -1,0 +1,225 @@
+/* The process table: executable mappings added and looked up by pc, data
+ * mappings cutting them, a fork copying them, an exec dropping them, an
+ * exit evicting the process, a recorded build-id reaching later mappings;
+ * and, on this test's own /proc/self/maps, a Dwfl whose module for the pc
+ * of a function here is this program, found on the host and symbolized.  */
+#include "config.h"
+
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <elfutils/libdwfl.h>
+
+#include "core/unwind/process.h"
+
+static struct st_mmap_event
+exec_map (pid_t pid, uint64_t start, uint64_t len, const char *file)
+{
+  struct st_mmap_event m = {
+    .pid = pid, .tid = pid, .start = start, .len = len, .pgoff = 0,
+    .prot = PROT_READ | PROT_EXEC, .filename = file,
+  };
+  return m;
+}
+
+static void
+test_maps_added_and_found_by_pc (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = st_process_table_new (r);
+  assert_non_null (t);
+  struct st_mmap_event a = exec_map (100, 0x400000, 0x1000, "/no/such/prog");
+  struct st_mmap_event b = exec_map (100, 0x7f0000000000, 0x20000, "/no/such/libc.so.6");
+  assert_int_equal (st_process_table_mmap (t, &b), 0);
+  assert_int_equal (st_process_table_mmap (t, &a), 0);
+  /* Not executable: not a module, and not in the table.  */
+  struct st_mmap_event d = exec_map (100, 0x600000, 0x1000, "/no/such/data");
+  d.prot = PROT_READ | PROT_WRITE;
+  assert_int_equal (st_process_table_mmap (t, &d), 0);
+
+  struct st_process *p = st_process_table_get (t, 100);
+  assert_non_null (p);
+  assert_int_equal (p->n_maps, 2);
+  assert_true (p->maps[0]->start < p->maps[1]->start);   /* sorted */
+  const struct st_mapping *m = st_process_find_mapping (p, 0x400123);
+  assert_non_null (m);
+  assert_string_equal (m->path, "/no/such/prog");
+  m = st_process_find_mapping (p, 0x7f000001ffff);
+  assert_non_null (m);
+  assert_string_equal (m->path, "/no/such/libc.so.6");
+  assert_null (st_process_find_mapping (p, 0x401000));   /* end is exclusive */
+  assert_null (st_process_find_mapping (p, 0x3fffff));
+  assert_null (st_process_find_mapping (p, 0x600000));
+
+  /* A data mapping over the middle of the library cuts it in two.  */
+  struct st_mmap_event over = exec_map (100, 0x7f0000008000, 0x1000, "//anon");
+  over.prot = PROT_READ | PROT_WRITE;
+  assert_int_equal (st_process_table_mmap (t, &over), 0);
+  assert_int_equal (p->n_maps, 3);
+  assert_null (st_process_find_mapping (p, 0x7f0000008800));
+  m = st_process_find_mapping (p, 0x7f0000009000);
+  assert_non_null (m);
+  assert_int_equal (m->pgoff, 0x9000);   /* the tail keeps its file offset */
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
+static void
+test_fork_copies_exec_drops_exit_evicts (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = st_process_table_new (r);
+  struct st_comm_event c = { .pid = 200, .tid = 200, .comm = "parent" };
+  assert_int_equal (st_process_table_comm (t, &c), 0);
+  struct st_mmap_event a = exec_map (200, 0x400000, 0x2000, "/no/such/parent");
+  assert_int_equal (st_process_table_mmap (t, &a), 0);
+
+  struct st_task_event fork = { .pid = 201, .ppid = 200, .tid = 201, .ptid = 200 };
+  assert_int_equal (st_process_table_fork (t, &fork), 0);
+  struct st_process *child = st_process_table_get (t, 201);
+  assert_int_equal (child->n_maps, 1);
+  assert_string_equal (st_process_find_mapping (child, 0x401000)->path, "/no/such/parent");
+  assert_string_equal (st_process_table_comm_of (t, 201, 201), "parent");
+  assert_int_equal (st_process_table_count (t), 2);
+
+  /* The child execs: its old image is gone, the parent's stays.  */
+  struct st_comm_event ex = { .pid = 201, .tid = 201, .exec = true, .comm = "child" };
+  assert_int_equal (st_process_table_comm (t, &ex), 0);
+  assert_int_equal (child->n_maps, 0);
+  assert_null (st_process_find_mapping (child, 0x401000));
+  assert_string_equal (st_process_table_comm_of (t, 201, 201), "child");
+  struct st_process *parent = st_process_table_get (t, 200);
+  assert_non_null (st_process_find_mapping (parent, 0x401000));
+
+  /* A thread of the parent exits: the process stays.  Then the parent.  */
+  struct st_task_event thread = { .pid = 200, .ppid = 200, .tid = 202, .ptid = 200 };
+  assert_int_equal (st_process_table_fork (t, &thread), 0);
+  assert_int_equal (st_process_table_exit (t, &thread), 0);
+  assert_int_equal (st_process_table_count (t), 2);
+  struct st_task_event exit_parent = { .pid = 200, .ppid = 1, .tid = 200, .ptid = 1 };
+  assert_int_equal (st_process_table_exit (t, &exit_parent), 0);
+  assert_int_equal (st_process_table_count (t), 1);
+  assert_null (st_process_table_comm_of (t, 200, 200));
+  /* A new process with the same number starts empty.  */
+  assert_int_equal (st_process_table_get (t, 200)->n_maps, 0);
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
+static void
+test_recorded_build_id_reaches_mappings (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = st_process_table_new (r);
+  struct st_build_id_event b = { .pid = -1, .build_id_size = 20, .filename = "/no/such/lib.so" };
+  for (int i = 0; i < 20; i++)
+    b.build_id[i] = (uint8_t) (0xa0 + i);
+  assert_int_equal (st_process_table_build_id (t, &b), 0);
+  struct st_mmap_event a = exec_map (300, 0x10000, 0x1000, "/no/such/lib.so");
+  assert_int_equal (st_process_table_mmap (t, &a), 0);
+  const struct st_mapping *m = st_process_find_mapping (st_process_table_get (t, 300), 0x10000);
+  assert_int_equal (m->build_id_size, 20);
+  assert_memory_equal (m->build_id, b.build_id, 20);
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
+/* A function of this program, whose pc the Dwfl must find.  */
+int st_test_process_marker (int x);
+__attribute__ ((noinline)) int
+st_test_process_marker (int x)
+{
+  return x * 3 + 1;
+}
+
+/* This process's executable file mappings, as a recorder sees them.  */
+static size_t
+feed_own_maps (struct st_process_table *t, pid_t pid)
+{
+  FILE *f = fopen ("/proc/self/maps", "r");
+  assert_non_null (f);
+  char line[4096];
+  size_t n = 0;
+  while (fgets (line, sizeof line, f) != NULL)
+    {
+      uint64_t start, end, pgoff, ino;
+      unsigned maj, min;
+      char perms[5];
+      int path_at = 0;
+      if (sscanf (line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+                  &start, &end, perms, &pgoff, &maj, &min, &ino, &path_at) < 7
+          || perms[2] != 'x' || line[path_at] != '/')
+        continue;
+      line[strcspn (line, "\n")] = '\0';
+      struct st_mmap_event m = exec_map (pid, start, end - start, line + path_at);
+      m.pgoff = pgoff;
+      m.has_dev_ino = true;
+      m.maj = maj;
+      m.min = min;
+      m.ino = ino;
+      assert_int_equal (st_process_table_mmap (t, &m), 0);
+      n++;
+    }
+  fclose (f);
+  return n;
+}
+
+static void
+test_own_maps_give_a_dwfl_that_symbolizes (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = st_process_table_new (r);
+  pid_t pid = getpid ();
+  size_t n = feed_own_maps (t, pid);
+  print_message ("%zu executable mappings in /proc/self/maps\n", n);
+  assert_true (n >= 2);   /* this program, libc */
+  struct st_process *p = st_process_table_get (t, pid);
+  Dwfl *dwfl = st_process_dwfl (t, p);
+  assert_non_null (dwfl);
+
+  uint64_t pc = (uint64_t) (uintptr_t) &st_test_process_marker;
+  const struct st_mapping *m = st_process_find_mapping (p, pc);
+  assert_non_null (m);
+  assert_true (m->resolved);
+  assert_non_null (m->file);
+  assert_int_equal (m->file->found_by, ST_FOUND_HOST_PATH);
+  char self[4096];
+  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
+  assert_true (len > 0);
+  self[len] = '\0';
+  assert_string_equal (m->path, self);
+
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
+  assert_non_null (mod);
+  const char *name = dwfl_module_addrname (mod, pc);
+  assert_non_null (name);
+  assert_string_equal (name, "st_test_process_marker");
+
+  /* After an exec nothing is mapped: no Dwfl, no mapping for the pc.  */
+  struct st_comm_event ex = { .pid = pid, .tid = pid, .exec = true, .comm = "other" };
+  assert_int_equal (st_process_table_comm (t, &ex), 0);
+  assert_null (st_process_find_mapping (p, pc));
+  assert_null (st_process_dwfl (t, p));
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_maps_added_and_found_by_pc),
+    cmocka_unit_test (test_fork_copies_exec_drops_exit_evicts),
+    cmocka_unit_test (test_recorded_build_id_reaches_mappings),
+    cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

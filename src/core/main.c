@@ -264,6 +264,8 @@ source_open_live (const struct st_options *o, struct source *s)
     .arch = s->arch,
     .force_stop = st_signals_force_flag (),
     .stats = o->stats || o->verbose > 0,
+    .set_child = st_signals_set_child,
+    .reset_for_exec = st_signals_reset_for_exec,
   };
   /* A whole-machine run keeps memory for each process it unwinds (its
      Dwfl, the debug sections libdw decompresses for it) and frees it when

@@ -25,7 +25,6 @@
 #include "basic/log.h"
 #include "core/input/live.h"
 #include "core/input/perf-format.h"
-#include "basic/signals.h"
 
 #define POLL_MS 100
 
@@ -84,6 +83,13 @@ end_round (struct st_live_source *lv)
   return st_perf_source_end_round (lv->parser);
 }
 
+static void
+tell_child (const struct st_live_source *lv, pid_t pid)
+{
+  if (lv->opts->set_child != NULL)
+    lv->opts->set_child (pid);
+}
+
 /* Starts the command stopped before exec, so that its events exist before
    its first instruction; returns the write end of the pipe that lets it go. */
 static int
@@ -104,7 +110,8 @@ spawn_command (struct st_live_source *lv, int *go_fd, int *exec_err_fd)
          the command.  The parent may have died before the prctl.  */
       if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
         _exit (127);
-      st_signals_reset_for_exec ();
+      if (lv->opts->reset_for_exec != NULL)
+        lv->opts->reset_for_exec ();
       char c;
       if (read (go[0], &c, 1) != 1)
         _exit (127);
@@ -117,7 +124,7 @@ spawn_command (struct st_live_source *lv, int *go_fd, int *exec_err_fd)
   close (go[0]);
   close (err[1]);
   lv->child = pid;
-  st_signals_set_child (pid);
+  tell_child (lv, pid);
   *go_fd = go[1];
   *exec_err_fd = err[0];
   return 0;
@@ -298,7 +305,7 @@ sample_loop (struct st_live_source *lv, volatile sig_atomic_t *stop)
             {
               lv->command_status = status;
               lv->child = 0;
-              st_signals_set_child (0);
+              tell_child (lv, 0);
               if (lv->opts->command != NULL)
                 done = true;
             }
@@ -332,7 +339,7 @@ reap_within (struct st_live_source *lv, int ms)
   if (w == lv->child || (w < 0 && errno == ECHILD))
     {
       lv->child = 0;
-      st_signals_set_child (0);
+      tell_child (lv, 0);
       return true;
     }
   return false;
@@ -365,7 +372,7 @@ end_command (struct st_live_source *lv, volatile sig_atomic_t *stop)
   if (w == lv->child)
     lv->command_status = status;
   lv->child = 0;
-  st_signals_set_child (0);
+  tell_child (lv, 0);
 }
 
 static int

@@ -36,6 +36,13 @@ struct st_live_options {
      killed without waiting for it to end on the signal it was given.  */
   volatile sig_atomic_t *force_stop;
   bool stats;               /* the report also counts the threads evicted */
+  /* Told the command's pid when it starts and 0 when it is gone, for the
+     signal handler that forwards a stop to it (signals.h, a layer above
+     this one); NULL: nobody.  */
+  void (*set_child) (pid_t pid);
+  /* Run in the command between fork and exec (async-signal-safe): the
+     signal dispositions a program expects.  NULL: none.  */
+  void (*reset_for_exec) (void);
 };
 
 /* The default --mmap-pages.  */

@@ -108,15 +108,15 @@ test_host_path_with_build_id (void **state)
   struct st_mapping_request req = request (prog);
   req.build_id = prog_id;
   req.build_id_size = prog_id_size;
-  const char *why = NULL;
-  struct st_elf_file *f = st_resolver_resolve (r, &req, &why);
+  struct st_resolution res = { 0 };
+  struct st_elf_file *f = st_resolver_resolve (r, &req, &res);
   assert_non_null (f);
   assert_int_equal (f->found_by, ST_FOUND_HOST_PATH);
   assert_string_equal (f->path, prog);
   assert_int_equal (f->build_id_size, prog_id_size);
   assert_memory_equal (f->build_id, prog_id, prog_id_size);
   /* Looked for once: the second request gets the same file.  */
-  struct st_elf_file *again = st_resolver_resolve (r, &req, &why);
+  struct st_elf_file *again = st_resolver_resolve (r, &req, &res);
   assert_ptr_equal (again, f);
   assert_int_equal (answer_for (r, prog).found_by, ST_FOUND_HOST_PATH);
   st_elf_file_unref (again);
@@ -134,10 +134,10 @@ test_other_build_id_refused (void **state)
   struct st_mapping_request req = request (prog);
   req.build_id = other;
   req.build_id_size = prog_id_size;
-  const char *why = NULL;
-  assert_null (st_resolver_resolve (r, &req, &why));
-  assert_non_null (why);
-  print_message ("another build-id: %s\n", why);
+  struct st_resolution res = { 0 };
+  assert_null (st_resolver_resolve (r, &req, &res));
+  assert_non_null (res.why_not);
+  print_message ("another build-id: %s\n", res.why_not);
   assert_int_equal (answer_for (r, prog).found_by, -1);
   st_resolver_free (r);
 }
@@ -147,14 +147,14 @@ test_inode_without_build_id (void **state)
 {
   struct stat st;
   assert_int_equal (stat (prog, &st), 0);
-  const char *why = NULL;
+  struct st_resolution res = { 0 };
 
   /* The inode that was mapped: the file is the one.  */
   struct st_resolver *r = st_resolver_new ();
   struct st_mapping_request req = request (prog);
   req.has_dev_ino = true;
   req.ino = st.st_ino;
-  struct st_elf_file *f = st_resolver_resolve (r, &req, &why);
+  struct st_elf_file *f = st_resolver_resolve (r, &req, &res);
   assert_non_null (f);
   assert_int_equal (f->found_by, ST_FOUND_HOST_PATH);
   st_elf_file_unref (f);
@@ -163,10 +163,10 @@ test_inode_without_build_id (void **state)
   /* Another inode: the file was replaced since it was mapped.  */
   r = st_resolver_new ();
   req.ino = st.st_ino + 1;
-  why = NULL;
-  assert_null (st_resolver_resolve (r, &req, &why));
-  assert_non_null (why);
-  print_message ("another inode: %s\n", why);
+  res = (struct st_resolution) { 0 };
+  assert_null (st_resolver_resolve (r, &req, &res));
+  assert_non_null (res.why_not);
+  print_message ("another inode: %s\n", res.why_not);
   struct answer a = answer_for (r, prog);
   assert_int_equal (a.found_by, -1);
   assert_non_null (strstr (a.why, "replaced since it was mapped"));
@@ -178,8 +178,8 @@ test_vdso_from_this_process (void **state)
 {
   struct st_resolver *r = st_resolver_new ();
   struct st_mapping_request req = request ("[vdso]");
-  const char *why = NULL;
-  struct st_elf_file *f = st_resolver_resolve (r, &req, &why);
+  struct st_resolution res = { 0 };
+  struct st_elf_file *f = st_resolver_resolve (r, &req, &res);
   assert_non_null (f);
   assert_int_equal (f->found_by, ST_FOUND_VDSO);
   assert_non_null (f->elf);
@@ -193,11 +193,11 @@ static void
 test_missing_fifo_and_anonymous_refused (void **state)
 {
   struct st_resolver *r = st_resolver_new ();
-  const char *why = NULL;
+  struct st_resolution res = { 0 };
   char missing[sizeof dir + 16];
   snprintf (missing, sizeof missing, "%s/missing", dir);
   struct st_mapping_request req = request (missing);
-  assert_null (st_resolver_resolve (r, &req, &why));
+  assert_null (st_resolver_resolve (r, &req, &res));
   assert_non_null (strstr (answer_for (r, missing).why, "No such file"));
 
   /* A FIFO where the file was: refused without blocking on it.  */
@@ -205,15 +205,15 @@ test_missing_fifo_and_anonymous_refused (void **state)
   snprintf (fifo, sizeof fifo, "%s/fifo", dir);
   assert_int_equal (mkfifo (fifo, 0600), 0);
   req = request (fifo);
-  why = NULL;
-  assert_null (st_resolver_resolve (r, &req, &why));
+  res = (struct st_resolution) { 0 };
+  assert_null (st_resolver_resolve (r, &req, &res));
   print_message ("a FIFO: %s\n", answer_for (r, fifo).why);
   assert_int_equal (answer_for (r, fifo).found_by, -1);
 
   req = request ("//anon");
-  why = NULL;
-  assert_null (st_resolver_resolve (r, &req, &why));
-  assert_non_null (why);
+  res = (struct st_resolution) { 0 };
+  assert_null (st_resolver_resolve (r, &req, &res));
+  assert_non_null (res.why_not);
   st_resolver_free (r);
 }
 

@@ -200,9 +200,9 @@ test_podman_storage_layers (void **state)
   close (fd);
 
   next = 0;
-  assert_int_equal (st_container_open (a, "/usr/bin/escape", &next, &upper, &why), -1);
+  assert_true (st_container_open (a, "/usr/bin/escape", &next, &upper, &why) < 0);
   next = 0;
-  assert_int_equal (st_container_open (a, "/../../../../../../etc/passwd", &next, &upper, &why), -1);
+  assert_true (st_container_open (a, "/../../../../../../etc/passwd", &next, &upper, &why) < 0);
   print_message ("refused: %s\n", why.text);
 
   for (size_t i = 0; i < n; i++)

@@ -160,6 +160,7 @@ struct entry {
   uint64_t start, end;
   const char *name;       /* interned */
   uint64_t seq;           /* file order: a later one wins */
+  bool from_dump;         /* a jitdump's record, not a perf map line */
 };
 
 struct jit_file {
@@ -183,6 +184,7 @@ struct st_jit_map {
   bool sorted;
   uint64_t last_load_ns;
   int error;               /* the callback's: -ENOMEM */
+  bool loading_dump;       /* load_file is reading a jitdump */
 };
 
 int
@@ -256,7 +258,7 @@ add_entry (uint64_t start, uint64_t size, const char *name, void *arg)
   const char *copy = m->intern (m->ctx, name);
   if (copy == NULL)
     return -ENOMEM;
-  m->entries[m->n++] = (struct entry) { start, start + size, copy, m->seq++ };
+  m->entries[m->n++] = (struct entry) { start, start + size, copy, m->seq++, m->loading_dump };
   m->sorted = false;
   return 0;
 }
@@ -474,7 +476,10 @@ load (struct st_jit_map *m)
   struct where w;
   where_of (m->pid, &w);
   for (size_t i = 0; i < m->n_files && m->error == 0; i++)
-    load_file (m, &w, &m->files[i]);
+    {
+      m->loading_dump = m->files[i].dump;
+      load_file (m, &w, &m->files[i]);
+    }
   if (w.root_fd >= 0)
     close (w.root_fd);
   sort_entries (m);
@@ -515,4 +520,18 @@ st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *offset)
     return NULL;
   *offset = addr - e->start;
   return e->name;
+}
+
+const char *
+st_jit_map_lookup_dump (struct st_jit_map *m, uint64_t addr, uint64_t *offset)
+{
+  if (m->n_files < 2)
+    return NULL;   /* no jitdump registered: nothing overrides a file's symbols */
+  uint64_t off;
+  const char *name = st_jit_map_lookup (m, addr, &off);
+  const struct entry *e = name != NULL ? find (m, addr) : NULL;
+  if (e == NULL || !e->from_dump)
+    return NULL;
+  *offset = off;
+  return name;
 }

@@ -59,5 +59,9 @@ int st_jit_map_add_dump (struct st_jit_map *m, const char *path);
 /* The JIT function containing ADDR and the offset into it, or NULL.
    Reads the files on first use and again after a miss.  */
 const char *st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *offset);
+/* The same, but only a name a jitdump gave, and only when the process has
+   one: it names code inside a file too (V8's built-ins, embedded in node's
+   .text), before the file's own symbols, as perf inject --jit does.  */
+const char *st_jit_map_lookup_dump (struct st_jit_map *m, uint64_t addr, uint64_t *offset);
 /* How many names are known (tests, --stats).  */
 size_t st_jit_map_size (const struct st_jit_map *m);

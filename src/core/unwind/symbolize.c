@@ -102,7 +102,9 @@ st_symbolize (const struct st_symbolize_options *opts, Dwfl *dwfl, const struct 
           const struct st_symtab *tab = m->file->symtab;
           if (tab == NULL && mod != NULL)
             tab = st_module_symtab (mod, m->file);
-          if (tab != NULL)
+          if (p->jit != NULL)
+            f.symbol = st_jit_map_lookup_dump (p->jit, lookup, &f.offset);
+          if (f.symbol == NULL && tab != NULL)
             f.symbol = st_symtab_lookup (tab, lookup - m->bias, &f.offset, &f.raw_symbol);
           if (opts->inline_frames && mod != NULL && own_addresses)
             n += add_inline_frames (mod, lookup, &f, out + n, max - n - 1);

@@ -14,12 +14,14 @@ case "$(basename "$0" .sh)" in
   arch) ;;
   *) ARCHES=$(basename "$0" .sh) ;;
 esac
+# shellcheck source=tests/arch/arch-lib.sh
 . "$(dirname "$0")/arch-lib.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-arch.XXXXXX") || exit 1
 [ -n "$ARCH_KEEP" ] || trap 'rm -rf "$tmp"' EXIT
 
 ti=0
+# shellcheck disable=SC2086  # split on purpose: one result per architecture
 echo "1..$(echo $ARCHES | wc -w)"
 echo "# arch      stops  counted  equal    rate  files-from-sysroot  seconds  qemu-trampoline"
 for a in $ARCHES; do
@@ -32,7 +34,7 @@ for a in $ARCHES; do
   arch_params "$a"
   root_opt=--sysroot=$sysroot
   [ "$a" = x86_64 ] && root_opt=
-  if ! "$EU_STACKTRACE" -f json -i "$tmp/$a/perf.data" -o "$tmp/$a/ours.json" -s $root_opt \
+  if ! "$EU_STACKTRACE" -f json -i "$tmp/$a/perf.data" -o "$tmp/$a/ours.json" -s ${root_opt:+"$root_opt"} \
        2>"$tmp/$a/stats"; then
     echo "not ok $ti - $a: eu-stacktrace failed"
     sed 's/^/#   /' "$tmp/$a/stats"

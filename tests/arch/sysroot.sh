@@ -9,6 +9,7 @@
 #    unwound the same with files found under --sysroot, accepted by name,
 #    and --stats says so;
 #  - --search-path finds the files by name in a flat folder.
+# shellcheck source=tests/arch/arch-lib.sh
 . "$(dirname "$0")/arch-lib.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-sysroot.XXXXXX") || exit 1

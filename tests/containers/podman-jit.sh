@@ -19,6 +19,7 @@ UID_U=
 pod() { (cd / && runuser -u "$U" -- env -i HOME="/home/$U" XDG_RUNTIME_DIR="/run/user/$UID_U" \
           USER="$U" LOGNAME="$U" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
           podman --runtime runc --cgroup-manager=cgroupfs "$@"); }
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   if [ -n "$UID_U" ]; then
     pod rm -a -f -t 0 >/dev/null 2>&1
@@ -71,12 +72,12 @@ nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$pid/status" 2>/dev/null)
 if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$nspid" ] || [ "$nspid" = "$pid" ]; then
   cat "$W/import.err" "$W/run.err" > "$W/start.err"
   result 1 "node starts in a rootless container, in its own pid namespace" "$W/start.err"
-  for i in 2 3 4 5 6 7 8 9; do result 1 "not run: the container did not start"; done
+  for _ in 2 3 4 5 6 7 8 9; do result 1 "not run: the container did not start"; done
   exit 0
 fi
 # Its map is written as it compiles: wait (bounded) until it names work().
 map=/proc/$pid/root/tmp/perf-$nspid.map
-for i in $(seq 100); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "/tmp/perf-$pid.map" ] && grep -q 'work ' "$map"
 result $? "node runs as pid $nspid in the container (host pid $pid); its map is in the container's /tmp only"
 

@@ -116,6 +116,7 @@ for w in $WORKLOADS_LIST; do
   {
     out=$1
     shift
+    # shellcheck disable=SC2015  # the block runs when the run fails or writes nothing, as meant
     timeout 300 "$EU_STACKTRACE" -i "$dir/perf.data" -o "$dir/$out" "$@" \
       > /dev/null 2> "$dir/$out.err" && [ -s "$dir/$out" ] || {
       failed_runs="$failed_runs $out"

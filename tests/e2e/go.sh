@@ -51,11 +51,10 @@ run ()
     tap_n=$((tap_n + 3))
     grep -q '^not ok' "$tmp/$1.check" && tap_failed=1
     [ "$(grep -c '^ok' "$tmp/$1.check")" = 3 ] || tap_failed=1
-    ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
-      "$EU_STACKTRACE_ASAN" -i "$tmp/$1.data" -f json -o "$tmp/$1.asan" 2> "$tmp/$1.asan.err" \
-      && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/$1.asan.err" \
-      && cmp -s "$tmp/$1.jsonl" "$tmp/$1.asan"
-    if [ $? = 0 ]; then
+    if ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
+         "$EU_STACKTRACE_ASAN" -i "$tmp/$1.data" -f json -o "$tmp/$1.asan" 2> "$tmp/$1.asan.err" \
+         && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/$1.asan.err" \
+         && cmp -s "$tmp/$1.jsonl" "$tmp/$1.asan"; then
       tap_ok "$1: the sanitizer build runs clean, with the same output"
     else
       diag_file "$tmp/$1.asan.err"

@@ -24,6 +24,7 @@ e2e_setup
 problem=$(tool_problem node "$NODE")
 [ -z "$problem" ] && problem=$(tool_problem perf "$PERF")
 maps=""
+# shellcheck disable=SC2154  # m is the loop variable of the trap's own code
 trap '[ "${BASHPID:-$(sh -c '"'"'echo $PPID'"'"')}" = "$$" ] && { rm -rf "$tmp"; for m in $maps; do rm -f "$m"; done; }' EXIT
 
 # check MODE ARGS...: the two TAP lines of check-names.py.
@@ -42,6 +43,7 @@ check ()
 
 # 1. /tmp/perf-PID.map, offline.
 mkdir "$tmp/map"
+# shellcheck disable=SC2016  # $$ is the inner shell's pid
 if [ -z "$problem" ] \
      && (cd "$tmp/map" && run_perf record -e cpu-clock -F 999 --call-graph dwarf -o perf.data \
            -- sh -c 'echo $$ > pid; exec "$0" --perf-basic-prof "$1" 2000' "$NODE" "$JS") \
@@ -71,12 +73,11 @@ else
   tap_not_ok "perf map: not compared"
 fi
 if [ -z "$problem" ]; then
-  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
-    "$EU_STACKTRACE_ASAN" -i "$tmp/map/perf.data" -f json -o "$tmp/map/asan.jsonl" \
-    2> "$tmp/map/asan.err" \
-    && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/map/asan.err" \
-    && cmp -s "$tmp/map/ours.jsonl" "$tmp/map/asan.jsonl"
-  if [ $? = 0 ]; then
+  if ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
+       "$EU_STACKTRACE_ASAN" -i "$tmp/map/perf.data" -f json -o "$tmp/map/asan.jsonl" \
+       2> "$tmp/map/asan.err" \
+       && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/map/asan.err" \
+       && cmp -s "$tmp/map/ours.jsonl" "$tmp/map/asan.jsonl"; then
     tap_ok "the sanitizer build runs clean on it, with the same output"
   else
     diag_file "$tmp/map/asan.err"
@@ -113,6 +114,7 @@ fi
 
 # 3. Live: the map is read while node writes it.
 mkdir "$tmp/live"
+# shellcheck disable=SC2016  # $$ is the inner shell's pid
 if [ -z "$problem" ] \
      && (cd "$tmp/live" && "$EU_STACKTRACE" -f json -o ours.jsonl \
            -- sh -c 'echo $$ > pid; exec "$0" --perf-basic-prof "$1" 2000' "$NODE" "$JS") \
@@ -133,6 +135,7 @@ hostile ()
 {
   name=$1 plant=$2 refused=$3
   mkdir "$tmp/$name"
+  # shellcheck disable=SC2016  # $$ and $m are the inner shell's
   (cd "$tmp/$name" && timeout 120 "$EU_STACKTRACE" --stats -f json -o ours.jsonl \
      -- sh -c 'echo $$ > pid; m=/tmp/perf-$$.map; '"$plant"'; exec "$0" "$1" 1500' \
         "$NODE" "$JS") > "$tmp/$name/out" 2>&1
@@ -149,10 +152,14 @@ hostile ()
   fi
 }
 if [ -z "$problem" ]; then
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile fifo 'mkfifo $m' yes
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile symlink 'ln -s /proc/kmsg $m' yes
   # 1 TiB without a newline: one window read, no line in it, given up.
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile huge-file 'truncate -s 1T $m' no
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile foreign-file 'printf "0 ffffffffffff EVIL\n" > $m; chown nobody $m' yes
 else
   for i in 1 2 3 4; do tap_not_ok "hostile maps: not run ($problem)"; done

@@ -19,7 +19,7 @@ CHECK="$TOP_SRCDIR/tests/e2e/check-names.py"
 NODE=${NODE:-node}
 JS="$TOP_SRCDIR/tests/workloads/jit-hot.js"
 
-echo "1..17"
+tap_plan 17
 e2e_setup
 problem=$(tool_problem node "$NODE")
 [ -z "$problem" ] && problem=$(tool_problem perf "$PERF")
@@ -33,8 +33,9 @@ check ()
   "$PYTHON3" "$CHECK" "$@" --tap-start $((tap_n + 1)) > "$tmp/check.out" 2>&1
   cat "$tmp/check.out"
   got=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/check.out")
-  grep -q '^not ok' "$tmp/check.out" && tap_failed=1
-  tap_n=$((tap_n + got))
+  _failed=0
+  grep -q '^not ok' "$tmp/check.out" && _failed=1
+  tap_counted "$got" "$_failed"
   while [ "$got" -lt 2 ]; do
     got=$((got + 1))
     tap_not_ok "names check did not complete"
@@ -52,7 +53,7 @@ if [ -z "$problem" ] \
   maps="$maps /tmp/perf-$pid.map"
   tap_ok "perf record of node --perf-basic-prof (it wrote /tmp/perf-$pid.map)"
 else
-  diag_file "$tmp/map/rec.out"
+  tap_diag_file "$tmp/map/rec.out"
   tap_not_ok "perf record of node --perf-basic-prof: ${problem:-failed}"
   problem=${problem:-recording failed}
 fi
@@ -67,7 +68,7 @@ if [ -z "$problem" ] && "$EU_STACKTRACE" -i "$tmp/map/perf.data" -f json -o "$tm
   tap_ok "eu-stacktrace unwinds it"
   check jit --perf-script "$tmp/map/perf.txt" --ours "$tmp/map/ours.jsonl" --name "perf map"
 else
-  diag_file "$tmp/map/ours.err"
+  tap_diag_file "$tmp/map/ours.err"
   tap_not_ok "eu-stacktrace unwinds it: ${problem:-failed}"
   tap_not_ok "perf map: not compared"
   tap_not_ok "perf map: not compared"
@@ -80,7 +81,7 @@ if [ -z "$problem" ]; then
        && cmp -s "$tmp/map/ours.jsonl" "$tmp/map/asan.jsonl"; then
     tap_ok "the sanitizer build runs clean on it, with the same output"
   else
-    diag_file "$tmp/map/asan.err"
+    tap_diag_file "$tmp/map/asan.err"
     tap_not_ok "the sanitizer build runs clean on it, with the same output"
   fi
 else
@@ -98,7 +99,7 @@ if [ -z "$problem" ] \
      && ls "$tmp/dump"/jit-*.dump > /dev/null 2>&1; then
   tap_ok "perf record -k 1 of node --perf-prof (a jitdump), perf inject --jit, perf script"
 else
-  diag_file "$tmp/dump/rec.out"
+  tap_diag_file "$tmp/dump/rec.out"
   tap_not_ok "perf record -k 1 of node --perf-prof, perf inject --jit: ${problem:-failed}"
 fi
 if [ -z "$problem" ] && "$EU_STACKTRACE" -i "$tmp/dump/perf.data" -f json \
@@ -106,7 +107,7 @@ if [ -z "$problem" ] && "$EU_STACKTRACE" -i "$tmp/dump/perf.data" -f json \
   tap_ok "eu-stacktrace unwinds the recording (not the injected one)"
   check jit --perf-script "$tmp/dump/perf.txt" --ours "$tmp/dump/ours.jsonl" --name jitdump
 else
-  diag_file "$tmp/dump/ours.err"
+  tap_diag_file "$tmp/dump/ours.err"
   tap_not_ok "eu-stacktrace unwinds the recording: ${problem:-failed}"
   tap_not_ok "jitdump: not compared"
   tap_not_ok "jitdump: not compared"
@@ -124,7 +125,7 @@ if [ -z "$problem" ] \
   tap_ok "eu-stacktrace -- node --perf-basic-prof (live)"
   check jit-only --ours "$tmp/live/ours.jsonl" --map "/tmp/perf-$pid.map" --name live
 else
-  diag_file "$tmp/live/out"
+  tap_diag_file "$tmp/live/out"
   tap_not_ok "eu-stacktrace -- node --perf-basic-prof (live): ${problem:-failed}"
   tap_not_ok "live: not checked"
   tap_not_ok "live: not checked"
@@ -147,7 +148,7 @@ hostile ()
        && { [ "$refused" = no ] || grep -q "^refused untrusted files: [1-9]" "$tmp/$name/out"; }; then
     tap_ok "a $name at /tmp/perf-PID.map: the run completes, no frame named from it (refused: $refused)"
   else
-    diag_file "$tmp/$name/out"
+    tap_diag_file "$tmp/$name/out"
     tap_not_ok "a $name at /tmp/perf-PID.map: the run completes, no frame named from it (refused: $refused; status $rc)"
   fi
 }
@@ -164,4 +165,4 @@ if [ -z "$problem" ]; then
 else
   for i in 1 2 3 4; do tap_not_ok "hostile maps: not run ($problem)"; done
 fi
-exit 0
+tap_done

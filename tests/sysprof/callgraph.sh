@@ -16,7 +16,7 @@ CALLGRAPH="$TOP_BUILDDIR/tests/sysprof/sysprof-callgraph"
 COMPARE="$TOP_SRCDIR/tests/sysprof/callgraph-compare.py"
 
 plan=9
-echo "1..$plan"
+tap_plan "$plan"
 e2e_setup
 problem=$(tools_problem)
 _q=$(tool_problem sysprof-callgraph "$CALLGRAPH")
@@ -24,8 +24,8 @@ _q=$(tool_problem sysprof-callgraph "$CALLGRAPH")
 [ -x "$TOP_BUILDDIR/tests/sysprof/shellfork" ] || problem="$problem${problem:+; }shellfork is not built"
 E=$EU_STACKTRACE
 if [ -n "$problem" ]; then
-  while [ "$tap_n" -lt $plan ]; do tap_not_ok "not run ($problem)"; done
-  exit 0
+  tap_fill "not run ($problem)"
+  tap_done
 fi
 
 # The programs run from copies that the test may replace.
@@ -128,5 +128,4 @@ after_again ()
 }
 check "after the replacement: a new conversion's tree is -f folded's" after_again
 
-[ "$tap_n" -eq $plan ] || echo "# internal error: $tap_n results for a plan of $plan"
-exit 0
+tap_done

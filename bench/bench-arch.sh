@@ -30,11 +30,11 @@ for a in $ARCHES; do
     --pc-index "$pc" --repeat "$BENCH_REPEAT" --out "$work/$a/bench.data" || continue
   root_opt=--sysroot=$sysroot
   [ "$a" = x86_64 ] && root_opt=
-  "$EU_STACKTRACE" -j 1 -f json -s -i "$work/$a/bench.data" -o /dev/null $root_opt \
+  "$EU_STACKTRACE" -j 1 -f json -s -i "$work/$a/bench.data" -o /dev/null ${root_opt:+"$root_opt"} \
     2>"$work/$a/stats"
   samples=$(sed -n 's/^samples read: *//p' "$work/$a/stats")
   per=$(sed -n 's/^user frames: .*(\(.*\) per sample)/\1/p' "$work/$a/stats")
-  rate=$("$PYTHON3" - "$BENCH_RUNS" "$samples" "$EU_STACKTRACE" "$work/$a/bench.data" $root_opt <<'PY'
+  rate=$("$PYTHON3" - "$BENCH_RUNS" "$samples" "$EU_STACKTRACE" "$work/$a/bench.data" ${root_opt:+"$root_opt"} <<'PY'
 import statistics, subprocess, sys, time
 runs, samples, tool, data = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 walls = []

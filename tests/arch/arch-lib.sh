@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by tests/arch/*.sh and bench/bench-arch.sh; POSIX sh, sourced.
 #
 # arch_record ARCH DIR: cross-compiles the workload (archwork.c, archlib.c)
@@ -55,7 +56,7 @@ arch_wait_listen ()
 {
   hex=$(printf ':%04X ' "$1")
   n=0
-  while ! grep -q "$hex[0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
+  while ! grep -q "${hex}[0-9A-F:]* 0A " /proc/net/tcp /proc/net/tcp6 2>/dev/null; do
     n=$((n + 1))
     if [ $n -gt 3000 ] || ! kill -0 "$2" 2>/dev/null; then
       return 1
@@ -70,6 +71,8 @@ arch_record ()
   arch_params "$1" || return 1
   d=$2
   mkdir -p "$d" || return 1
+  # shellcheck disable=SC2015  # the message is written when either compilation fails, as meant
+  # shellcheck disable=SC2016  # $ORIGIN is for the dynamic linker, not the shell
   $cc -O2 -g -fPIC -shared -o "$d/libarchlib.so" "$ARCH_DIR/archlib.c" >"$d/cc.log" 2>&1 &&
     $cc -O2 -g -o "$d/archwork" "$ARCH_DIR/archwork.c" -L"$d" -larchlib \
       -Wl,-rpath,'$ORIGIN' >>"$d/cc.log" 2>&1 || { echo "$cc failed" >"$d/why"; return 1; }

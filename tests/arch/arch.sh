@@ -14,27 +14,29 @@ case "$(basename "$0" .sh)" in
   arch) ;;
   *) ARCHES=$(basename "$0" .sh) ;;
 esac
+# shellcheck source=tests/tap.sh
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
+# shellcheck source=tests/arch/arch-lib.sh
 . "$(dirname "$0")/arch-lib.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-arch.XXXXXX") || exit 1
 [ -n "$ARCH_KEEP" ] || trap 'rm -rf "$tmp"' EXIT
 
-ti=0
-echo "1..$(echo $ARCHES | wc -w)"
+# shellcheck disable=SC2086  # split on purpose: one result per architecture
+tap_plan "$(echo $ARCHES | wc -w)"
 echo "# arch      stops  counted  equal    rate  files-from-sysroot  seconds  qemu-trampoline"
 for a in $ARCHES; do
-  ti=$((ti + 1))
   start=$(date +%s)
   if ! arch_record "$a" "$tmp/$a"; then
-    echo "not ok $ti - $a: no recording: $(cat "$tmp/$a/why" 2>/dev/null)"
+    tap_not_ok "$a: no recording: $(cat "$tmp/$a/why" 2>/dev/null)"
     continue
   fi
   arch_params "$a"
   root_opt=--sysroot=$sysroot
   [ "$a" = x86_64 ] && root_opt=
-  if ! "$EU_STACKTRACE" -f json -i "$tmp/$a/perf.data" -o "$tmp/$a/ours.json" -s $root_opt \
+  if ! "$EU_STACKTRACE" -f json -i "$tmp/$a/perf.data" -o "$tmp/$a/ours.json" -s ${root_opt:+"$root_opt"} \
        2>"$tmp/$a/stats"; then
-    echo "not ok $ti - $a: eu-stacktrace failed"
+    tap_not_ok "$a: eu-stacktrace failed"
     sed 's/^/#   /' "$tmp/$a/stats"
     continue
   fi
@@ -52,16 +54,17 @@ for a in $ARCHES; do
     "$rate" "${from_root:-0}" $(( $(date +%s) - start )) "$tramp"
   if [ -n "$counted" ] && [ "$stops" -ge 300 ] && [ "$counted" -ge 300 ] &&
      [ $((equal * 100)) -ge $((counted * 99)) ]; then
-    echo "ok $ti - $a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
+    tap_ok "$a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
   elif [ "$a" = arm ] && [ -n "$counted" ] && [ "$counted" -ge 300 ] &&
        [ $((equal * 100)) -ge $((counted * 95)) ]; then
     # Debian's armhf libc has only .ARM.exidx unwind tables, which libdw
     # 0.188 does not read (README, "Architectures"): stops inside it after
     # the signal handler returns end there.  Known, so TODO (not a pass).
-    echo "not ok $ti - arm ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%) # TODO libdw 0.188 reads no .ARM.exidx (libc)"
+    tap_not_ok "arm ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%) # TODO libdw 0.188 reads no .ARM.exidx (libc)"
     grep -v '^RESULT' "$tmp/$a/compare" | head -n 4
   else
-    echo "not ok $ti - $a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
+    tap_not_ok "$a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
     grep -v '^RESULT' "$tmp/$a/compare" | head -n 12
   fi
 done
+tap_done

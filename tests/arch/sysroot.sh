@@ -9,14 +9,16 @@
 #    unwound the same with files found under --sysroot, accepted by name,
 #    and --stats says so;
 #  - --search-path finds the files by name in a flat folder.
+# shellcheck source=tests/tap.sh
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
+# shellcheck source=tests/arch/arch-lib.sh
 . "$(dirname "$0")/arch-lib.sh"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-sysroot.XXXXXX") || exit 1
 [ -n "$ARCH_KEEP" ] || trap 'rm -rf "$tmp"' EXIT
-echo "1..6"
+tap_plan 6
 if ! arch_record aarch64 "$tmp/rec"; then
-  echo "Bail out! no aarch64 recording: $(cat "$tmp/rec/why" 2>/dev/null)"
-  exit 1
+  tap_bail "no aarch64 recording: $(cat "$tmp/rec/why" 2>/dev/null)"
 fi
 arch_params aarch64
 rec=$tmp/rec
@@ -60,16 +62,16 @@ frames "$tmp/moved.json" >"$tmp/moved.frames"
 from_root=$(sed -n 's/^  sysroot  *\([0-9]*\)$/\1/p' "$tmp/moved.err")
 if cmp -s "$tmp/inplace.frames" "$tmp/moved.frames" && [ "$complete" -ge 300 ] &&
    [ "$from_root" = 4 ]; then
-  echo "ok 1 - files moved under --sysroot: the same frames as in place ($complete complete unwinds, $from_root files from the sysroot)"
+  tap_ok "files moved under --sysroot: the same frames as in place ($complete complete unwinds, $from_root files from the sysroot)"
 else
-  echo "not ok 1 - files moved under --sysroot: frames differ from in place, or $from_root files from it"
+  tap_not_ok "files moved under --sysroot: frames differ from in place, or $from_root files from it"
   diff "$tmp/inplace.frames" "$tmp/moved.frames" | head -n 6 | sed 's/^/#   /'
   sed 's/^/#   /' "$tmp/moved.err"
 fi
 if grep -q '^architecture unwound: aarch64$' "$tmp/moved.err"; then
-  echo "ok 2 - the summary says which architecture was unwound"
+  tap_ok "the summary says which architecture was unwound"
 else
-  echo "not ok 2 - the summary does not name aarch64"
+  tap_not_ok "the summary does not name aarch64"
 fi
 
 # Another libc at the sysroot path: riscv64's, with its own build-id.
@@ -80,9 +82,9 @@ cp "$root$rec/archwork" "$root$rec/libarchlib.so" "$tmp/wrong$rec/"
 run wrong -i "$rec/perf.data" --sysroot="$tmp/wrong"
 if grep -q "$tmp/wrong/lib/libc.so.6: build-id" "$tmp/wrong.err" &&
    ! grep -q '"symbol":"[^"]*","offset":[0-9]*,"module":"\\/lib\\/libc.so.6"' "$tmp/wrong.json"; then
-  echo "ok 3 - a libc of another build-id at the sysroot path is refused and named"
+  tap_ok "a libc of another build-id at the sysroot path is refused and named"
 else
-  echo "not ok 3 - the wrong libc was not refused by name"
+  tap_not_ok "the wrong libc was not refused by name"
   sed 's/^/#   /' "$tmp/wrong.err"
 fi
 
@@ -91,9 +93,9 @@ frames "$tmp/byname.json" | sed 's/ [^ ]*$//' >"$tmp/byname.frames"
 sed 's/ [^ ]*$//' "$tmp/inplace.frames" >"$tmp/inplace.names"
 by_name=$(sed -n 's/^files of the sysroot or search path accepted by name (no build-id recorded): //p' "$tmp/byname.err")
 if cmp -s "$tmp/inplace.names" "$tmp/byname.frames" && [ "$by_name" = 4 ]; then
-  echo "ok 4 - no build-ids, another machine's inodes: found under --sysroot by name, the same frames; --stats counts $by_name"
+  tap_ok "no build-ids, another machine's inodes: found under --sysroot by name, the same frames; --stats counts $by_name"
 else
-  echo "not ok 4 - without build-ids: frames differ, or $by_name accepted by name"
+  tap_not_ok "without build-ids: frames differ, or $by_name accepted by name"
   diff "$tmp/inplace.names" "$tmp/byname.frames" | head -n 6 | sed 's/^/#   /'
   sed 's/^/#   /' "$tmp/byname.err"
 fi
@@ -101,9 +103,9 @@ fi
 # (this machine's /lib/libc.so.6) another file: nothing of it is used.
 if run nosysroot -i "$tmp/nobuildid.data" && [ -s "$tmp/nosysroot.json" ] &&
    ! grep -q '"symbol":"[^"]*","offset":[0-9]*,"module":"\\/lib\\/libc.so.6"' "$tmp/nosysroot.json"; then
-  echo "ok 5 - without --sysroot, this machine's /lib/libc.so.6 is not taken for the recording's"
+  tap_ok "without --sysroot, this machine's /lib/libc.so.6 is not taken for the recording's"
 else
-  echo "not ok 5 - this machine's libc was used for an aarch64 recording"
+  tap_not_ok "this machine's libc was used for an aarch64 recording"
 fi
 
 # A flat folder of the files, found by name.
@@ -114,9 +116,10 @@ run search -i "$rec/perf.data" --search-path="$tmp/empty:$tmp/flat"
 frames "$tmp/search.json" >"$tmp/search.frames"
 from_search=$(sed -n 's/^  search path  *\([0-9]*\)$/\1/p' "$tmp/search.err")
 if cmp -s "$tmp/inplace.frames" "$tmp/search.frames" && [ "$from_search" = 4 ]; then
-  echo "ok 6 - --search-path finds the moved files by name: the same frames as in place"
+  tap_ok "--search-path finds the moved files by name: the same frames as in place"
 else
-  echo "not ok 6 - --search-path: frames differ, or $from_search files from it"
+  tap_not_ok "--search-path: frames differ, or $from_search files from it"
   diff "$tmp/inplace.frames" "$tmp/search.frames" | head -n 6 | sed 's/^/#   /'
   sed 's/^/#   /' "$tmp/search.err"
 fi
+tap_done

@@ -10,7 +10,9 @@
 # podman, runc, uidmap, nodejs, perf (tools/install-deps.sh).
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${PYTHON3:=python3}" "${PERF:=perf}"
-echo "1..9"
+# shellcheck source=tests/tap.sh
+. "$TOP_SRCDIR/tests/tap.sh"
+tap_plan 9
 CHECK=$TOP_SRCDIR/tests/e2e/check-names.py
 U=eust-jit-$$
 W=$(mktemp -d /var/tmp/eust-podman-jit.XXXXXX)
@@ -19,6 +21,7 @@ UID_U=
 pod() { (cd / && runuser -u "$U" -- env -i HOME="/home/$U" XDG_RUNTIME_DIR="/run/user/$UID_U" \
           USER="$U" LOGNAME="$U" PATH=/usr/sbin:/usr/bin:/sbin:/bin \
           podman --runtime runc --cgroup-manager=cgroupfs "$@"); }
+# shellcheck disable=SC2317  # run by the EXIT trap
 cleanup() {
   if [ -n "$UID_U" ]; then
     pod rm -a -f -t 0 >/dev/null 2>&1
@@ -36,15 +39,14 @@ trap cleanup EXIT
 NODE=$(command -v node)
 if [ "$(id -u)" != 0 ] || ! command -v podman >/dev/null || ! command -v newuidmap >/dev/null \
    || [ -z "$NODE" ]; then
-  echo "Bail out! needs root, podman, uidmap and node (sh tools/install-deps.sh)"; exit 1
+  tap_bail "needs root, podman, uidmap and node (sh tools/install-deps.sh)"
 fi
-n=0
-result() { n=$((n + 1)); if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; [ -f "${3:-}" ] && sed 's/^/#   /' "$3" | tail -15; fi; }
 # check-names.py's TAP lines, renumbered from ours.
-names() { "$PYTHON3" "$CHECK" "$@" --tap-start $((n + 1)) > "$W/names.out" 2>&1; cat "$W/names.out"
-          n=$((n + $(grep -c '^\(not \)\{0,1\}ok ' "$W/names.out"))); }
+names() { "$PYTHON3" "$CHECK" "$@" --tap-start $((tap_n + 1)) > "$W/names.out" 2>&1; cat "$W/names.out"
+          _failed=0; grep -q '^not ok' "$W/names.out" && _failed=1
+          tap_counted "$(grep -c '^\(not \)\{0,1\}ok ' "$W/names.out")" "$_failed"; }
 
-useradd -m "$U" || { echo "Bail out! useradd $U failed"; exit 1; }
+useradd -m "$U" || tap_bail "useradd $U failed"
 UID_U=$(id -u "$U")
 base=$((200000 + (UID_U % 4096) * 65536))
 grep -q "^$U:" /etc/subuid || usermod --add-subuids "$base-$((base + 65535))" "$U"
@@ -70,20 +72,20 @@ pid=$(pod inspect -f '{{.State.Pid}}' eust-jit 2>/dev/null)
 nspid=$(awk '/^NSpid:/ { print $NF }' "/proc/$pid/status" 2>/dev/null)
 if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$nspid" ] || [ "$nspid" = "$pid" ]; then
   cat "$W/import.err" "$W/run.err" > "$W/start.err"
-  result 1 "node starts in a rootless container, in its own pid namespace" "$W/start.err"
-  for i in 2 3 4 5 6 7 8 9; do result 1 "not run: the container did not start"; done
-  exit 0
+  tap_result 1 "node starts in a rootless container, in its own pid namespace" "$W/start.err"
+  tap_fill "not run: the container did not start"
+  tap_done
 fi
 # Its map is written as it compiles: wait (bounded) until it names work().
 map=/proc/$pid/root/tmp/perf-$nspid.map
-for i in $(seq 100); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "/tmp/perf-$pid.map" ] && grep -q 'work ' "$map"
-result $? "node runs as pid $nspid in the container (host pid $pid); its map is in the container's /tmp only"
+tap_result $? "node runs as pid $nspid in the container (host pid $pid); its map is in the container's /tmp only"
 
 # Live.
 timeout --foreground -s INT 3 "$EU_STACKTRACE" -f json -o "$W/live.jsonl" -p "$pid" 2> "$W/live.err"
 cp "$map" "$W/map.txt"
-[ -s "$W/live.jsonl" ]; result $? "eu-stacktrace -p samples the container's node" "$W/live.err"
+[ -s "$W/live.jsonl" ]; tap_result $? "eu-stacktrace -p samples the container's node" "$W/live.err"
 names jit-only --ours "$W/live.jsonl" --map "$W/map.txt" --name "live, rootless podman"
 
 # Recorded while it runs: eu-stacktrace names the frames, perf names none.
@@ -91,11 +93,11 @@ HOME=$W timeout --foreground -s INT 3 "$PERF" record -q --no-buildid-cache -e cp
   --call-graph dwarf -o "$W/perf.data" -p "$pid" > "$W/rec.err" 2>&1
 "$EU_STACKTRACE" -i "$W/perf.data" -f json -o "$W/rec.jsonl" 2> "$W/rec-ours.err"
 cp "$map" "$W/map.txt"
-[ -s "$W/rec.jsonl" ]; result $? "eu-stacktrace unwinds a perf record -p of it" "$W/rec-ours.err"
+[ -s "$W/rec.jsonl" ]; tap_result $? "eu-stacktrace unwinds a perf record -p of it" "$W/rec-ours.err"
 names jit-only --ours "$W/rec.jsonl" --map "$W/map.txt" --name "recorded, rootless podman"
 # perf 6.1 enters a running process's mount namespace and reads the map by
 # its NSpid too: where it names a JIT frame, the names must agree.
 HOME=$W "$PERF" script -i "$W/perf.data" -F comm,pid,tid,time,ip,sym,symoff,dso --no-inline \
   --ns > "$W/perf.txt" 2> /dev/null
 names jit --perf-script "$W/perf.txt" --ours "$W/rec.jsonl" --name "recorded, against perf script"
-exit 0
+tap_done

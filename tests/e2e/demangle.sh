@@ -21,7 +21,7 @@
 NAMES="$TOP_SRCDIR/tests/e2e/compare-names.py"
 PER_WORKLOAD=12
 WORKLOADS_LIST="cxx rust-legacy rust-v0"
-echo "1..$((3 * PER_WORKLOAD + 1))"
+tap_plan $((3 * PER_WORKLOAD + 1))
 e2e_setup
 mkdir "$tmp/go"
 
@@ -70,7 +70,7 @@ for w in $WORKLOADS_LIST; do
       problem=$(tool_problem rustc "$RUSTC")
       [ -z "$problem" ] && echo "# $w: $("$RUSTC" --version 2>&1) ($(command -v "$RUSTC"))"
       if [ -z "$problem" ] && ! build_rust "${w#rust-}" "$prog"; then
-        diag_file "$tmp/rustc.out" 20
+        tap_diag_file "$tmp/rustc.out" 20
         problem="$RUSTC could not build rustwork.rs"
       fi ;;
   esac
@@ -83,7 +83,7 @@ for w in $WORKLOADS_LIST; do
          > "$dir/record.out" 2> "$dir/record.err" && [ -s "$dir/perf.data" ]; then
       tap_ok "$w: built and recorded with perf record --call-graph dwarf"
     else
-      diag_file "$dir/record.err" 20
+      tap_diag_file "$dir/record.err" 20
       problem="perf record failed"
       tap_not_ok "$w: built and recorded: $problem"
     fi
@@ -104,7 +104,7 @@ for w in $WORKLOADS_LIST; do
        > "$dir/perf-full.txt" 2>> "$dir/perf.err"; then
     tap_ok "$w: perf script, --no-demangle and -v unwind the recording"
   else
-    diag_file "$dir/perf.err" 20
+    tap_diag_file "$dir/perf.err" 20
     tap_not_ok "$w: perf script, --no-demangle and -v unwind the recording"
     fail_rest $((PER_WORKLOAD - 2)) "$w: not run (perf script failed)"
     continue
@@ -116,10 +116,11 @@ for w in $WORKLOADS_LIST; do
   {
     out=$1
     shift
+    # shellcheck disable=SC2015  # the block runs when the run fails or writes nothing, as meant
     timeout 300 "$EU_STACKTRACE" -i "$dir/perf.data" -o "$dir/$out" "$@" \
       > /dev/null 2> "$dir/$out.err" && [ -s "$dir/$out" ] || {
       failed_runs="$failed_runs $out"
-      diag_file "$dir/$out.err" 10
+      tap_diag_file "$dir/$out.err" 10
     }
   }
   run_ours ours.json -f json
@@ -143,10 +144,11 @@ for w in $WORKLOADS_LIST; do
     "$PYTHON3" "$NAMES" --name "$w" --tap-start $((tap_n + 1)) "$@" \
       > "$dir/compare.out" 2> "$dir/compare.err"
     cat "$dir/compare.out"
-    diag_file "$dir/compare.err" 20
+    tap_diag_file "$dir/compare.err" 20
     got=$(grep -c '^\(not \)\{0,1\}ok ' "$dir/compare.out")
-    grep -q '^not ok ' "$dir/compare.out" && tap_failed=1
-    tap_n=$((tap_n + got))
+    _failed=0
+    grep -q '^not ok ' "$dir/compare.out" && _failed=1
+    tap_counted "$got" "$_failed"
   }
   before=$tap_n
   compare --perf-script "$dir/perf.txt" --json "$dir/ours.json" --text "$dir/ours.txt" \
@@ -173,8 +175,8 @@ for w in $WORKLOADS_LIST; do
   if [ -s "$dir/top.txt" ] && [ -z "$missing" ] && [ -z "$mangled" ]; then
     tap_ok "$w: go tool pprof -top shows demangled names"
   else
-    diag_file "$dir/top.err" 10
-    head -n 20 "$dir/top.txt" | sed 's/^/#   /'
+    tap_diag_file "$dir/top.err" 10
+    tap_diag_file "$dir/top.txt" 20
     tap_not_ok "$w: go tool pprof -top shows demangled names (missing: $missing; mangled: $mangled)"
   fi
 done
@@ -197,11 +199,9 @@ else
      && cmp -s "$dir/ours.sorted" "$dir/asan.sorted"; then
     tap_ok "cxx: the sanitizer build runs clean and writes the same JSON"
   else
-    diag_file "$dir/asan.err" 40
+    tap_diag_file "$dir/asan.err" 40
     tap_not_ok "cxx: the sanitizer build runs clean and writes the same JSON (status $rc)"
   fi
 fi
 
-[ "$tap_n" -eq $((3 * PER_WORKLOAD + 1)) ] || { echo "# internal error: $tap_n results"; exit 99; }
-[ "$tap_failed" -eq 0 ] || echo "# demangle: FAILED"
-exit 0
+tap_done

@@ -12,7 +12,7 @@
 CHECK="$TOP_SRCDIR/tests/e2e/check-names.py"
 GO=${GO:-go}
 
-echo "1..11"
+tap_plan 11
 e2e_setup
 problem=$(tool_problem go "$GO")
 [ -z "$problem" ] && problem=$(tool_problem perf "$PERF")
@@ -30,7 +30,7 @@ if [ -z "$problem" ] && cp -r "$TOP_SRCDIR/tests/workloads/gowork" "$tmp/src" \
   tap_ok "go build with and without -ldflags=-s: the stripped one has .gopclntab and no .symtab"
 else
   [ -z "$problem" ] && problem="go build failed"
-  diag_file "$tmp/build.out"
+  tap_diag_file "$tmp/build.out"
   tap_not_ok "go build with and without -ldflags=-s: $problem"
 fi
 
@@ -48,25 +48,25 @@ run ()
     "$PYTHON3" "$CHECK" go --ours "$tmp/$1.jsonl" --name "$1" --tap-start $((tap_n + 1)) \
       --module "$bin" --oracle-nm "$tmp/nm.txt" > "$tmp/$1.check" 2>&1
     cat "$tmp/$1.check"
-    tap_n=$((tap_n + 3))
-    grep -q '^not ok' "$tmp/$1.check" && tap_failed=1
-    [ "$(grep -c '^ok' "$tmp/$1.check")" = 3 ] || tap_failed=1
-    ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
-      "$EU_STACKTRACE_ASAN" -i "$tmp/$1.data" -f json -o "$tmp/$1.asan" 2> "$tmp/$1.asan.err" \
-      && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/$1.asan.err" \
-      && cmp -s "$tmp/$1.jsonl" "$tmp/$1.asan"
-    if [ $? = 0 ]; then
+    _failed=0
+    grep -q '^not ok' "$tmp/$1.check" && _failed=1
+    [ "$(grep -c '^ok' "$tmp/$1.check")" = 3 ] || _failed=1
+    tap_counted 3 "$_failed"
+    if ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
+         "$EU_STACKTRACE_ASAN" -i "$tmp/$1.data" -f json -o "$tmp/$1.asan" 2> "$tmp/$1.asan.err" \
+         && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/$1.asan.err" \
+         && cmp -s "$tmp/$1.jsonl" "$tmp/$1.asan"; then
       tap_ok "$1: the sanitizer build runs clean, with the same output"
     else
-      diag_file "$tmp/$1.asan.err"
+      tap_diag_file "$tmp/$1.asan.err"
       tap_not_ok "$1: the sanitizer build runs clean, with the same output"
     fi
   else
-    diag_file "$tmp/$1.rec"
-    diag_file "$tmp/$1.err"
+    tap_diag_file "$tmp/$1.rec"
+    tap_diag_file "$tmp/$1.err"
     for i in 1 2 3 4 5; do tap_not_ok "$1: recorded and unwound: ${problem:-failed}"; done
   fi
 }
 run stripped
 run full
-exit 0
+tap_done

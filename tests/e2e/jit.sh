@@ -19,11 +19,12 @@ CHECK="$TOP_SRCDIR/tests/e2e/check-names.py"
 NODE=${NODE:-node}
 JS="$TOP_SRCDIR/tests/workloads/jit-hot.js"
 
-echo "1..17"
+tap_plan 17
 e2e_setup
 problem=$(tool_problem node "$NODE")
 [ -z "$problem" ] && problem=$(tool_problem perf "$PERF")
 maps=""
+# shellcheck disable=SC2154  # m is the loop variable of the trap's own code
 trap '[ "${BASHPID:-$(sh -c '"'"'echo $PPID'"'"')}" = "$$" ] && { rm -rf "$tmp"; for m in $maps; do rm -f "$m"; done; }' EXIT
 
 # check MODE ARGS...: the two TAP lines of check-names.py.
@@ -32,8 +33,9 @@ check ()
   "$PYTHON3" "$CHECK" "$@" --tap-start $((tap_n + 1)) > "$tmp/check.out" 2>&1
   cat "$tmp/check.out"
   got=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/check.out")
-  grep -q '^not ok' "$tmp/check.out" && tap_failed=1
-  tap_n=$((tap_n + got))
+  _failed=0
+  grep -q '^not ok' "$tmp/check.out" && _failed=1
+  tap_counted "$got" "$_failed"
   while [ "$got" -lt 2 ]; do
     got=$((got + 1))
     tap_not_ok "names check did not complete"
@@ -42,6 +44,7 @@ check ()
 
 # 1. /tmp/perf-PID.map, offline.
 mkdir "$tmp/map"
+# shellcheck disable=SC2016  # $$ is the inner shell's pid
 if [ -z "$problem" ] \
      && (cd "$tmp/map" && run_perf record -e cpu-clock -F 999 --call-graph dwarf -o perf.data \
            -- sh -c 'echo $$ > pid; exec "$0" --perf-basic-prof "$1" 2000' "$NODE" "$JS") \
@@ -50,7 +53,7 @@ if [ -z "$problem" ] \
   maps="$maps /tmp/perf-$pid.map"
   tap_ok "perf record of node --perf-basic-prof (it wrote /tmp/perf-$pid.map)"
 else
-  diag_file "$tmp/map/rec.out"
+  tap_diag_file "$tmp/map/rec.out"
   tap_not_ok "perf record of node --perf-basic-prof: ${problem:-failed}"
   problem=${problem:-recording failed}
 fi
@@ -65,21 +68,20 @@ if [ -z "$problem" ] && "$EU_STACKTRACE" -i "$tmp/map/perf.data" -f json -o "$tm
   tap_ok "eu-stacktrace unwinds it"
   check jit --perf-script "$tmp/map/perf.txt" --ours "$tmp/map/ours.jsonl" --name "perf map"
 else
-  diag_file "$tmp/map/ours.err"
+  tap_diag_file "$tmp/map/ours.err"
   tap_not_ok "eu-stacktrace unwinds it: ${problem:-failed}"
   tap_not_ok "perf map: not compared"
   tap_not_ok "perf map: not compared"
 fi
 if [ -z "$problem" ]; then
-  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
-    "$EU_STACKTRACE_ASAN" -i "$tmp/map/perf.data" -f json -o "$tmp/map/asan.jsonl" \
-    2> "$tmp/map/asan.err" \
-    && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/map/asan.err" \
-    && cmp -s "$tmp/map/ours.jsonl" "$tmp/map/asan.jsonl"
-  if [ $? = 0 ]; then
+  if ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1 \
+       "$EU_STACKTRACE_ASAN" -i "$tmp/map/perf.data" -f json -o "$tmp/map/asan.jsonl" \
+       2> "$tmp/map/asan.err" \
+       && ! grep -q -e 'Sanitizer' -e 'runtime error:' "$tmp/map/asan.err" \
+       && cmp -s "$tmp/map/ours.jsonl" "$tmp/map/asan.jsonl"; then
     tap_ok "the sanitizer build runs clean on it, with the same output"
   else
-    diag_file "$tmp/map/asan.err"
+    tap_diag_file "$tmp/map/asan.err"
     tap_not_ok "the sanitizer build runs clean on it, with the same output"
   fi
 else
@@ -97,7 +99,7 @@ if [ -z "$problem" ] \
      && ls "$tmp/dump"/jit-*.dump > /dev/null 2>&1; then
   tap_ok "perf record -k 1 of node --perf-prof (a jitdump), perf inject --jit, perf script"
 else
-  diag_file "$tmp/dump/rec.out"
+  tap_diag_file "$tmp/dump/rec.out"
   tap_not_ok "perf record -k 1 of node --perf-prof, perf inject --jit: ${problem:-failed}"
 fi
 if [ -z "$problem" ] && "$EU_STACKTRACE" -i "$tmp/dump/perf.data" -f json \
@@ -105,7 +107,7 @@ if [ -z "$problem" ] && "$EU_STACKTRACE" -i "$tmp/dump/perf.data" -f json \
   tap_ok "eu-stacktrace unwinds the recording (not the injected one)"
   check jit --perf-script "$tmp/dump/perf.txt" --ours "$tmp/dump/ours.jsonl" --name jitdump
 else
-  diag_file "$tmp/dump/ours.err"
+  tap_diag_file "$tmp/dump/ours.err"
   tap_not_ok "eu-stacktrace unwinds the recording: ${problem:-failed}"
   tap_not_ok "jitdump: not compared"
   tap_not_ok "jitdump: not compared"
@@ -113,6 +115,7 @@ fi
 
 # 3. Live: the map is read while node writes it.
 mkdir "$tmp/live"
+# shellcheck disable=SC2016  # $$ is the inner shell's pid
 if [ -z "$problem" ] \
      && (cd "$tmp/live" && "$EU_STACKTRACE" -f json -o ours.jsonl \
            -- sh -c 'echo $$ > pid; exec "$0" --perf-basic-prof "$1" 2000' "$NODE" "$JS") \
@@ -122,7 +125,7 @@ if [ -z "$problem" ] \
   tap_ok "eu-stacktrace -- node --perf-basic-prof (live)"
   check jit-only --ours "$tmp/live/ours.jsonl" --map "/tmp/perf-$pid.map" --name live
 else
-  diag_file "$tmp/live/out"
+  tap_diag_file "$tmp/live/out"
   tap_not_ok "eu-stacktrace -- node --perf-basic-prof (live): ${problem:-failed}"
   tap_not_ok "live: not checked"
   tap_not_ok "live: not checked"
@@ -133,6 +136,7 @@ hostile ()
 {
   name=$1 plant=$2 refused=$3
   mkdir "$tmp/$name"
+  # shellcheck disable=SC2016  # $$ and $m are the inner shell's
   (cd "$tmp/$name" && timeout 120 "$EU_STACKTRACE" --stats -f json -o ours.jsonl \
      -- sh -c 'echo $$ > pid; m=/tmp/perf-$$.map; '"$plant"'; exec "$0" "$1" 1500' \
         "$NODE" "$JS") > "$tmp/$name/out" 2>&1
@@ -144,17 +148,21 @@ hostile ()
        && { [ "$refused" = no ] || grep -q "^refused untrusted files: [1-9]" "$tmp/$name/out"; }; then
     tap_ok "a $name at /tmp/perf-PID.map: the run completes, no frame named from it (refused: $refused)"
   else
-    diag_file "$tmp/$name/out"
+    tap_diag_file "$tmp/$name/out"
     tap_not_ok "a $name at /tmp/perf-PID.map: the run completes, no frame named from it (refused: $refused; status $rc)"
   fi
 }
 if [ -z "$problem" ]; then
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile fifo 'mkfifo $m' yes
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile symlink 'ln -s /proc/kmsg $m' yes
   # 1 TiB without a newline: one window read, no line in it, given up.
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile huge-file 'truncate -s 1T $m' no
+  # shellcheck disable=SC2016  # $m is set by the inner shell
   hostile foreign-file 'printf "0 ffffffffffff EVIL\n" > $m; chown nobody $m' yes
 else
   for i in 1 2 3 4; do tap_not_ok "hostile maps: not run ($problem)"; done
 fi
-exit 0
+tap_done

@@ -507,11 +507,18 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
      is symbolized with its own bias and the file's one symbol table; a
      second libdwfl module for it would span the whole file around it and
      overlap its neighbours, so the first mapping's module stays the only
-     one (code without CFI is unwound by frame pointer anyway).  */
+     one (code without CFI is unwound by frame pointer anyway).  Only a
+     module that would overlap: the same file loaded again elsewhere (a
+     forked child's inherited maps, then its own after exec, in a Sysprof
+     stream) is a module of its own.  */
   for (size_t i = 0; i < p->n_maps; i++)
     {
       const struct st_mapping *o = p->maps[i];
-      if (o != m && o->file == m->file && o->has_bias && o->bias != m->bias && o->reported)
+      uint64_t o_bias, o_low, o_high;
+      if (o != m && o->file == m->file && o->has_bias && o->bias != m->bias && o->reported
+          && st_elf_file_mapping_bias (o->file, o->start, o->pgoff, true, &o_bias, &o_low,
+                                       &o_high)
+          && o_low < high && low < o_high)
         return;
     }
   Dwfl_Module *mod = dwfl_report_module (p->dwfl, m->path, low, high);

@@ -47,3 +47,10 @@ EXTRA_DIST += \
 	tests/sysprof/gui-compare.py \
 	tests/sysprof/gui-drive.sh \
 	tests/sysprof/gui-details.py
+
+# gui.sh keeps its screenshots and what it read from the GUI for a person to
+# look at; make clean (and distcheck's distclean) removes them.
+clean-local: clean-sysprof-gui-output
+clean-sysprof-gui-output:
+	-rm -rf tests/sysprof/gui-output
+.PHONY: clean-sysprof-gui-output

@@ -116,6 +116,18 @@ st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec, uint3
 }
 
 /* Bounds-checked cursor over one record.  */
+/* The fields MMAP and MMAP2 records share: pid, tid, start, len, pgoff
+   (32 bytes at P, checked by the caller).  */
+static void
+mmap_head (const uint8_t *p, struct st_mmap_event *m)
+{
+  m->pid = (int32_t) st_get_u32 (p);
+  m->tid = (int32_t) st_get_u32 (p + 4);
+  m->start = st_get_u64 (p + 8);
+  m->len = st_get_u64 (p + 16);
+  m->pgoff = st_get_u64 (p + 24);
+}
+
 struct cursor {
   const uint8_t *p, *end;
   const uint8_t *start;
@@ -366,11 +378,7 @@ st_perf_parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
         NEED (cp, 32, "mmap record");
         ev->kind = ST_EVENT_MMAP;
         struct st_mmap_event *m = &ev->mmap;
-        m->pid = (int32_t) st_get_u32 (c.p);
-        m->tid = (int32_t) st_get_u32 (c.p + 4);
-        m->start = st_get_u64 (c.p + 8);
-        m->len = st_get_u64 (c.p + 16);
-        m->pgoff = st_get_u64 (c.p + 24);
+        mmap_head (c.p, m);
         m->prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? PROT_READ : PROT_READ | PROT_EXEC;
         c.p += 32;
         return record_string (src, cp, "mmap file name", &m->filename);
@@ -384,11 +392,7 @@ st_perf_parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
         NEED (cp, 64, "mmap2 record");
         ev->kind = ST_EVENT_MMAP;
         struct st_mmap_event *m = &ev->mmap;
-        m->pid = (int32_t) st_get_u32 (c.p);
-        m->tid = (int32_t) st_get_u32 (c.p + 4);
-        m->start = st_get_u64 (c.p + 8);
-        m->len = st_get_u64 (c.p + 16);
-        m->pgoff = st_get_u64 (c.p + 24);
+        mmap_head (c.p, m);
         if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
           {
             uint8_t n = c.p[32];

@@ -29,17 +29,25 @@ fg_record ()
   done
   [ -x "$WORKLOADS/shlib" ] || problem="$problem${problem:+; }workload shlib is not built"
   if [ -z "$problem" ]; then
-    if run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$data" \
-         -- "$WORKLOADS/shlib" 1500 > "$tmp/record.out" 2> "$tmp/record.err" \
-       && [ -s "$data" ] \
-       && "$EU_STACKTRACE" -i "$data" --inline -f folded -o "$tmp/folded" 2> "$tmp/folded.err" \
-       && [ -s "$tmp/folded" ]; then
-      tap_ok "perf record of the shlib workload, and its folded stacks (--inline): $(wc -l < "$tmp/folded") stacks"
-      return
+    # The TAP line names the step that failed, its exit status and the last
+    # line it wrote to stderr: a CI log that keeps only the TAP lines still
+    # tells a perf failure from an unwinder one.
+    run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$data" \
+      -- "$WORKLOADS/shlib" 1500 > "$tmp/record.out" 2> "$tmp/record.err"
+    rc=$?
+    if [ "$rc" -ne 0 ] || [ ! -s "$data" ]; then
+      problem="perf record failed (exit $rc: $(tail -n 1 "$tmp/record.err"))"
+      tap_diag_file "$tmp/record.err" 20
+    else
+      "$EU_STACKTRACE" -i "$data" --inline -f folded -o "$tmp/folded" 2> "$tmp/folded.err"
+      rc=$?
+      if [ "$rc" -eq 0 ] && [ -s "$tmp/folded" ]; then
+        tap_ok "perf record of the shlib workload, and its folded stacks (--inline): $(wc -l < "$tmp/folded") stacks"
+        return
+      fi
+      problem="eu-stacktrace -f folded failed (exit $rc: $(tail -n 1 "$tmp/folded.err"))"
+      tap_diag_file "$tmp/folded.err" 20
     fi
-    problem="perf record or eu-stacktrace -f folded failed"
-    tap_diag_file "$tmp/record.err" 20
-    tap_diag_file "$tmp/folded.err" 20
   fi
   tap_not_ok "perf record of the shlib workload, and its folded stacks: $problem"
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/io.h"
 #include "core/input/input.h"
 
 #define BUFFER_SIZE (1u << 20)
@@ -319,21 +320,7 @@ st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset)
       memcpy (buf, in->map + offset, r);
       return r;
     }
-  size_t done = 0;
-  while (done < n)
-    {
-      ssize_t r = pread (in->fd, (uint8_t *) buf + done, n - done, offset + done);
-      if (r < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return -errno;
-        }
-      if (r == 0)
-        break;
-      done += r;
-    }
-  return done;
+  return st_pread_full (in->fd, buf, n, offset);
 }
 
 void

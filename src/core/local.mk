@@ -31,7 +31,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/sink-pprof-write.c \
 	src/core/output/sink-svg.c src/core/output/sink-svg.h \
 	src/core/output/sink-svg-script.c \
-	src/core/output/sink-sysprof.c \
+	src/core/output/sink-sysprof.c src/core/output/sink-sysprof.h \
+	src/core/output/sink-sysprof-out.c \
 	src/core/output/sysprof-host.c src/core/output/sysprof-host.h \
 	src/core/output/sysprof-procs.c src/core/output/sysprof-procs.h \
 	src/core/output/sink-text.c \

@@ -20,6 +20,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
+	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \
 	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
 	src/core/session-summary.c src/core/session-summary.h \

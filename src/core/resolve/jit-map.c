@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/build-id.h"
 #include "basic/bytes.h"
 #include "basic/cleanup.h"
 #include "basic/log.h"
@@ -27,18 +28,6 @@
 
 /* ---- the parsers: bytes in, code ranges out ---- */
 
-static int
-hex_digit (char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* A hex number (an optional 0x, at most 16 digits) at *P, up to END.  */
 static bool
 parse_hex (const char **p, const char *end, uint64_t *out)
@@ -48,7 +37,7 @@ parse_hex (const char **p, const char *end, uint64_t *out)
     s += 2;
   uint64_t v = 0;
   int n = 0, d;
-  while (s < end && (d = hex_digit (*s)) >= 0)
+  while (s < end && (d = st_hex_digit (*s)) >= 0)
     {
       if (++n > 16)
         return false;

@@ -351,8 +351,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
     }
   if (r == 0)
     {
-      char decode_why[128];
-      r = st_nsh_decode_reply (buf, (size_t) got, reply, decode_why, sizeof decode_why);
+      r = st_nsh_decode_reply (buf, (size_t) got, reply, NULL);
       /* Id 0, not ok: the service refused the connection itself (too many
          of this user's), and hung up.  */
       if (r == 0 && reply->id == 0 && !reply->ok && n_fds == 0)

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "basic/build-id.h"
 #include "basic/bytes.h"
 #include "basic/cleanup.h"
@@ -235,15 +236,8 @@ static int
 add_entry (uint64_t start, uint64_t size, const char *name, void *arg)
 {
   struct st_jit_map *m = arg;
-  if (m->n == m->cap)
-    {
-      size_t cap = m->cap ? m->cap * 2 : 256;
-      struct entry *e = realloc (m->entries, cap * sizeof *e);
-      if (e == NULL)
-        return -ENOMEM;
-      m->entries = e;
-      m->cap = cap;
-    }
+  if (ST_GROW (m->entries, m->cap, m->n, 256) < 0)
+    return -ENOMEM;
   const char *copy = m->intern (m->ctx, name);
   if (copy == NULL)
     return -ENOMEM;

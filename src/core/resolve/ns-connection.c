@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "basic/cleanup.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client-private.h"
@@ -249,15 +250,8 @@ connection_lost (struct st_ns_client *c, const char *what, struct st_why *why)
 static void
 record_rtt (struct st_ns_client *c, uint64_t ns)
 {
-  if (c->n_rtt == c->cap_rtt)
-    {
-      size_t cap = c->cap_rtt ? 2 * c->cap_rtt : 64;
-      uint64_t *rtt = realloc (c->rtt_ns, cap * sizeof *rtt);
-      if (rtt == NULL)
-        return;
-      c->rtt_ns = rtt;
-      c->cap_rtt = cap;
-    }
+  if (ST_GROW (c->rtt_ns, c->cap_rtt, c->n_rtt, 64) < 0)
+    return;
   c->rtt_ns[c->n_rtt++] = ns;
 }
 

@@ -41,11 +41,7 @@ st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag)
   in->interrupt = flag;
 }
 
-static void
-input_freep (struct st_input **in)
-{
-  st_input_free (*in);
-}
+ST_DEFINE_CLEANUP (input_freep, struct st_input, st_input_free)
 
 int
 st_input_open (const char *path, struct st_input **out)

@@ -230,11 +230,7 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
   return 0;
 }
 
-static void
-perf_source_freep (struct st_perf_source **src)
-{
-  st_perf_source_free (*src);
-}
+ST_DEFINE_CLEANUP (perf_source_freep, struct st_perf_source, st_perf_source_free)
 
 int
 st_perf_source_open (struct st_input *in, struct st_perf_source **out,

@@ -75,17 +75,8 @@ sysprof_new (FILE *out, const struct st_sink_options *opts)
   s->writer = s->relay_fd >= 0 ? sysprof_capture_writer_new_from_fd (memfd, 0) : NULL;
   if (s->writer == NULL && memfd >= 0)
     close (memfd);
-  if (s->buf == NULL || s->arch == NULL || s->writer == NULL)
-    {
-      if (s->writer != NULL)
-        sysprof_capture_writer_unref (s->writer);
-      if (s->relay_fd >= 0)
-        close (s->relay_fd);
-      free (s->buf);
-      free (s);
-      return NULL;
-    }
-  if (st_sysprof_procs_new (&s->procs) < 0)
+  if (s->buf == NULL || s->arch == NULL || s->writer == NULL
+      || st_sysprof_procs_new (&s->procs) < 0)
     {
       sysprof_free (s);
       return NULL;

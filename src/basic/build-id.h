@@ -1,5 +1,5 @@
 /* GNU build-ids: how long one may be, and how it is written in hex (the
- * one encoder: the core, the debuginfod client and the namespace helper's
+ * one encoder and digit decoder: the core, the debuginfod client and the namespace helper's
  * protocol all name files by it).  Header-only, so that the privileged
  * helper uses it without linking anything of the core.  */
 #pragma once
@@ -20,6 +20,19 @@ st_hex (const uint8_t *bytes, size_t n, char *out)
       out[2 * i + 1] = digits[bytes[i] & 15];
     }
   out[2 * n] = '\0';
+}
+
+/* The value of the hex digit C, or -1 when it is none.  */
+static inline int
+st_hex_digit (char c)
+{
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
 }
 
 /* A build-id in hex; one longer than ST_BUILD_ID_MAX is cut to it.  */

@@ -18,6 +18,12 @@
 
 #define _cleanup_(fn) __attribute__ ((cleanup (fn)))
 
+/* Defines NAME, a cleanup for a TYPE * variable that calls FREE_FN (which
+   takes NULL) on it: _cleanup_ (NAME) TYPE *x = ...; as systemd's
+   DEFINE_TRIVIAL_CLEANUP_FUNC.  */
+#define ST_DEFINE_CLEANUP(name, type, free_fn) \
+  static inline void name (type **p) { free_fn (*p); }
+
 static inline void
 st_freep (void *p)
 {

@@ -1,7 +1,9 @@
 # The basic layer (see README in this folder): general utilities that
 # depend on nothing else of ours.  Built into src/core/libcore.a.
 src_core_libcore_a_SOURCES = \
+	src/basic/array.c src/basic/array.h \
 	src/basic/hashmap.c src/basic/hashmap.h \
+	src/basic/io.c src/basic/io.h \
 	src/basic/log.c src/basic/log.h \
 	src/basic/procfs.c src/basic/procfs.h \
 	src/basic/build-id.h \

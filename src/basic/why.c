@@ -7,7 +7,7 @@
 #include "basic/why.h"
 
 static int
-why_vset (struct st_why *why, int err, uint64_t offset, const char *fmt, va_list ap)
+why_vset_at (struct st_why *why, int err, uint64_t offset, const char *fmt, va_list ap)
 {
   if (why != NULL)
     {
@@ -22,7 +22,7 @@ st_why_set (struct st_why *why, int err, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  int ret = why_vset (why, err, ST_WHY_NO_OFFSET, fmt, ap);
+  int ret = why_vset_at (why, err, ST_WHY_NO_OFFSET, fmt, ap);
   va_end (ap);
   return ret;
 }
@@ -32,9 +32,15 @@ st_why_at (struct st_why *why, int err, uint64_t offset, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  int ret = why_vset (why, err, offset, fmt, ap);
+  int ret = why_vset_at (why, err, offset, fmt, ap);
   va_end (ap);
   return ret;
+}
+
+int
+st_why_vset (struct st_why *why, int err, const char *fmt, va_list ap)
+{
+  return why_vset_at (why, err, ST_WHY_NO_OFFSET, fmt, ap);
 }
 
 void

@@ -15,6 +15,7 @@
  * it), and OFFSET says where in an input file it happened.  */
 #pragma once
 
+#include <stdarg.h>
 #include <stdint.h>
 
 #define ST_WHY_NO_OFFSET UINT64_MAX
@@ -31,5 +32,8 @@ int st_why_set (struct st_why *why, int err, const char *fmt, ...)
 /* The same, for a failure at byte OFFSET of an input.  */
 int st_why_at (struct st_why *why, int err, uint64_t offset, const char *fmt, ...)
   __attribute__ ((format (printf, 4, 5)));
+/* st_why_set for a function that takes its own arguments.  */
+int st_why_vset (struct st_why *why, int err, const char *fmt, va_list ap)
+  __attribute__ ((format (printf, 3, 0)));
 /* Empties WHY: no text, no offset.  */
 void st_why_clear (struct st_why *why);

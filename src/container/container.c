@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "container/container.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
@@ -202,17 +203,10 @@ st_containers_of (struct st_containers *cs, pid_t pid)
       st_container_free (c);
       c = NULL;
     }
-  if (c != NULL && cs->n_all == cs->cap_all)
+  if (c != NULL && ST_GROW (cs->all, cs->cap_all, cs->n_all, 8) < 0)
     {
-      size_t cap = cs->cap_all ? 2 * cs->cap_all : 8;
-      struct st_container **a = realloc (cs->all, cap * sizeof *a);
-      if (a == NULL)
-        {
-          st_container_free (c);
-          return NULL;
-        }
-      cs->all = a;
-      cs->cap_all = cap;
+      st_container_free (c);
+      return NULL;
     }
   if (c != NULL)
     {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 
+#include "basic/array.h"
 #include "container/container.h"
 #include "container/podman-storage.h"
 #include "basic/cleanup.h"
@@ -457,16 +458,10 @@ collect_add (struct collect *c, struct st_container *ct)
 {
   if (ct == NULL)
     return;
-  if (*c->n == c->cap)
+  if (ST_GROW (*c->cache, c->cap, *c->n, 16) < 0)
     {
-      c->cap = c->cap ? 2 * c->cap : 16;
-      struct st_container **a = realloc (*c->cache, c->cap * sizeof *a);
-      if (a == NULL)
-        {
-          st_container_free (ct);
-          return;
-        }
-      *c->cache = a;
+      st_container_free (ct);
+      return;
     }
   (*c->cache)[(*c->n)++] = ct;
 }

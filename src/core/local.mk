@@ -20,6 +20,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
+	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \
 	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
 	src/core/session-summary.c src/core/session-summary.h \
@@ -31,7 +32,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/sink-pprof-write.c \
 	src/core/output/sink-svg.c src/core/output/sink-svg.h \
 	src/core/output/sink-svg-script.c \
-	src/core/output/sink-sysprof.c \
+	src/core/output/sink-sysprof.c src/core/output/sink-sysprof.h \
+	src/core/output/sink-sysprof-out.c \
 	src/core/output/sysprof-host.c src/core/output/sysprof-host.h \
 	src/core/output/sysprof-procs.c src/core/output/sysprof-procs.h \
 	src/core/output/sink-text.c \

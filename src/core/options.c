@@ -203,6 +203,20 @@ parse_pids (const char *arg, struct st_options *o)
   return o->n_pids > 0 ? 0 : -EINVAL;
 }
 
+/* ARG as a whole number from MIN to MAX, else a usage error that says WANTS
+   (the option and what it takes).  */
+static uint64_t
+parse_number (struct argp_state *state, const char *arg, uint64_t min, uint64_t max,
+              const char *wants)
+{
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull (arg, &end, 10);
+  if (errno != 0 || end == arg || *end != '\0' || n < min || n > max)
+    argp_error (state, "%s, not `%s'", wants, arg);
+  return n;
+}
+
 static error_t
 parse_opt (int key, char *arg, struct argp_state *state)
 {
@@ -242,18 +256,11 @@ parse_opt (int key, char *arg, struct argp_state *state)
       o->search_path = arg;
       break;
     case OPT_MAX_FRAMES:
-      errno = 0;
-      unsigned long n = strtoul (arg, &end, 10);
-      if (errno != 0 || *end != '\0' || n == 0 || n > 65535)
-        argp_error (state, "--max-frames wants a number from 1 to 65535, not `%s'", arg);
-      o->max_frames = n;
+      o->max_frames = parse_number (state, arg, 1, 65535,
+                                    "--max-frames wants a number from 1 to 65535");
       break;
     case 'j':
-      errno = 0;
-      unsigned long jobs = strtoul (arg, &end, 10);
-      if (errno != 0 || *end != '\0' || jobs == 0 || jobs > 64)
-        argp_error (state, "--jobs wants a number from 1 to 64, not `%s'", arg);
-      o->jobs = jobs;
+      o->jobs = parse_number (state, arg, 1, 64, "--jobs wants a number from 1 to 64");
       break;
     case 'm':
       if (strcmp (arg, "naive") == 0)
@@ -291,13 +298,8 @@ parse_opt (int key, char *arg, struct argp_state *state)
       o->sink.title = arg;
       break;
     case OPT_WIDTH:
-      {
-        errno = 0;
-        unsigned long width = strtoul (arg, &end, 10);
-        if (errno != 0 || *end != '\0' || width < 200 || width > 100000)
-          argp_error (state, "--width wants a number of pixels from 200 to 100000, not `%s'", arg);
-        o->sink.width = width;
-      }
+      o->sink.width = parse_number (state, arg, 200, 100000,
+                                    "--width wants a number of pixels from 200 to 100000");
       break;
     case OPT_MINWIDTH:
       {
@@ -319,17 +321,11 @@ parse_opt (int key, char *arg, struct argp_state *state)
       o->all_cpus = true;
       break;
     case 'F':
-      errno = 0;
-      o->freq = strtoull (arg, &end, 10);
-      if (errno != 0 || *end != '\0' || o->freq == 0 || o->freq > 100000)
-        argp_error (state, "--freq wants a rate from 1 to 100000 Hz, not `%s'", arg);
+      o->freq = parse_number (state, arg, 1, 100000, "--freq wants a rate from 1 to 100000 Hz");
       o->period = 0;
       break;
     case 'c':
-      errno = 0;
-      o->period = strtoull (arg, &end, 10);
-      if (errno != 0 || *end != '\0' || o->period == 0)
-        argp_error (state, "--period wants a positive number, not `%s'", arg);
+      o->period = parse_number (state, arg, 1, UINT64_MAX, "--period wants a positive number");
       break;
     case 'e':
       if (strcmp (arg, "cpu-clock") == 0)
@@ -340,23 +336,18 @@ parse_opt (int key, char *arg, struct argp_state *state)
         argp_error (state, "unknown event `%s' (known: cpu-clock, cycles)", arg);
       break;
     case OPT_STACK_SIZE:
-      errno = 0;
-      unsigned long size = strtoul (arg, &end, 10);
-      if (errno != 0 || *end != '\0' || size < 8 || size > 65528)
-        argp_error (state, "--stack-size wants 8 to 65528 bytes, not `%s'", arg);
-      o->stack_size = size & ~7ul;
+      o->stack_size = parse_number (state, arg, 8, 65528, "--stack-size wants 8 to 65528 bytes")
+                      & ~7ul;
       break;
     case OPT_KERNEL:
       o->kernel = true;
       break;
     case OPT_MMAP_PAGES:
       {
-        errno = 0;
-        unsigned long pages = strtoul (arg, &end, 10);
-        if (errno != 0 || end == arg || *end != '\0' || pages == 0 || pages > (1ul << 20)
-            || (pages & (pages - 1)) != 0)
-          argp_error (state, "--mmap-pages wants a power of two from 1 to 1048576, not `%s'",
-                      arg);
+        static const char wants[] = "--mmap-pages wants a power of two from 1 to 1048576";
+        uint64_t pages = parse_number (state, arg, 1, 1ul << 20, wants);
+        if ((pages & (pages - 1)) != 0)
+          argp_error (state, "%s, not `%s'", wants, arg);
         o->mmap_pages = pages;
       }
       break;
@@ -370,22 +361,12 @@ parse_opt (int key, char *arg, struct argp_state *state)
       o->no_debuginfod = true;
       break;
     case OPT_DEBUGINFOD_TIMEOUT:
-      {
-        errno = 0;
-        unsigned long seconds = strtoul (arg, &end, 10);
-        if (errno != 0 || end == arg || *end != '\0' || seconds == 0 || seconds > 3600)
-          argp_error (state, "--debuginfod-timeout wants 1 to 3600 seconds, not `%s'", arg);
-        o->debuginfod_timeout = seconds;
-      }
+      o->debuginfod_timeout = parse_number (state, arg, 1, 3600,
+                                            "--debuginfod-timeout wants 1 to 3600 seconds");
       break;
     case OPT_DEBUGINFOD_BUDGET:
-      {
-        errno = 0;
-        unsigned long seconds = strtoul (arg, &end, 10);
-        if (errno != 0 || end == arg || *end != '\0' || seconds > 86400)
-          argp_error (state, "--debuginfod-budget wants 0 to 86400 seconds, not `%s'", arg);
-        o->debuginfod_budget = seconds;
-      }
+      o->debuginfod_budget = parse_number (state, arg, 0, 86400,
+                                           "--debuginfod-budget wants 0 to 86400 seconds");
       break;
     case OPT_DEBUGINFOD_SYMBOLS:
       o->debuginfod_symbols = true;

@@ -160,3 +160,26 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   if (opts->ns_client != NULL)
     st_ns_client_print_summary (opts->ns_client, out);
 }
+
+const uint32_t ST_STACK_FIT_SIZES[ST_STACK_FIT_N] = { 2048, 4096, 8192, 16384, 32768, 65528 };
+
+/* Which stack copy sizes would have unwound SAMPLE as far as U goes.  */
+void
+st_session_count_stack_needed (struct st_stats *st, const struct st_sample *sample,
+                               const struct st_unwound *u)
+{
+  if (sample->stack_size == 0 || u->stop == ST_STOP_NOT_UNWOUND
+      || u->stop == ST_STOP_NO_USER_STACK)
+    return;
+  st->stack_samples++;
+  if (sample->stack_size > st->stack_copy_max)
+    st->stack_copy_max = sample->stack_size;
+  if (u->stop == ST_STOP_STACK_EXHAUSTED)
+    {
+      st->stack_exhausted++;
+      return;
+    }
+  for (int i = 0; i < ST_STACK_FIT_N; i++)
+    if (u->stack_needed <= ST_STACK_FIT_SIZES[i])
+      st->stack_fits[i]++;
+}

@@ -1,4 +1,5 @@
-/* The end-of-run summary, for session.c only.  */
+/* The end-of-run summary and the counts only it needs, for session.c
+   only.  */
 #pragma once
 
 #include <stdio.h>
@@ -12,3 +13,8 @@
 void st_session_summary_print (FILE *out, const struct st_stats *st,
                                struct st_unwinder *const *unwinders, unsigned n_unwinders,
                                const struct st_session_options *opts);
+
+/* Counts, for --stats, which stack copy sizes would have unwound SAMPLE as
+   far as U goes.  */
+void st_session_count_stack_needed (struct st_stats *st, const struct st_sample *sample,
+                                    const struct st_unwound *u);

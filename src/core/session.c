@@ -100,29 +100,6 @@ make_chain (const struct st_sample *sample, const struct st_unwound *u)
   };
 }
 
-const uint32_t ST_STACK_FIT_SIZES[ST_STACK_FIT_N] = { 2048, 4096, 8192, 16384, 32768, 65528 };
-
-/* Which stack copy sizes would have unwound SAMPLE as far as U goes.  */
-static void
-count_stack_needed (struct st_stats *st, const struct st_sample *sample,
-                    const struct st_unwound *u)
-{
-  if (sample->stack_size == 0 || u->stop == ST_STOP_NOT_UNWOUND
-      || u->stop == ST_STOP_NO_USER_STACK)
-    return;
-  st->stack_samples++;
-  if (sample->stack_size > st->stack_copy_max)
-    st->stack_copy_max = sample->stack_size;
-  if (u->stop == ST_STOP_STACK_EXHAUSTED)
-    {
-      st->stack_exhausted++;
-      return;
-    }
-  for (int i = 0; i < ST_STACK_FIT_N; i++)
-    if (u->stack_needed <= ST_STACK_FIT_SIZES[i])
-      st->stack_fits[i]++;
-}
-
 /* Hands one sample's chain to the sink and counts it.  TEXT is what the
    sink's format op made of it already, or NULL.  */
 static int
@@ -138,7 +115,7 @@ write_sample (struct st_session *s, const struct st_sample *sample, const struct
   s->stats.samples++;
   s->stats.period_sum += sample->period;
   s->stats.stops[u->stop]++;
-  count_stack_needed (&s->stats, sample, u);
+  st_session_count_stack_needed (&s->stats, sample, u);
   if (u->n_frames > 0)
     s->stats.unwound++;
   s->stats.frames += u->n_frames;

@@ -8,30 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/io.h"
 #include "ns-helper/elf-build-id.h"
 
 #define MAX_PHNUM 256
 #define MAX_NOTE_SEGMENT (64 * 1024)
-
-static ssize_t
-read_at (int fd, void *buf, size_t n, uint64_t offset)
-{
-  size_t done = 0;
-  while (done < n)
-    {
-      ssize_t r = pread (fd, (uint8_t *) buf + done, n - done, offset + done);
-      if (r < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return -errno;
-        }
-      if (r == 0)
-        break;
-      done += r;
-    }
-  return done;
-}
 
 /* Integers of the file's byte order.  */
 struct reader {
@@ -99,7 +80,7 @@ int
 st_elf_fd_build_id (int fd, uint8_t out[ST_ELF_BUILD_ID_MAX])
 {
   unsigned char ehdr[sizeof (Elf64_Ehdr)];
-  ssize_t n = read_at (fd, ehdr, sizeof ehdr, 0);
+  ssize_t n = st_pread_full (fd, ehdr, sizeof ehdr, 0);
   if (n < 0)
     return n;
   if ((size_t) n < EI_NIDENT || memcmp (ehdr, ELFMAG, SELFMAG) != 0)
@@ -129,7 +110,8 @@ st_elf_fd_build_id (int fd, uint8_t out[ST_ELF_BUILD_ID_MAX])
   for (uint16_t i = 0; i < phnum; i++)
     {
       unsigned char ph[sizeof (Elf64_Phdr)];
-      if (read_at (fd, ph, phdr_size, phoff + (uint64_t) i * phentsize) != (ssize_t) phdr_size)
+      uint64_t at = phoff + (uint64_t) i * phentsize;
+      if (st_pread_full (fd, ph, phdr_size, at) != (ssize_t) phdr_size)
         return 0;
       uint32_t type = u32 (&r, ph);
       if (type != PT_NOTE)
@@ -152,7 +134,7 @@ st_elf_fd_build_id (int fd, uint8_t out[ST_ELF_BUILD_ID_MAX])
       /* Notes are 4-byte aligned except in PT_NOTE segments aligned to 8.  */
       size_t note_align = align == 8 ? 8 : 4;
       uint8_t buf[MAX_NOTE_SEGMENT];
-      ssize_t got = read_at (fd, buf, filesz, offset);
+      ssize_t got = st_pread_full (fd, buf, filesz, offset);
       if (got <= 0)
         continue;
       int size = scan_notes (&r, buf, got, note_align, out);

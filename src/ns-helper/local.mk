@@ -2,11 +2,16 @@
 # libnshelper.a is its ELF build-id reader alone, for the unit test.
 noinst_LIBRARIES += src/ns-helper/libnshelper.a
 src_ns_helper_libnshelper_a_SOURCES = \
-	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h
+	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h \
+	src/basic/io.c src/basic/io.h
 
 # One concern per file; protocol.c is shared with the client in the core.
+# Of src/basic it links only the files that need nothing else: io.c (whole
+# preads) and why.c (the failure convention).
 ns_helper_sources = \
 	src/ns-helper/main.c \
+	src/basic/io.c src/basic/io.h \
+	src/basic/why.c src/basic/why.h \
 	src/ns-helper/auth.c src/ns-helper/auth.h \
 	src/ns-helper/broker.c src/ns-helper/broker.h \
 	src/ns-helper/check.c src/ns-helper/check.h \

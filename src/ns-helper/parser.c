@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "basic/why.h"
 #include "ns-helper/opener.h"
 #include "ns-helper/parser.h"
 #include "ns-helper/protocol.h"
@@ -142,7 +143,10 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
     }
   else
     {
-      r = st_nsh_decode_request (buf, len, &req, reply.message, sizeof reply.message);
+      struct st_why why;
+      r = st_nsh_decode_request (buf, len, &req, &why);
+      if (r < 0)
+        snprintf (reply.message, sizeof reply.message, "%s", why.text);
       reply.id = req.id;
       if (r == 0 && req.ns_fd != (n_fds == 1))
         {

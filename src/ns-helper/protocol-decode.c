@@ -11,30 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/build-id.h"
+#include "basic/why.h"
 #include "ns-helper/protocol.h"
 
 /* Nesting deeper than a request's one level of arrays is refused by the
    parser itself, before anything is allocated for it.  */
 #define MAX_DEPTH 3
 
-static int
-hex_digit (char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* Decoding: every field is checked for its type and range; a message with
    an unknown key is refused rather than half understood.  */
 
 struct decoder {
-  char *why;
-  size_t why_size;
+  struct st_why *why;
 };
 
 static int __attribute__ ((format (printf, 2, 3)))
@@ -42,9 +31,9 @@ fail (struct decoder *d, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  vsnprintf (d->why, d->why_size, fmt, ap);
+  int r = st_why_vset (d->why, EINVAL, fmt, ap);
   va_end (ap);
-  return -EINVAL;
+  return r;
 }
 
 static struct json_object *
@@ -133,7 +122,7 @@ get_u64_hex (struct decoder *d, const char *key, struct json_object *v, uint64_t
   uint64_t n = 0;
   for (const char *p = s + 2; *p; p++)
     {
-      int h = hex_digit (*p);
+      int h = st_hex_digit (*p);
       if (h < 0)
         return fail (d, "\"%s\" is not a 0x-prefixed 64-bit hex number", key);
       n = n << 4 | (uint64_t) h;
@@ -155,7 +144,7 @@ get_build_id (struct decoder *d, const char *key, struct json_object *v, uint8_t
     return fail (d, "\"%s\" has an odd number of hex digits", key);
   for (size_t i = 0; i < len / 2; i++)
     {
-      int hi = hex_digit (s[2 * i]), lo = hex_digit (s[2 * i + 1]);
+      int hi = st_hex_digit (s[2 * i]), lo = st_hex_digit (s[2 * i + 1]);
       if (hi < 0 || lo < 0)
         return fail (d, "\"%s\" is not hex", key);
       out[i] = (uint8_t) (hi << 4 | lo);
@@ -237,9 +226,8 @@ decode_request_fields (struct decoder *d, struct json_object *obj, struct st_nsh
     }
   if (req->version != ST_NSH_VERSION)
     {
-      snprintf (d->why, d->why_size, "protocol version %u is not %d", req->version,
-                ST_NSH_VERSION);
-      return -EPROTO;
+      return st_why_set (d->why, EPROTO, "protocol version %u is not %d", req->version,
+                         ST_NSH_VERSION);
     }
   bool have_op = false, have_pid = false, have_path = false;
   json_object_object_foreach (obj, key, val)
@@ -351,10 +339,10 @@ decode_request_fields (struct decoder *d, struct json_object *obj, struct st_nsh
 }
 
 int
-st_nsh_decode_request (const char *buf, size_t len, struct st_nsh_request *req, char *why,
-                       size_t why_size)
+st_nsh_decode_request (const char *buf, size_t len, struct st_nsh_request *req,
+                       struct st_why *why)
 {
-  struct decoder d = { why, why_size };
+  struct decoder d = { why };
   memset (req, 0, sizeof *req);
   req->ways = ST_NSH_WAYS_ALL;
   int r;
@@ -367,10 +355,10 @@ st_nsh_decode_request (const char *buf, size_t len, struct st_nsh_request *req, 
 }
 
 int
-st_nsh_decode_reply (const char *buf, size_t len, struct st_nsh_reply *reply, char *why,
-                     size_t why_size)
+st_nsh_decode_reply (const char *buf, size_t len, struct st_nsh_reply *reply,
+                     struct st_why *why)
 {
-  struct decoder d = { why, why_size };
+  struct decoder d = { why };
   memset (reply, 0, sizeof *reply);
   int r;
   struct json_object *obj = parse (&d, buf, len, &r);
@@ -382,8 +370,7 @@ st_nsh_decode_reply (const char *buf, size_t len, struct st_nsh_reply *reply, ch
       || n != ST_NSH_VERSION)
     {
       json_object_put (obj);
-      snprintf (why, why_size, "the helper speaks another protocol version");
-      return -EPROTO;
+      return st_why_set (why, EPROTO, "the helper speaks another protocol version");
     }
   json_object_object_foreach (obj, key, val)
     {

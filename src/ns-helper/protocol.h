@@ -101,13 +101,14 @@ int st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t s
 int st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size);
 
 /* Decoders check everything: types, ranges, lengths, unknown keys.  They
-   return 0, or -EPROTO for another version, or -EINVAL with WHY saying what
-   is wrong.  The request's id is filled in as soon as it is known, so that
+   return 0, or -EPROTO for another version, or -EINVAL, with WHY (may be
+   NULL) saying what is wrong.  The request's id is filled in as soon as it is known, so that
    even an error reply can name the request.  */
+struct st_why;
 int st_nsh_decode_request (const char *buf, size_t len, struct st_nsh_request *req,
-                           char *why, size_t why_size);
+                           struct st_why *why);
 int st_nsh_decode_reply (const char *buf, size_t len, struct st_nsh_reply *reply,
-                         char *why, size_t why_size);
+                         struct st_why *why);
 
 /* Sends one message with N_FDS descriptors (at most ST_NSH_MAX_FDS).
    Returns 0 or -errno; never raises SIGPIPE.  */

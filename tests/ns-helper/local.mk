@@ -47,7 +47,8 @@ tests_ns_helper_enter_root_SOURCES = tests/ns-helper/enter-root.c
 # and for timing round trips (bench/bench-ns-helper.sh).
 tests_ns_helper_nsh_client_SOURCES = tests/ns-helper/nsh-client.c \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h src/ns-helper/protocol-decode.c \
-	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h
+	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h \
+	src/basic/io.c src/basic/io.h src/basic/why.c src/basic/why.h
 tests_ns_helper_nsh_client_CFLAGS = $(AM_CFLAGS) $(JSON_C_CFLAGS)
 tests_ns_helper_nsh_client_LDADD = $(JSON_C_LIBS)
 

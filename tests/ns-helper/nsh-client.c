@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/why.h"
 #include "ns-helper/elf-build-id.h"
 #include "ns-helper/protocol.h"
 
@@ -148,10 +149,10 @@ ask (int sock, struct st_nsh_request *req, int ns_fd, struct st_nsh_reply *reply
   buf[got] = '\0';
   if (raw != NULL)
     snprintf (raw, raw_size, "%s", buf);
-  char why[128];
-  if (st_nsh_decode_reply (buf, (size_t) got, reply, why, sizeof why) < 0)
+  struct st_why why;
+  if (st_nsh_decode_reply (buf, (size_t) got, reply, &why) < 0)
     {
-      fprintf (stderr, "bad reply: %s\n", why);
+      fprintf (stderr, "bad reply: %s\n", why.text);
       return -EPROTO;
     }
   *fd = n_fds == 1 ? fds[0] : -1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/io.h"
 #include "core/input/input.h"
 
 #define BUFFER_SIZE (1u << 20)
@@ -40,11 +41,7 @@ st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag)
   in->interrupt = flag;
 }
 
-static void
-input_freep (struct st_input **in)
-{
-  st_input_free (*in);
-}
+ST_DEFINE_CLEANUP (input_freep, struct st_input, st_input_free)
 
 int
 st_input_open (const char *path, struct st_input **out)
@@ -319,21 +316,7 @@ st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset)
       memcpy (buf, in->map + offset, r);
       return r;
     }
-  size_t done = 0;
-  while (done < n)
-    {
-      ssize_t r = pread (in->fd, (uint8_t *) buf + done, n - done, offset + done);
-      if (r < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return -errno;
-        }
-      if (r == 0)
-        break;
-      done += r;
-    }
-  return done;
+  return st_pread_full (in->fd, buf, n, offset);
 }
 
 void

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "basic/array.h"
 #include "core/input/ordered-queue.h"
 
 struct item {
@@ -54,15 +55,8 @@ st_ordered_queue_free (struct st_ordered_queue *q, void (*free_data) (void *))
 int
 st_ordered_queue_push (struct st_ordered_queue *q, const struct st_queued_record *rec)
 {
-  if (q->size == q->capacity)
-    {
-      size_t capacity = q->capacity ? q->capacity * 2 : 1024;
-      struct item *heap = realloc (q->heap, capacity * sizeof *heap);
-      if (heap == NULL)
-        return -ENOMEM;
-      q->heap = heap;
-      q->capacity = capacity;
-    }
+  if (ST_GROW (q->heap, q->capacity, q->size, 1024) < 0)
+    return -ENOMEM;
   size_t i = q->size++;
   struct item it = { *rec, q->next_seq++ };
   while (i > 0)

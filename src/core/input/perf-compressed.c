@@ -82,20 +82,31 @@ drain (struct st_perf_decompressor *d, st_perf_record_fn fn, void *arg, struct s
   return r;
 }
 
+/* Decompresses what fits after the buffered bytes, then hands out the
+   records it completed.  *OUT says how much room there was and how much
+   was filled.  */
+static int
+step (struct st_perf_decompressor *d, ZSTD_inBuffer *in, ZSTD_outBuffer *out,
+      st_perf_record_fn fn, void *arg, struct st_why *why)
+{
+  *out = (ZSTD_outBuffer) { d->buf + d->len, d->cap - d->len, 0 };
+  size_t ret = ZSTD_decompressStream (d->stream, out, in);
+  if (ZSTD_isError (ret))
+    return st_why_set (why, EBADMSG, "zstd: %s", ZSTD_getErrorName (ret));
+  d->len += out->pos;
+  return drain (d, fn, arg, why);
+}
+
 int
 st_perf_decompress (struct st_perf_decompressor *d, const uint8_t *payload, size_t len,
                     st_perf_record_fn fn, void *arg, struct st_why *why)
 {
   ZSTD_inBuffer in = { payload, len, 0 };
+  ZSTD_outBuffer out;
   while (in.pos < in.size)
     {
       /* d->len < 64 KiB after drain, so a step always fits.  */
-      ZSTD_outBuffer out = { d->buf + d->len, d->cap - d->len, 0 };
-      size_t ret = ZSTD_decompressStream (d->stream, &out, &in);
-      if (ZSTD_isError (ret))
-        return st_why_set (why, EBADMSG, "zstd: %s", ZSTD_getErrorName (ret));
-      d->len += out.pos;
-      int r = drain (d, fn, arg, why);
+      int r = step (d, &in, &out, fn, arg, why);
       if (r < 0)
         return r;
       if (out.pos == 0 && in.pos < in.size && d->len == d->cap)
@@ -104,12 +115,7 @@ st_perf_decompress (struct st_perf_decompressor *d, const uint8_t *payload, size
   /* What the last step left in zstd's own window.  */
   for (;;)
     {
-      ZSTD_outBuffer out = { d->buf + d->len, d->cap - d->len, 0 };
-      size_t ret = ZSTD_decompressStream (d->stream, &out, &in);
-      if (ZSTD_isError (ret))
-        return st_why_set (why, EBADMSG, "zstd: %s", ZSTD_getErrorName (ret));
-      d->len += out.pos;
-      int r = drain (d, fn, arg, why);
+      int r = step (d, &in, &out, fn, arg, why);
       if (r < 0)
         return r;
       if (out.pos < out.size || out.pos == 0)

@@ -49,6 +49,24 @@ st_perf_add_attr (struct st_perf_source *src, const uint8_t *attr, size_t attr_l
   return 0;
 }
 
+/* A perf string (u32 length, then the characters) of the LEN bytes at
+   DATA into OUT, cut to SIZE - 1 characters; OUT is left as it was when
+   DATA is too short.  Returns the characters copied.  */
+static size_t
+copy_perf_string (const uint8_t *data, size_t len, char *out, size_t size)
+{
+  if (len < 4)
+    return 0;
+  size_t n = st_get_u32 (data);
+  if (n > len - 4)
+    n = len - 4;
+  if (n >= size)
+    n = size - 1;
+  memcpy (out, data + 4, n);
+  out[n] = '\0';
+  return n;
+}
+
 /* HEADER_CPUDESC and HEADER_CLOCK_DATA (and HEADER_SAMPLE_TIME, which
    with the file's time gives the wall clock when no CLOCK_DATA was
    recorded: perf writes it only with -k).  */
@@ -60,16 +78,7 @@ st_perf_parse_recording_feature (struct st_perf_source *src, unsigned feature,
   switch (feature)
     {
     case PERF_HEADER_CPUDESC:
-      if (len >= 4)
-        {
-          size_t n = st_get_u32 (data);
-          if (n > len - 4)
-            n = len - 4;
-          if (n >= sizeof rec->cpu_model)
-            n = sizeof rec->cpu_model - 1;
-          memcpy (rec->cpu_model, data + 4, n);
-          rec->cpu_model[n] = '\0';
-        }
+      copy_perf_string (data, len, rec->cpu_model, sizeof rec->cpu_model);
       return true;
     case PERF_HEADER_CLOCK_DATA:
       if (len >= 24 && st_get_u32 (data) >= 1)
@@ -93,16 +102,9 @@ st_perf_parse_recording_feature (struct st_perf_source *src, unsigned feature,
 void
 st_perf_set_arch (struct st_perf_source *src, const uint8_t *data, size_t len)
 {
-  /* HEADER_ARCH is a perf string: u32 length, then the characters.  */
   if (len < 4)
     return;
-  uint32_t n = st_get_u32 (data);
-  if (n > len - 4)
-    n = len - 4;
-  if (n >= sizeof src->arch)
-    n = sizeof src->arch - 1;
-  memcpy (src->arch, data + 4, n);
-  src->arch[n] = '\0';
+  size_t n = copy_perf_string (data, len, src->arch, sizeof src->arch);
   src->arch[strnlen (src->arch, n)] = '\0';
 }
 
@@ -228,11 +230,7 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
   return 0;
 }
 
-static void
-perf_source_freep (struct st_perf_source **src)
-{
-  st_perf_source_free (*src);
-}
+ST_DEFINE_CLEANUP (perf_source_freep, struct st_perf_source, st_perf_source_free)
 
 int
 st_perf_source_open (struct st_input *in, struct st_perf_source **out,

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/input/live.h"
@@ -193,15 +194,8 @@ probe_thread (const void *key, size_t len, void *value, void *arg)
      zombie still answers; its exit record was written already).  */
   if (syscall (SYS_tgkill, pid, (pid_t) tid, 0) == 0 || errno != ESRCH)
     return 0;
-  if (lv->n_dead == lv->cap_dead)
-    {
-      size_t cap = lv->cap_dead ? lv->cap_dead * 2 : 256;
-      struct dead_thread *d = realloc (lv->dead, cap * sizeof *d);
-      if (d == NULL)
-        return -ENOMEM;
-      lv->dead = d;
-      lv->cap_dead = cap;
-    }
+  if (ST_GROW (lv->dead, lv->cap_dead, lv->n_dead, 256) < 0)
+    return -ENOMEM;
   lv->dead[lv->n_dead++] = (struct dead_thread) { pid, (pid_t) tid };
   return 0;
 }

@@ -39,11 +39,7 @@ st_sysprof_source_free (struct st_sysprof_source *src)
   free (src);
 }
 
-static void
-sysprof_source_freep (struct st_sysprof_source **src)
-{
-  st_sysprof_source_free (*src);
-}
+ST_DEFINE_CLEANUP (sysprof_source_freep, struct st_sysprof_source, st_sysprof_source_free)
 
 int
 st_sysprof_source_open (struct st_input *in, struct st_sysprof_source **out,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "core/output/sink.h"
 #include "core/output/stack-tree.h"
 
@@ -87,15 +88,8 @@ append (char **buf, size_t *cap, size_t len, const char *name, bool inlined)
 static int
 add_line (struct lines *lines, const char *text, size_t len, uint64_t count)
 {
-  if (lines->n == lines->cap)
-    {
-      size_t cap = lines->cap ? 2 * lines->cap : 256;
-      struct line *v = realloc (lines->v, cap * sizeof *v);
-      if (v == NULL)
-        return -ENOMEM;
-      lines->v = v;
-      lines->cap = cap;
-    }
+  if (ST_GROW (lines->v, lines->cap, lines->n, 256) < 0)
+    return -ENOMEM;
   char *copy = malloc (len ? len : 1);
   if (copy == NULL)
     return -ENOMEM;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "basic/hashmap.h"
 #include "core/output/sink-pprof.h"
 #include "core/output/sink.h"
@@ -30,15 +31,8 @@
 static void *
 array_push (struct array *a, size_t size)
 {
-  if (a->n == a->cap)
-    {
-      size_t cap = a->cap ? 2 * a->cap : 64;
-      void *v = realloc (a->v, cap * size);
-      if (v == NULL)
-        return NULL;
-      a->v = v;
-      a->cap = cap;
-    }
+  if (st_grow (&a->v, &a->cap, a->n, size, 64) < 0)
+    return NULL;
   return (char *) a->v + a->n++ * size;
 }
 

@@ -53,52 +53,10 @@
 #include "basic/log.h"
 #include "core/unwind/regs.h"
 #include "core/output/sink.h"
+#include "core/output/sink-sysprof.h"
 #include "core/output/sysprof-host.h"
 #include "core/output/sysprof-procs.h"
 #include "core/input/sysprof-format.h"
-
-#define BUF_SIZE (1u << 20)
-/* Frames left in the writer before they are relayed: the output lags the
-   input by at most this much plus BUF_SIZE.  */
-#define RELAY_EVERY (128u << 10)
-
-struct st_sink {
-  int fd;                       /* the output */
-  bool seekable;                /* a regular file that starts at offset 0 */
-  int error;                    /* the first error, -errno */
-
-  bool started;                 /* the first event chose the header */
-  bool capture_input;           /* the input is a Sysprof capture */
-  bool header_written;          /* buf no longer starts with the header */
-  struct st_sysprof_file_header header;
-
-  SysprofCaptureWriter *writer; /* encodes into a memfd ... */
-  int relay_fd;                 /* ... that this reads back */
-  size_t lib_pending;           /* bytes given to the writer, not relayed */
-
-  uint8_t *buf;                 /* output not yet written */
-  size_t len;
-
-  int64_t first_time, last_time;
-
-  const struct st_regs_arch *arch;  /* stack-user registers: this machine's */
-  uint64_t regs_mask;
-
-  struct st_sysprof_procs *procs;   /* names and maps, for Sysprof */
-  struct st_sysprof_clock clock;    /* the recording's, if known */
-  bool cpuinfo_written;             /* the /proc/cpuinfo file chunk */
-  char cpu_model[128];              /* the recording's, "" if not known */
-
-  uint64_t cut_chains, cut_stacks;
-  uint64_t addrs[ST_SYSPROF_SAMPLE_MAX_ADDRS];
-};
-
-static void
-fail (struct st_sink *s, int r)
-{
-  if (s->error == 0)
-    s->error = r;
-}
 
 static void sysprof_free (struct st_sink *s);
 
@@ -117,17 +75,8 @@ sysprof_new (FILE *out, const struct st_sink_options *opts)
   s->writer = s->relay_fd >= 0 ? sysprof_capture_writer_new_from_fd (memfd, 0) : NULL;
   if (s->writer == NULL && memfd >= 0)
     close (memfd);
-  if (s->buf == NULL || s->arch == NULL || s->writer == NULL)
-    {
-      if (s->writer != NULL)
-        sysprof_capture_writer_unref (s->writer);
-      if (s->relay_fd >= 0)
-        close (s->relay_fd);
-      free (s->buf);
-      free (s);
-      return NULL;
-    }
-  if (st_sysprof_procs_new (&s->procs) < 0)
+  if (s->buf == NULL || s->arch == NULL || s->writer == NULL
+      || st_sysprof_procs_new (&s->procs) < 0)
     {
       sysprof_free (s);
       return NULL;
@@ -151,225 +100,6 @@ sysprof_free (struct st_sink *s)
     close (s->relay_fd);
   free (s->buf);
   free (s);
-}
-
-static void
-note_time (struct st_sink *s, int64_t time)
-{
-  if (time <= 0)
-    return;
-  if (s->first_time == 0 || time < s->first_time)
-    s->first_time = time;
-  if (time > s->last_time)
-    s->last_time = time;
-}
-
-static int64_t
-monotonic_now (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int
-write_all (struct st_sink *s, const uint8_t *p, size_t n)
-{
-  while (n > 0 && s->error == 0)
-    {
-      ssize_t w = write (s->fd, p, n);
-      if (w < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          fail (s, -errno);
-          break;
-        }
-      p += w;
-      n -= w;
-    }
-  return s->error;
-}
-
-/* "Recorded At" in Sysprof: the wall-clock time of the first frame.  */
-static void
-set_capture_time (struct st_sink *s, int64_t time)
-{
-  st_sysprof_capture_time (&s->clock, time, s->header.capture_time,
-                           sizeof s->header.capture_time);
-}
-
-/* Writes out the buffer.  The header is held at its start until then, so
-   that a new capture starts at its first frame's time.  */
-static int
-flush_buf (struct st_sink *s)
-{
-  if (!s->header_written)
-    {
-      s->header_written = true;
-      if (!s->capture_input)
-        {
-          s->header.time = s->first_time > 0 ? s->first_time : monotonic_now ();
-          set_capture_time (s, s->header.time);
-        }
-      if (!s->capture_input && s->header.end_time < s->header.time)
-        s->header.end_time = s->header.time;   /* a capture never ends before it starts */
-      memcpy (s->buf, &s->header, sizeof s->header);
-    }
-  int r = write_all (s, s->buf, s->len);
-  s->len = 0;
-  return r;
-}
-
-/* The writer leaves whatever its buffer held before in the padding of the
-   frames it writes: zero it, so that the same input always gives the same
-   bytes.  */
-static void
-scrub_padding (uint8_t *p, size_t n)
-{
-  struct st_sysprof_frame h;
-  for (size_t at = 0; at + sizeof h <= n; at += h.len)
-    {
-      memcpy (&h, p + at, sizeof h);
-      if (h.len < sizeof h || h.len > n - at)
-        break;
-      uint8_t *f = p + at;
-      size_t used = h.len;
-      switch (ST_SYSPROF_FRAME_TYPE (h.type))
-        {
-        case ST_SYSPROF_SAMPLE:
-          memset (f + offsetof (struct st_sysprof_sample, n_addrs) + 2, 0, 2);
-          break;
-        case ST_SYSPROF_MAP:
-          used = sizeof (struct st_sysprof_map);
-          used += strnlen ((const char *) f + used, h.len - used) + 1;
-          break;
-        case ST_SYSPROF_PROCESS:
-          used = sizeof (struct st_sysprof_process);
-          used += strnlen ((const char *) f + used, h.len - used) + 1;
-          break;
-        case ST_SYSPROF_FORK:
-          used = offsetof (struct st_sysprof_fork, child_pid) + 4;
-          break;
-        default:
-          break;
-        }
-      if (used < h.len)
-        memset (f + used, 0, h.len - used);
-    }
-}
-
-/* Moves the writer's frames into the buffer, in order.  */
-static int
-relay (struct st_sink *s)
-{
-  if (s->lib_pending == 0 || s->error < 0)
-    return s->error;
-  s->lib_pending = 0;
-  errno = 0;
-  if (!sysprof_capture_writer_flush (s->writer))
-    {
-      fail (s, errno ? -errno : -EIO);
-      return s->error;
-    }
-  const off_t start = sizeof (struct st_sysprof_file_header);  /* after its header */
-  off_t end = lseek (s->relay_fd, 0, SEEK_CUR);
-  if (end < start)
-    {
-      fail (s, end < 0 ? -errno : -EIO);
-      return s->error;
-    }
-  for (off_t at = start; at < end;)
-    {
-      if (s->len == BUF_SIZE && flush_buf (s) < 0)
-        return s->error;
-      size_t want = BUF_SIZE - s->len;
-      if ((off_t) want > end - at)
-        want = end - at;
-      ssize_t got = pread (s->relay_fd, s->buf + s->len, want, at);
-      if (got <= 0)
-        {
-          fail (s, got < 0 ? -errno : -EIO);
-          return s->error;
-        }
-      /* Whole frames only, so that each can be scrubbed.  */
-      size_t whole = 0;
-      struct st_sysprof_frame h;
-      while (whole + sizeof h <= (size_t) got)
-        {
-          memcpy (&h, s->buf + s->len + whole, sizeof h);
-          if (h.len < sizeof h || h.len > (size_t) got - whole)
-            break;
-          whole += h.len;
-        }
-      if (whole == 0)
-        {
-          if (s->len == 0)
-            {
-              fail (s, -EIO);   /* not a frame: the writer and this disagree */
-              return s->error;
-            }
-          if (flush_buf (s) < 0)
-            return s->error;
-          continue;
-        }
-      scrub_padding (s->buf + s->len, whole);
-      s->len += whole;
-      at += whole;
-    }
-  if (lseek (s->relay_fd, start, SEEK_SET) != start || ftruncate (s->relay_fd, start) != 0)
-    fail (s, -errno);
-  return s->error;
-}
-
-/* Room for a hand-written frame of LEN bytes, zeroed, after every frame
-   the writer holds.  */
-static uint8_t *
-reserve (struct st_sink *s, size_t len)
-{
-  if (relay (s) < 0)
-    return NULL;
-  if (s->len + len > BUF_SIZE && flush_buf (s) < 0)
-    return NULL;
-  uint8_t *p = s->buf + s->len;
-  memset (p, 0, len);
-  s->len += len;
-  return p;
-}
-
-/* After a frame given to the writer, of LEN bytes unaligned.  */
-static int
-wrote_to_writer (struct st_sink *s, bool ok, size_t len)
-{
-  if (!ok)
-    {
-      fail (s, errno ? -errno : -EIO);
-      return s->error;
-    }
-  s->lib_pending += st_sysprof_align (len);
-  return s->lib_pending >= RELAY_EVERY ? relay (s) : s->error;
-}
-
-/* The first event decides the header: the input's, or a new one.  */
-static void
-start (struct st_sink *s, const struct st_event *ev)
-{
-  if (s->started)
-    return;
-  s->started = true;
-  if (ev != NULL && ev->kind == ST_EVENT_RAW && ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER
-      && ev->raw.size == sizeof s->header)
-    {
-      s->capture_input = true;
-      memcpy (&s->header, ev->raw.data, sizeof s->header);
-    }
-  else
-    {
-      s->header.magic = ST_SYSPROF_MAGIC;
-      s->header.flags = 1 | ST_SYSPROF_LITTLE_ENDIAN;
-    }
-  /* Held at the start of the buffer until its first write.  */
-  s->len = sizeof s->header;
 }
 
 /* -m passthru: the sample as a stack-user frame, registers in the order
@@ -407,7 +137,7 @@ write_stack_user (struct st_sink *s, const struct st_sample *smp)
       size = max;
     }
   size_t len = st_sysprof_align (head + size + tail);
-  uint8_t *p = reserve (s, len);
+  uint8_t *p = st_sysprof_reserve (s, len);
   if (p == NULL)
     return s->error;
   struct st_sysprof_stack_user h = {
@@ -431,10 +161,10 @@ static int
 sysprof_sample (struct st_sink *s, const struct st_callchain *c)
 {
   const struct st_sample *smp = c->sample;
-  start (s, NULL);
+  st_sysprof_start (s, NULL);
   if (s->error < 0)
     return s->error;
-  note_time (s, smp->time);
+  st_sysprof_note_time (s, smp->time);
   if (before_sample (s, smp->pid, smp->time) < 0)
     return s->error;
   if (c->stop == ST_STOP_NOT_UNWOUND)
@@ -468,7 +198,7 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
   errno = 0;
   bool ok = sysprof_capture_writer_add_sample (s->writer, smp->time, (int16_t) smp->cpu,
                                                smp->pid, smp->tid, s->addrs, n);
-  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_sample) + n * 8);
+  return st_sysprof_wrote (s, ok, sizeof (struct st_sysprof_sample) + n * 8);
 }
 
 /* A code mapping of PID.  Its inode is 0, as Sysprof's own perf source
@@ -481,7 +211,7 @@ write_map (struct st_sink *s, pid_t pid, const struct st_sysprof_proc_map *m)
   errno = 0;
   bool ok = sysprof_capture_writer_add_map (s->writer, m->time, -1, pid, m->start, m->end,
                                             m->pgoff, 0, m->filename);
-  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_map) + strlen (m->filename) + 1);
+  return st_sysprof_wrote (s, ok, sizeof (struct st_sysprof_map) + strlen (m->filename) + 1);
 }
 
 /* The PROCESS frame that names P in Sysprof: its first one is the one
@@ -492,7 +222,7 @@ write_process (struct st_sink *s, struct st_sysprof_proc *p)
   p->named = true;
   errno = 0;
   bool ok = sysprof_capture_writer_add_process (s->writer, p->name_time, -1, p->pid, p->name);
-  return wrote_to_writer (s, ok, sizeof (struct st_sysprof_process) + strlen (p->name) + 1);
+  return st_sysprof_wrote (s, ok, sizeof (struct st_sysprof_process) + strlen (p->name) + 1);
 }
 
 /* A name held back (of a forked child that never exec'd, or of a process
@@ -525,7 +255,7 @@ write_cpuinfo (struct st_sink *s, int64_t time)
   int r = st_sysprof_cpuinfo_text (s->cpu_model, &text, &len);
   if (r < 0)
     {
-      fail (s, r);
+      st_sysprof_fail (s, r);
       return s->error;
     }
   /* In chunks of 8 KiB, as Sysprof's writer splits a file.  */
@@ -535,7 +265,7 @@ write_cpuinfo (struct st_sink *s, int64_t time)
       errno = 0;
       bool ok = sysprof_capture_writer_add_file (s->writer, time, -1, -1, "/proc/cpuinfo",
                                                  at + n == len, (const uint8_t *) text + at, n);
-      wrote_to_writer (s, ok, sizeof (SysprofCaptureFileChunk) + n);
+      st_sysprof_wrote (s, ok, sizeof (SysprofCaptureFileChunk) + n);
       at += n;
     }
   free (text);
@@ -627,10 +357,10 @@ track_process_event (struct st_sink *s, const struct st_event *ev, bool write)
           || !write)
         return r;
       errno = 0;
-      return wrote_to_writer (s, sysprof_capture_writer_add_fork (s->writer, ev->time, -1,
-                                                                  ev->task.ppid,
-                                                                  ev->task.pid),
-                              sizeof (struct st_sysprof_fork));
+      return st_sysprof_wrote (s, sysprof_capture_writer_add_fork (s->writer, ev->time, -1,
+                                                                   ev->task.ppid,
+                                                                   ev->task.pid),
+                               sizeof (struct st_sysprof_fork));
     case ST_EVENT_EXIT:
       if (ev->task.pid != ev->task.tid)
         return 0;   /* a thread */
@@ -639,9 +369,9 @@ track_process_event (struct st_sink *s, const struct st_event *ev, bool write)
       if (!write || s->error < 0)
         return s->error;
       errno = 0;
-      return wrote_to_writer (s, sysprof_capture_writer_add_exit (s->writer, ev->time, -1,
-                                                                  ev->task.pid),
-                              sizeof (struct st_sysprof_frame));
+      return st_sysprof_wrote (s, sysprof_capture_writer_add_exit (s->writer, ev->time, -1,
+                                                                   ev->task.pid),
+                               sizeof (struct st_sysprof_frame));
     default:
       return 0;
     }
@@ -650,7 +380,7 @@ track_process_event (struct st_sink *s, const struct st_event *ev, bool write)
 static int
 sysprof_event (struct st_sink *s, const struct st_event *ev)
 {
-  start (s, ev);
+  st_sysprof_start (s, ev);
   if (s->error < 0)
     return s->error;
   if (!s->capture_input && ev->kind == ST_EVENT_RECORDING)
@@ -669,8 +399,8 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
     {
       int r = track_process_event (s, ev, true);
       if (r < 0)
-        fail (s, r);
-      note_time (s, ev->time);
+        st_sysprof_fail (s, r);
+      st_sysprof_note_time (s, ev->time);
       return s->error;
     }
   /* A Sysprof input: its frames, verbatim.  Its MAP, PROCESS, FORK and
@@ -680,13 +410,13 @@ sysprof_event (struct st_sink *s, const struct st_event *ev)
     {
       int r = track_process_event (s, ev, false);
       if (r < 0)
-        fail (s, r);
+        st_sysprof_fail (s, r);
       return s->error;
     }
   if (ev->raw.type == ST_SYSPROF_RAW_FILE_HEADER)
     return 0;
-  note_time (s, ev->time);
-  uint8_t *p = reserve (s, ev->raw.size);
+  st_sysprof_note_time (s, ev->time);
+  uint8_t *p = st_sysprof_reserve (s, ev->raw.size);
   if (p != NULL)
     memcpy (p, ev->raw.data, ev->raw.size);
   return s->error;
@@ -707,14 +437,14 @@ fix_header (struct st_sink *s)
                  == offsetof (struct st_sysprof_file_header, time) + 8, "time fields");
   if (pwrite (s->fd, times, sizeof times, offsetof (struct st_sysprof_file_header, time))
       != (ssize_t) sizeof times)
-    fail (s, -errno);
+    st_sysprof_fail (s, -errno);
   if (!s->capture_input && s->error == 0)
     {
-      set_capture_time (s, times[0]);
+      st_sysprof_set_capture_time (s, times[0]);
       const size_t n = sizeof s->header.capture_time;
       if (pwrite (s->fd, s->header.capture_time, n,
                   offsetof (struct st_sysprof_file_header, capture_time)) != (ssize_t) n)
-        fail (s, -errno);
+        st_sysprof_fail (s, -errno);
     }
 }
 
@@ -722,14 +452,14 @@ static int
 sysprof_finish (struct st_sink *s)
 {
   /* -m none, or an input without events: a header and no frame.  */
-  start (s, NULL);
+  st_sysprof_start (s, NULL);
   st_sysprof_procs_foreach (s->procs, name_now_cb, s);
-  relay (s);
+  st_sysprof_relay (s);
   if (s->error == 0)
     {
       if (!s->header_written && s->last_time > s->header.end_time)
         s->header.end_time = s->last_time;   /* known before the first write */
-      flush_buf (s);
+      st_sysprof_flush_buf (s);
     }
   if (s->error == 0 && s->seekable)
     fix_header (s);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "core/output/sysprof-procs.h"
@@ -88,15 +89,8 @@ st_sysprof_proc_set_name (struct st_sysprof_proc *p, const char *name, int64_t t
 static int
 append_map (struct st_sysprof_proc *p, const struct st_sysprof_proc_map *m)
 {
-  if (p->n_maps == p->cap_maps)
-    {
-      size_t cap = p->cap_maps ? 2 * p->cap_maps : 16;
-      struct st_sysprof_proc_map *v = realloc (p->maps, cap * sizeof *v);
-      if (v == NULL)
-        return -ENOMEM;
-      p->maps = v;
-      p->cap_maps = cap;
-    }
+  if (ST_GROW (p->maps, p->cap_maps, p->n_maps, 16) < 0)
+    return -ENOMEM;
   struct st_sysprof_proc_map *n = &p->maps[p->n_maps];
   *n = *m;
   n->filename = strdup (m->filename);

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/array.h"
+#include "basic/build-id.h"
 #include "basic/bytes.h"
 #include "basic/cleanup.h"
 #include "basic/log.h"
@@ -27,18 +29,6 @@
 
 /* ---- the parsers: bytes in, code ranges out ---- */
 
-static int
-hex_digit (char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* A hex number (an optional 0x, at most 16 digits) at *P, up to END.  */
 static bool
 parse_hex (const char **p, const char *end, uint64_t *out)
@@ -48,7 +38,7 @@ parse_hex (const char **p, const char *end, uint64_t *out)
     s += 2;
   uint64_t v = 0;
   int n = 0, d;
-  while (s < end && (d = hex_digit (*s)) >= 0)
+  while (s < end && (d = st_hex_digit (*s)) >= 0)
     {
       if (++n > 16)
         return false;
@@ -246,15 +236,8 @@ static int
 add_entry (uint64_t start, uint64_t size, const char *name, void *arg)
 {
   struct st_jit_map *m = arg;
-  if (m->n == m->cap)
-    {
-      size_t cap = m->cap ? m->cap * 2 : 256;
-      struct entry *e = realloc (m->entries, cap * sizeof *e);
-      if (e == NULL)
-        return -ENOMEM;
-      m->entries = e;
-      m->cap = cap;
-    }
+  if (ST_GROW (m->entries, m->cap, m->n, 256) < 0)
+    return -ENOMEM;
   const char *copy = m->intern (m->ctx, name);
   if (copy == NULL)
     return -ENOMEM;

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "basic/cleanup.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client-private.h"
@@ -249,15 +250,8 @@ connection_lost (struct st_ns_client *c, const char *what, struct st_why *why)
 static void
 record_rtt (struct st_ns_client *c, uint64_t ns)
 {
-  if (c->n_rtt == c->cap_rtt)
-    {
-      size_t cap = c->cap_rtt ? 2 * c->cap_rtt : 64;
-      uint64_t *rtt = realloc (c->rtt_ns, cap * sizeof *rtt);
-      if (rtt == NULL)
-        return;
-      c->rtt_ns = rtt;
-      c->cap_rtt = cap;
-    }
+  if (ST_GROW (c->rtt_ns, c->cap_rtt, c->n_rtt, 64) < 0)
+    return;
   c->rtt_ns[c->n_rtt++] = ns;
 }
 
@@ -351,8 +345,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
     }
   if (r == 0)
     {
-      char decode_why[128];
-      r = st_nsh_decode_reply (buf, (size_t) got, reply, decode_why, sizeof decode_why);
+      r = st_nsh_decode_reply (buf, (size_t) got, reply, NULL);
       /* Id 0, not ok: the service refused the connection itself (too many
          of this user's), and hung up.  */
       if (r == 0 && reply->id == 0 && !reply->ok && n_fds == 0)

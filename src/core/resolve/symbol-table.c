@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
 #include "core/resolve/demangle.h"
 #include "core/resolve/gopclntab.h"
 #include "core/resolve/symbol-table.h"
@@ -170,15 +171,8 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
             uint64_t size, uint8_t binding, uint64_t limit)
 {
   struct st_symtab *t = b->t;
-  if (t->n == b->cap)
-    {
-      size_t cap = b->cap ? b->cap * 2 : 256;
-      struct symbol *syms = realloc (t->syms, cap * sizeof *syms);
-      if (syms == NULL)
-        return false;
-      t->syms = syms;
-      b->cap = cap;
-    }
+  if (ST_GROW (t->syms, b->cap, t->n, 256) < 0)
+    return false;
   uint32_t raw = pool_add (b, name, suffix);
   if (raw == UINT32_MAX)
     return false;

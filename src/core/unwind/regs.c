@@ -13,10 +13,14 @@ struct reg_pair {
   int8_t perf;
 };
 
+/* One row of the architecture table below.  A new field goes at the end,
+   so that the rows that do not need it stay as they are (zero).  */
 struct st_regs_arch {
   const char *name;
-  const char *const *aliases;
   unsigned e_machine, elf_class;
+  int perf_pc, perf_sp;
+  int ra_reg;               /* DWARF link register; 0: none (x86) */
+  uint64_t sample_mask;
   /* For each DWARF register below n_dwarf, the perf register that holds
      it, or -1 where none does.  */
   const int8_t *perf_of_dwarf;
@@ -24,12 +28,10 @@ struct st_regs_arch {
   /* DWARF registers numbered beyond n_dwarf (ppc64's lr, xer, ctr).  */
   const struct reg_pair *extra;
   size_t n_extra;
-  int perf_pc, perf_sp;
-  uint64_t sample_mask;
+  const char *const *aliases;
   const struct st_regs_arch *compat32;  /* ABI_32 tasks */
   bool is_aarch64;
   bool big_endian;
-  int ra_reg;               /* DWARF link register; 0: none (x86) */
 };
 
 /* The layouts below are the kernel's uapi asm/perf_regs.h of each
@@ -39,121 +41,29 @@ struct st_regs_arch {
 
 /* x86: perf numbers AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS
    R8..R15 = 0..23; DWARF i386 is eax ecx edx ebx esp ebp esi edi eip.  A
-   32-bit task on a 64-bit kernel reports the same numbers under ABI_32.  */
+   32-bit task on a 64-bit kernel reports the same numbers under ABI_32.
+   DWARF x86_64: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip.  */
 static const int8_t i386_perf_of_dwarf[] = { 0, 2, 3, 1, 7, 6, 4, 5, 8 };
-static const char *const i386_aliases[] = { "i386", "i486", "i586", "i686", "x86", NULL };
-static const struct st_regs_arch arch_i386 = {
-  .name = "i386",
-  .aliases = i386_aliases,
-  .e_machine = EM_386,
-  .elf_class = ELFCLASS32,
-  .perf_of_dwarf = i386_perf_of_dwarf,
-  .n_dwarf = 9,
-  .perf_pc = 8,
-  .perf_sp = 7,
-  .sample_mask = 0x1ff,
-};
-
-/* DWARF x86_64: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip.  */
 static const int8_t x86_64_perf_of_dwarf[] = {
   0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
-};
-static const char *const x86_64_aliases[] = { "x86_64", "amd64", NULL };
-static const struct st_regs_arch arch_x86_64 = {
-  .name = "x86_64",
-  .aliases = x86_64_aliases,
-  .e_machine = EM_X86_64,
-  .elf_class = ELFCLASS64,
-  .perf_of_dwarf = x86_64_perf_of_dwarf,
-  .n_dwarf = 17,
-  .perf_pc = 8,
-  .perf_sp = 7,
-  .sample_mask = 0xff01ff,   /* AX..IP, R8..R15: what Sysprof uses too */
-  .compat32 = &arch_i386,
 };
 
 /* arm: perf R0..R10 FP IP SP LR PC = 0..15 are DWARF r0..r15.  An arm64
    kernel reports a compat task's r0..r15 under the same numbers (its
-   perf_reg_value maps 13, 14 and 15 to compat_sp, compat_lr and pc).  */
-static const int8_t arm_perf_of_dwarf[] = {
-  0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-};
-static const char *const arm_aliases[] = { "arm", "armv7l", "armv7", "armv6l", "armv8l",
-                                           "armhf", "armel", NULL };
-static const struct st_regs_arch arch_arm = {
-  .ra_reg = 14,
-  .name = "arm",
-  .aliases = arm_aliases,
-  .e_machine = EM_ARM,
-  .elf_class = ELFCLASS32,
-  .perf_of_dwarf = arm_perf_of_dwarf,
-  .n_dwarf = 16,
-  .perf_pc = 15,
-  .perf_sp = 13,
-  .sample_mask = 0xffff,
-};
-
-/* aarch64: perf and DWARF agree for x0..x30 and sp (31); pc is perf 32.  */
-static const int8_t aarch64_perf_of_dwarf[] = {
-  0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
-  16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-};
-static const char *const aarch64_aliases[] = { "aarch64", "arm64", NULL };
-static const struct st_regs_arch arch_aarch64 = {
-  .ra_reg = 30,
-  .name = "aarch64",
-  .aliases = aarch64_aliases,
-  .e_machine = EM_AARCH64,
-  .elf_class = ELFCLASS64,
-  .perf_of_dwarf = aarch64_perf_of_dwarf,
-  .n_dwarf = 32,
-  .perf_pc = 32,
-  .perf_sp = 31,
-  .sample_mask = 0x1ffffffffULL,
-  .compat32 = &arch_arm,
-  .is_aarch64 = true,
-};
-
-/* powerpc: perf R0..R31 = 0..31, NIP 32, MSR 33, ORIG_R3 34, CTR 35,
+   perf_reg_value maps 13, 14 and 15 to compat_sp, compat_lr and pc).
+   aarch64: perf and DWARF agree for x0..x30 and sp (31); pc is perf 32.
+   powerpc: perf R0..R31 = 0..31, NIP 32, MSR 33, ORIG_R3 34, CTR 35,
    LINK 36, XER 37, CCR 38.  DWARF (GCC's .eh_frame numbering, which
-   elfutils' ppc backend uses): r0..r31 = 0..31, lr 65, xer 101, ctr 109.  */
-static const int8_t ppc64_perf_of_dwarf[] = {
+   elfutils' ppc backend uses): r0..r31 = 0..31, lr 65, xer 101, ctr 109.
+   These three take perf register I for DWARF register I, the first 16 or
+   32 of this table.  */
+static const int8_t same_perf_of_dwarf[] = {
   0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
   16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
 };
 static const struct reg_pair ppc64_extra[] = { { 65, 36 }, { 101, 37 }, { 109, 35 } };
-static const char *const ppc64le_aliases[] = { "ppc64le", "powerpc64le", NULL };
-static const struct st_regs_arch arch_ppc64le = {
-  .ra_reg = 65,
-  .name = "ppc64le",
-  .aliases = ppc64le_aliases,
-  .e_machine = EM_PPC64,
-  .elf_class = ELFCLASS64,
-  .perf_of_dwarf = ppc64_perf_of_dwarf,
-  .n_dwarf = 32,
-  .extra = ppc64_extra,
-  .n_extra = 3,
-  .perf_pc = 32,
-  .perf_sp = 1,
-  /* r0..r31, nip, ctr, link, xer */
-  .sample_mask = 0xffffffffULL | (1ULL << 32) | (1ULL << 35) | (1ULL << 36) | (1ULL << 37),
-};
-static const char *const ppc64_aliases[] = { "ppc64", "powerpc64", NULL };
-static const struct st_regs_arch arch_ppc64 = {
-  .ra_reg = 65,
-  .name = "ppc64",
-  .aliases = ppc64_aliases,
-  .e_machine = EM_PPC64,
-  .elf_class = ELFCLASS64,
-  .perf_of_dwarf = ppc64_perf_of_dwarf,
-  .n_dwarf = 32,
-  .extra = ppc64_extra,
-  .n_extra = 3,
-  .perf_pc = 32,
-  .perf_sp = 1,
-  .sample_mask = 0xffffffffULL | (1ULL << 32) | (1ULL << 35) | (1ULL << 36) | (1ULL << 37),
-  .big_endian = true,
-};
+/* r0..r31, nip, ctr, link, xer */
+#define PPC64_MASK (0xffffffffULL | (1ULL << 32) | (1ULL << 35) | (1ULL << 36) | (1ULL << 37))
 
 /* s390x: perf R0..R15 = 0..15, FP0..FP15 = 16..31, MASK 32, PC 33.  DWARF
    r0..r15 = 0..15, then f0 f2 f4 f6 f1 f3 f5 f7 f8 f10 f12 f14 f9 f11 f13
@@ -163,20 +73,6 @@ static const int8_t s390x_perf_of_dwarf[] = {
   16 + 0, 16 + 2, 16 + 4, 16 + 6, 16 + 1, 16 + 3, 16 + 5, 16 + 7,
   16 + 8, 16 + 10, 16 + 12, 16 + 14, 16 + 9, 16 + 11, 16 + 13, 16 + 15,
 };
-static const char *const s390x_aliases[] = { "s390x", "s390", NULL };
-static const struct st_regs_arch arch_s390x = {
-  .ra_reg = 14,
-  .name = "s390x",
-  .aliases = s390x_aliases,
-  .e_machine = EM_S390,
-  .elf_class = ELFCLASS64,
-  .perf_of_dwarf = s390x_perf_of_dwarf,
-  .n_dwarf = 32,
-  .perf_pc = 33,
-  .perf_sp = 15,
-  .sample_mask = 0x3ffffffffULL,
-  .big_endian = true,
-};
 
 /* riscv64: perf PC RA SP GP TP T0..T2 S0 S1 A0..A7 S2..S11 T3..T6 = 0..31
    is x1..x31 in order, with the pc where x0 (always zero) would be; DWARF
@@ -185,25 +81,43 @@ static const int8_t riscv64_perf_of_dwarf[] = {
   -1, 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
   16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
 };
-static const char *const riscv64_aliases[] = { "riscv64", "riscv", NULL };
-static const struct st_regs_arch arch_riscv64 = {
-  .ra_reg = 1,
-  .name = "riscv64",
-  .aliases = riscv64_aliases,
-  .e_machine = EM_RISCV,
-  .elf_class = ELFCLASS64,
-  .perf_of_dwarf = riscv64_perf_of_dwarf,
-  .n_dwarf = 32,
-  .perf_pc = 0,
-  .perf_sp = 2,
-  .sample_mask = 0xffffffffULL,
-};
 
-static const struct st_regs_arch *const all_arches[] = {
-  &arch_x86_64, &arch_aarch64, &arch_i386, &arch_arm, &arch_ppc64le, &arch_ppc64,
-  &arch_s390x, &arch_riscv64,
+/* The names uname -m and perf's HEADER_ARCH give each architecture.  */
+static const char *const i386_aliases[] = { "i386", "i486", "i586", "i686", "x86", NULL };
+static const char *const x86_64_aliases[] = { "x86_64", "amd64", NULL };
+static const char *const arm_aliases[] = { "arm", "armv7l", "armv7", "armv6l", "armv8l",
+                                           "armhf", "armel", NULL };
+static const char *const aarch64_aliases[] = { "aarch64", "arm64", NULL };
+static const char *const ppc64le_aliases[] = { "ppc64le", "powerpc64le", NULL };
+static const char *const ppc64_aliases[] = { "ppc64", "powerpc64", NULL };
+static const char *const s390x_aliases[] = { "s390x", "s390", NULL };
+static const char *const riscv64_aliases[] = { "riscv64", "riscv", NULL };
+
+/* The first DWARF registers of MAP, and no extra ones.  */
+#define REGS(map, n) map, n, NULL, 0
+#define ALL_REGS(map) REGS (map, sizeof map / sizeof map[0])
+
+/* Looked up in this order: ppc64le before ppc64, which share e_machine.  */
+enum { X86_64, AARCH64, I386, ARM, PPC64LE, PPC64, S390X, RISCV64, N_ARCHES };
+static const struct st_regs_arch arches[N_ARCHES] = {
+  /*          name       e_machine   class       pc  sp  ra  sample mask    DWARF registers */
+  [X86_64] = { "x86_64", EM_X86_64, ELFCLASS64, 8, 7, 0, 0xff01ff, ALL_REGS (x86_64_perf_of_dwarf),
+               x86_64_aliases, &arches[I386] },  /* mask AX..IP, R8..R15: Sysprof's too */
+  [AARCH64] = { "aarch64", EM_AARCH64, ELFCLASS64, 32, 31, 30, 0x1ffffffffULL,
+                REGS (same_perf_of_dwarf, 32), aarch64_aliases, &arches[ARM], .is_aarch64 = true },
+  [I386] = { "i386", EM_386, ELFCLASS32, 8, 7, 0, 0x1ff, ALL_REGS (i386_perf_of_dwarf),
+             i386_aliases },
+  [ARM] = { "arm", EM_ARM, ELFCLASS32, 15, 13, 14, 0xffff, REGS (same_perf_of_dwarf, 16),
+            arm_aliases },
+  [PPC64LE] = { "ppc64le", EM_PPC64, ELFCLASS64, 32, 1, 65, PPC64_MASK, same_perf_of_dwarf, 32,
+                ppc64_extra, 3, ppc64le_aliases },
+  [PPC64] = { "ppc64", EM_PPC64, ELFCLASS64, 32, 1, 65, PPC64_MASK, same_perf_of_dwarf, 32,
+              ppc64_extra, 3, ppc64_aliases, .big_endian = true },
+  [S390X] = { "s390x", EM_S390, ELFCLASS64, 33, 15, 14, 0x3ffffffffULL,
+              ALL_REGS (s390x_perf_of_dwarf), s390x_aliases, .big_endian = true },
+  [RISCV64] = { "riscv64", EM_RISCV, ELFCLASS64, 0, 2, 1, 0xffffffffULL,
+                ALL_REGS (riscv64_perf_of_dwarf), riscv64_aliases },
 };
-#define N_ARCHES (sizeof all_arches / sizeof all_arches[0])
 
 /* What perf records on but libdw 0.188 cannot unwind: its backends for
    these have no initial-register or frame support (frame_nregs is 0).  */
@@ -230,9 +144,9 @@ st_regs_arch_lookup (const char *machine)
       machine = u.machine;
     }
   for (size_t i = 0; i < N_ARCHES; i++)
-    for (const char *const *a = all_arches[i]->aliases; *a; a++)
+    for (const char *const *a = arches[i].aliases; *a; a++)
       if (strcmp (*a, machine) == 0)
-        return all_arches[i];
+        return &arches[i];
   return NULL;
 }
 
@@ -251,8 +165,8 @@ const struct st_regs_arch *
 st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class)
 {
   for (size_t i = 0; i < N_ARCHES; i++)
-    if (all_arches[i]->e_machine == e_machine && all_arches[i]->elf_class == elf_class)
-      return all_arches[i];
+    if (arches[i].e_machine == e_machine && arches[i].elf_class == elf_class)
+      return &arches[i];
   return NULL;
 }
 
@@ -305,7 +219,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
   out->is_aarch64 = arch->is_aarch64;
   out->big_endian = arch->big_endian;
   out->ra_reg = arch->ra_reg > 0 ? arch->ra_reg : -1;
-  out->is_i386 = arch == &arch_i386;
+  out->is_i386 = arch == &arches[I386];
   for (size_t i = 0; i < arch->n_dwarf; i++)
     {
       uint64_t v;

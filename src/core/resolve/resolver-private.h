@@ -1,0 +1,46 @@
+/* The resolver's insides, shared by its two files (nothing else includes
+ * this): resolver.c caches answers and checks each candidate file,
+ * resolver-steps.c holds the steps that open candidates, in the order they
+ * are tried.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "basic/why.h"
+#include "core/resolve/resolver.h"
+
+struct st_resolver {
+  struct st_hashmap *answers;     /* path + identity -> struct answer */
+  struct st_hashmap *by_build_id; /* build-id -> st_elf_file (one ref) */
+  struct st_debuginfod *debuginfod; /* NULL: off */
+  struct st_ns_client *ns_client;   /* NULL: off */
+  struct st_containers *containers; /* NULL: off */
+  unsigned upper_only;              /* files gone with a removed container's layer */
+  const struct st_sysroot *sysroot; /* NULL: off */
+};
+
+/* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when
+   the step does not apply, or -1 with *WHY set.  */
+struct candidate {
+  const struct st_resolver *resolver;   /* for the steps that need more than REQ */
+  int fd;
+  void *image;
+  Elf *elf;
+  struct st_why why;
+  /* What the container step learnt, for the caller to act on: the steps
+     read the resolver, they do not change it.  */
+  const struct st_container *ran_in;    /* see struct st_resolution */
+  bool upper_only;          /* only in a removed container's own layer */
+};
+
+typedef int (*step_fn) (const struct st_mapping_request *req, struct candidate *c);
+
+struct st_resolver_step {
+  enum st_found_by how;
+  step_fn open;
+};
+
+/* In the order they are tried.  */
+extern const struct st_resolver_step st_resolver_steps[];
+extern const size_t st_resolver_n_steps;

@@ -54,6 +54,7 @@ _spec.loader.exec_module(cps)
 
 PERF_FIELDS = "comm,pid,tid,time,ip,sym,symoff,dso"
 STACK = 16384
+MAGICK_CORE = "/usr/lib/x86_64-linux-gnu/libMagickCore-6.Q16.so.6.0.0"
 
 
 def log(msg):
@@ -271,6 +272,14 @@ def main(argv):
                  # equal, checked below).  Not yet understood: issue 13 open.
                  complete_min=97, own="{tmp}/rust/release/corpus-rust-work",
                  names_min=99),
+        Workload("Lua, clang+lld", ["{tmp}/lua-lld", "{src}/work.lua", sec],
+                 build="clang -O2 -g -fuse-ld=lld -o {tmp}/lua-lld {src}/lua-host.c "
+                       "/usr/lib/x86_64-linux-gnu/liblua5.4.a -lm -ldl",
+                 complete_min=99, own="{tmp}/lua-lld", names_min=99),
+        Workload("ImageMagick", ["/usr/bin/convert", "-seed", "7", "-size", "1600x1200",
+                                 "plasma:fractal", "-blur", "0x8", "-resize", "70%",
+                                 "-swirl", "60", "-sharpen", "0x2", "null:"],
+                 own=MAGICK_CORE, names_min=99, exhausted_min=90),
         Workload("node", ["/usr/bin/node", "{src}/work.js", sec],
                  own="/usr/bin/node", names_min=95),
         Workload("python3", ["/usr/bin/python3", "{src}/work.py", sec],

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The tire-kicking corpus: real programs, recorded as a user would, unwound
 by eu-stacktrace and by perf script (the independent oracle), compared
-sample by sample.
+sample by sample, names demangled by each (ours by default, as perf).
 
 Each workload is built or found, recorded with
 
   perf record -e cpu-clock -F 999 --call-graph dwarf,16384 -- PROGRAM
 
-then unwound by `eu-stacktrace -f json` and by `perf script --no-demangle
---no-inline -F comm,pid,tid,time,ip,sym,symoff,dso --ns` (both timed, with
+then unwound by `eu-stacktrace -f json` and by `perf script --no-inline
+-F comm,pid,tid,time,ip,sym,symoff,dso --ns` (both timed, with
 their peak RSS).  Samples are matched by (tid, time).  One table row per
 program:
 
@@ -323,8 +323,8 @@ def main(argv):
                                          "-o", ours_json], stderr=err, env=env)
         perf_txt = data + ".perf"
         with open(perf_txt, "w") as out:
-            t_perf, rss_perf, rc2 = run([args.perf, "script", "-i", data, "--no-demangle",
-                                         "--no-inline", "--ns", "-F", PERF_FIELDS],
+            t_perf, rss_perf, rc2 = run([args.perf, "script", "-i", data, "--no-inline",
+                                         "--ns", "-F", PERF_FIELDS],
                                         stdout=out, stderr=subprocess.DEVNULL, env=env)
         if rc1 != 0 or rc2 != 0:
             print("not ok %d - %s: eu-stacktrace exit %d, perf script exit %d"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/unwind/dwfl-unwind.h"
+#include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 
 /* What the attached callbacks read: the sample being unwound now.  */
@@ -20,6 +21,7 @@ struct st_unwind_slot {
   uint64_t read_end;       /* the end of the highest word read or wanted */
   bool has_thread;         /* next_thread already returned the thread */
   bool go_outermost;       /* stopped at a Go stack's outermost frame */
+  struct st_popped popped; /* slots below sp an epilogue popped (x86) */
   /* frame collection */
   struct st_raw_frame *frames;
   size_t n_frames, max_frames;
@@ -69,6 +71,12 @@ static bool
 memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
 {
   struct st_unwind_slot *slot = dwfl_arg;
+  for (unsigned i = 0; addr < slot->sp && i < slot->popped.n; i++)
+    if (slot->popped.addr[i] == addr)
+      {
+        *result = slot->popped.value[i];
+        return true;
+      }
   if (addr < slot->sp || addr - slot->sp >= slot->stack_size)
     {
       slot->memory_fault = true;
@@ -398,6 +406,10 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->go_outermost = false;
+  /* Stopped after an epilogue's pops (LLVM's CFI at a tail call or a ret
+     still places the saved registers below sp): the registers hold what
+     the popped slots held.  */
+  st_popped_slots (dwfl, regs, &slot->popped);
   slot->frames = frames;
   slot->n_frames = 0;
   slot->max_frames = max_frames;

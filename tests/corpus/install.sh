@@ -1,7 +1,8 @@
 #!/bin/sh
 # The corpus's own programs, installed when missing (Debian 12, as root;
-# idempotent): xz, sqlite3, git, node, and a Rust toolchain for the cargo
-# workload (Debian's cargo when no other is on PATH).  clang, lld and gold
+# idempotent): xz, sqlite3, git, node, Lua's library (the lld-linked
+# interpreter is built from it), ImageMagick, and a Rust toolchain for the
+# cargo workload (Debian's cargo when no other is on PATH).  clang, lld and gold
 # come from tools/install-deps.sh.
 set -eu
 missing=""
@@ -10,6 +11,8 @@ command -v sqlite3 >/dev/null || missing="$missing sqlite3"
 command -v git >/dev/null || missing="$missing git"
 [ -x /usr/bin/node ] || missing="$missing nodejs"
 [ -x /usr/bin/python3 ] || missing="$missing python3"
+[ -f /usr/lib/x86_64-linux-gnu/liblua5.4.a ] || missing="$missing liblua5.4-dev"
+[ -x /usr/bin/convert-im6.q16 ] || missing="$missing imagemagick"
 command -v cargo >/dev/null || missing="$missing cargo"
 if [ -n "$missing" ]; then
   export DEBIAN_FRONTEND=noninteractive

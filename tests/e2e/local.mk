@@ -15,7 +15,8 @@ E2E_TESTS = \
 	tests/e2e/jit.sh \
 	tests/e2e/go.sh \
 	tests/e2e/demangle.sh \
-	tests/e2e/golden.sh
+	tests/e2e/golden.sh \
+	tests/e2e/epilogue.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
@@ -26,6 +27,9 @@ EXTRA_DIST += \
 	tests/e2e/filter-pipe-samples.py \
 	tests/e2e/corrupt-perf-data.py \
 	tests/e2e/check-names.py \
+	tests/e2e/epilogue.c \
+	tests/e2e/epilogue-gdb.py \
+	tests/e2e/epilogue-check.py \
 	tests/workloads/jit-hot.js \
 	tests/workloads/gowork/main.go \
 	tests/workloads/gowork/go.mod

@@ -45,6 +45,31 @@ check_range (uint64_t start, uint64_t size, const char *name, void *arg)
   return 0;
 }
 
+static int
+check_load (uint64_t start, uint64_t size, uint64_t code_index, const char *name, void *arg)
+{
+  (void) code_index;
+  return check_range (start, size, name, arg);
+}
+
+static int
+check_move (uint64_t code_index, uint64_t old_addr, uint64_t new_addr, uint64_t size,
+            void *arg)
+{
+  struct tally *t = arg;
+  if (size == 0 || new_addr + size < new_addr)
+    {
+      fprintf (stderr, "bad move %#llx+%#llx\n", (unsigned long long) new_addr,
+               (unsigned long long) size);
+      abort ();
+    }
+  t->n++;
+  t->sum += code_index ^ old_addr ^ new_addr ^ size;
+  return 0;
+}
+
+static const struct st_jitdump_fns check_fns = { .load = check_load, .move = check_move };
+
 static long
 parse (const uint8_t *data, size_t size, bool dump, struct tally *t)
 {
@@ -54,7 +79,7 @@ parse (const uint8_t *data, size_t size, bool dump, struct tally *t)
     abort ();
   memcpy (copy, data, size);
   struct st_why why = { 0 };
-  long used = dump ? st_jitdump_parse (copy, size, check_range, t, &why)
+  long used = dump ? st_jitdump_parse (copy, size, &check_fns, t, &why)
                    : st_perf_map_parse ((const char *) copy, size, check_range, t);
   free (copy);
   if (used > (long) size)

@@ -12,7 +12,8 @@ UNIT_TESTS = \
 	tests/unit/test-load-bias \
 	tests/unit/test-process \
 	tests/unit/test-resolver \
-	tests/unit/test-container
+	tests/unit/test-container \
+	tests/unit/test-jit-map
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -47,4 +48,6 @@ tests_unit_test_resolver_CFLAGS = $(unit_cflags)
 tests_unit_test_resolver_LDADD = $(unit_ldadd)
 tests_unit_test_container_CFLAGS = $(unit_cflags)
 tests_unit_test_container_LDADD = $(unit_ldadd)
+tests_unit_test_jit_map_CFLAGS = $(unit_cflags)
+tests_unit_test_jit_map_LDADD = $(unit_ldadd)
 EXTRA_DIST += tests/unit/test-bytes.h

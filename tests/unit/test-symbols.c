@@ -8,9 +8,12 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 
 #include "core/resolve/demangle.h"
 #include "core/resolve/symbol-table.h"
@@ -196,6 +199,53 @@ test_versioned_names_as_perf (void **state)
   dwfl_end (dwfl);
 }
 
+/* A static-pie's PLT holds its ifuncs' IRELATIVE entries, whose
+   relocations name no symbol: each is called by its file offset (newer
+   perf's offset_0x...@plt; perf 6.1 says a bare "@plt" for all of them),
+   never "@plt" alone.  */
+static void
+test_plt_entry_without_symbol (void **state)
+{
+  char dir[] = "/tmp/eu-stacktrace-symbols.XXXXXX", cmd[512], path[128];
+  assert_non_null (mkdtemp (dir));
+  snprintf (path, sizeof path, "%s/static-pie", dir);
+  snprintf (cmd, sizeof cmd, "printf '#include <string.h>\\nint main (int c, char **v) "
+            "{ return (int) strlen (v[c - 1]); }\\n' | gcc -O2 -static-pie -x c -o %s -", path);
+  assert_int_equal (system (cmd), 0);
+  Dwfl *dwfl = dwfl_begin (&callbacks);
+  Dwfl_Module *mod = dwfl_report_offline (dwfl, "static-pie", path, -1);
+  assert_non_null (mod);
+  dwfl_report_end (dwfl, NULL, NULL);
+  Dwarf_Addr bias;
+  Elf *elf = dwfl_module_getelf (mod, &bias);
+  size_t shstrndx;
+  assert_int_equal (elf_getshdrstrndx (elf, &shstrndx), 0);
+  GElf_Shdr plt = { 0 };
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      if (gelf_getshdr (scn, &shdr) != NULL
+          && strcmp (elf_strptr (elf, shstrndx, shdr.sh_name), ".plt") == 0)
+        plt = shdr;
+    }
+  assert_true (plt.sh_size >= 32);
+  struct st_symtab *tab = st_symtab_build (mod, bias);
+  assert_non_null (tab);
+  uint64_t off;
+  /* The first entry, past the 16-byte header, 5 bytes in.  */
+  const char *name = st_symtab_lookup (tab, plt.sh_addr + 16 + 5, &off, NULL);
+  char want[64];
+  snprintf (want, sizeof want, "offset_%#llx@plt", (unsigned long long) plt.sh_offset + 16);
+  assert_non_null (name);
+  assert_string_equal (name, want);
+  assert_int_equal (off, 5);
+  st_symtab_free (tab);
+  dwfl_end (dwfl);
+  assert_int_equal (unlink (path), 0);
+  assert_int_equal (rmdir (dir), 0);
+  (void) state;
+}
+
 int
 main (void)
 {
@@ -204,6 +254,7 @@ main (void)
     cmocka_unit_test (test_agrees_with_libdwfl_across_libc),
     cmocka_unit_test (test_demangles_as_perf),
     cmocka_unit_test (test_versioned_names_as_perf),
+    cmocka_unit_test (test_plt_entry_without_symbol),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include "basic/build-id.h"
 #include "basic/bytes.h"
 #include "basic/cleanup.h"
+#include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "basic/untrusted.h"
@@ -21,8 +22,11 @@
 #define JITDUMP_MAGIC 0x4A695444u
 #define JITDUMP_HEADER_MIN 40
 #define JIT_CODE_LOAD 0
+#define JIT_CODE_MOVE 1
 #define JIT_RECORD_PREFIX 16
 #define JIT_CODE_LOAD_FIXED (JIT_RECORD_PREFIX + 40)
+/* pid, tid, vma, old_code_addr, new_code_addr, code_size, code_index */
+#define JIT_CODE_MOVE_SIZE (JIT_RECORD_PREFIX + 48)
 /* Bytes read from a file at a time.  A jitdump record larger than this
    (a code blob of megabytes) is skipped unnamed.  */
 #define WINDOW (4u << 20)
@@ -50,15 +54,24 @@ parse_hex (const char **p, const char *end, uint64_t *out)
   return n > 0;
 }
 
-static int
-emit (st_jit_fn fn, void *arg, uint64_t start, uint64_t size, const char *name, size_t len)
+/* NAME (LEN bytes, not terminated) cut and terminated in BUF; false for
+   an empty name or an empty or wrapping range.  */
+static bool
+take_name (char buf[ST_JIT_NAME_MAX + 1], uint64_t start, uint64_t size, const char *name,
+           size_t len)
 {
-  char buf[ST_JIT_NAME_MAX + 1];
   if (len > ST_JIT_NAME_MAX)
     len = ST_JIT_NAME_MAX;
   memcpy (buf, name, len);
   buf[len] = '\0';
-  if (size == 0 || start + size < start || buf[0] == '\0')
+  return size != 0 && start + size >= start && buf[0] != '\0';
+}
+
+static int
+emit (st_jit_fn fn, void *arg, uint64_t start, uint64_t size, const char *name, size_t len)
+{
+  char buf[ST_JIT_NAME_MAX + 1];
+  if (!take_name (buf, start, size, name, len))
     return 0;
   return fn (start, size, buf, arg);
 }
@@ -91,8 +104,8 @@ st_perf_map_parse (const char *text, size_t len, st_jit_fn fn, void *arg)
 }
 
 long
-st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
-                  struct st_why *why)
+st_jitdump_parse (const uint8_t *data, size_t size, const struct st_jitdump_fns *fns,
+                  void *arg, struct st_why *why)
 {
   if (size < JITDUMP_HEADER_MIN)
     return 0;   /* the header is still being written */
@@ -118,15 +131,31 @@ st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
           /* pid, tid, vma, code_addr, code_size, code_index, name, code */
           uint64_t addr = st_get_u64 (rec + JIT_RECORD_PREFIX + 16);
           uint64_t code_size = st_get_u64 (rec + JIT_RECORD_PREFIX + 24);
+          uint64_t code_index = st_get_u64 (rec + JIT_RECORD_PREFIX + 32);
           const char *name = (const char *) rec + JIT_CODE_LOAD_FIXED;
           size_t room = total - JIT_CODE_LOAD_FIXED;
           const char *nul = memchr (name, '\0', room);
-          int r = emit (fn, arg, addr, code_size, name, nul ? (size_t) (nul - name) : room);
+          char buf[ST_JIT_NAME_MAX + 1];
+          int r = take_name (buf, addr, code_size, name, nul ? (size_t) (nul - name) : room)
+                  ? fns->load (addr, code_size, code_index, buf, arg) : 0;
           if (r != 0)
             return r;
         }
-      /* Code moves (JIT_CODE_MOVE) are not written by V8 or the JVM
-         agents: a moved function comes as a new load.  */
+      else if (id == JIT_CODE_MOVE && total >= JIT_CODE_MOVE_SIZE && fns->move != NULL)
+        {
+          /* V8 and the JVM agents write none (a moved function comes as a
+             new load); a JIT that compacts its code heap may.  */
+          uint64_t old_addr = st_get_u64 (rec + JIT_RECORD_PREFIX + 16);
+          uint64_t new_addr = st_get_u64 (rec + JIT_RECORD_PREFIX + 24);
+          uint64_t code_size = st_get_u64 (rec + JIT_RECORD_PREFIX + 32);
+          uint64_t code_index = st_get_u64 (rec + JIT_RECORD_PREFIX + 40);
+          if (code_size != 0 && new_addr + code_size >= new_addr)
+            {
+              int r = fns->move (code_index, old_addr, new_addr, code_size, arg);
+              if (r != 0)
+                return r;
+            }
+        }
       at += total;
     }
   return (long) at;
@@ -175,6 +204,9 @@ struct st_jit_map {
   uint64_t last_load_ns;
   int error;               /* the callback's: -ENOMEM */
   bool loading_dump;       /* load_file is reading a jitdump */
+  /* A jitdump load's code_index to its (interned) name: a JIT_CODE_MOVE
+     names the code it moves by that number, as perf inject --jit does.  */
+  struct st_hashmap *loads;
 };
 
 int
@@ -192,6 +224,12 @@ st_jit_map_new (pid_t pid, st_jit_intern_fn intern, void *ctx, struct st_jit_map
   if (m->files == NULL)
     return -ENOMEM;
   m->n_files = 1;
+  m->loads = st_hashmap_new (NULL);
+  if (m->loads == NULL)
+    {
+      free (m->files);
+      return -ENOMEM;
+    }
   *out = ST_TAKE_PTR (m);
   return 0;
 }
@@ -205,6 +243,7 @@ st_jit_map_free (struct st_jit_map *m)
     free (m->files[i].path);
   free (m->files);
   free (m->entries);
+  st_hashmap_free (m->loads);
   free (m);
 }
 
@@ -245,6 +284,33 @@ add_entry (uint64_t start, uint64_t size, const char *name, void *arg)
   m->sorted = false;
   return 0;
 }
+
+static int
+add_load (uint64_t start, uint64_t size, uint64_t code_index, const char *name, void *arg)
+{
+  struct st_jit_map *m = arg;
+  int r = add_entry (start, size, name, m);
+  if (r != 0)
+    return r;
+  /* add_entry interned NAME: the map keeps that copy.  */
+  return st_hashmap_put_u64 (m->loads, code_index, (void *) m->entries[m->n - 1].name);
+}
+
+/* The moved code keeps its name at the new address; the old address
+   keeps it too, for the samples taken before the move (names are not
+   matched by time) until a later load there replaces it.  */
+static int
+add_move (uint64_t code_index, uint64_t old_addr, uint64_t new_addr, uint64_t size, void *arg)
+{
+  (void) old_addr;
+  struct st_jit_map *m = arg;
+  const char *name = st_hashmap_get_u64 (m->loads, code_index);
+  if (name == NULL)
+    return 0;   /* no load of that code: perf inject finds no file for it either */
+  return add_entry (new_addr, size, name, m);
+}
+
+static const struct st_jitdump_fns dump_fns = { .load = add_load, .move = add_move };
 
 /* Where the process's files are: its own root and its pid as it knows it
    (NSpid), while it runs; else the host's /tmp, as perf reads it.  */
@@ -364,7 +430,7 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
       if (!f->dump)
         used = st_perf_map_parse ((const char *) buf, (size_t) got, add_entry, m);
       else if (f->consumed == 0)
-        used = st_jitdump_parse (buf, (size_t) got, add_entry, m, &why);
+        used = st_jitdump_parse (buf, (size_t) got, &dump_fns, m, &why);
       else
         {
           /* Later windows start at a record: give the parser a header. */
@@ -379,7 +445,7 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
               memcpy (with, &magic, 4);
               memcpy (with + 8, &hsize, 4);
               memcpy (with + JITDUMP_HEADER_MIN, buf, (size_t) got);
-              used = st_jitdump_parse (with, (size_t) got + JITDUMP_HEADER_MIN, add_entry, m,
+              used = st_jitdump_parse (with, (size_t) got + JITDUMP_HEADER_MIN, &dump_fns, m,
                                        &why);
               if (used > 0)
                 used -= JITDUMP_HEADER_MIN;

@@ -37,12 +37,25 @@ typedef int (*st_jit_fn) (uint64_t start, uint64_t size, const char *name, void 
    Malformed lines are skipped, as perf skips them.  */
 long st_perf_map_parse (const char *text, size_t len, st_jit_fn fn, void *arg);
 
+/* What a jitdump's records say, in file order.  Non-zero stops the parse.  */
+struct st_jitdump_fns {
+  /* JIT_CODE_LOAD: NAME's code at START, SIZE bytes; CODE_INDEX is the
+     writer's number for this code (unique per load).  */
+  int (*load) (uint64_t start, uint64_t size, uint64_t code_index, const char *name,
+               void *arg);
+  /* JIT_CODE_MOVE: the code of the load CODE_INDEX moved from OLD_ADDR to
+     NEW_ADDR, SIZE bytes (perf inject --jit maps that load's code at the
+     new address).  NULL: moves are skipped.  */
+  int (*move) (uint64_t code_index, uint64_t old_addr, uint64_t new_addr, uint64_t size,
+               void *arg);
+};
+
 /* Parses jitdump bytes from file offset 0: the header, then records.
    Returns the bytes of complete records consumed (a record still being
    written is left for later), or -EBADMSG (WHY says where) for a file
    that is not a jitdump of this machine's byte order.  */
-long st_jitdump_parse (const uint8_t *data, size_t size, st_jit_fn fn, void *arg,
-                       struct st_why *why);
+long st_jitdump_parse (const uint8_t *data, size_t size, const struct st_jitdump_fns *fns,
+                       void *arg, struct st_why *why);
 
 /* True when PATH's last component is a jitdump's name: jit-PID.dump.  */
 bool st_jitdump_is_dump_path (const char *path);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,10 +246,11 @@ add_plt_symbols (struct builder *b, Elf *elf)
     return true;
   /* With IBT, the stubs that are called live in .plt.sec, without a
      header.  */
-  uint64_t first = plt.sh_addr + header;
+  uint64_t first = plt.sh_addr + header, first_offset = plt.sh_offset + header;
   if (find_section (elf, ".plt.sec", &plt_sec) != NULL)
     {
       first = plt_sec.sh_addr;
+      first_offset = plt_sec.sh_offset;
       plt.sh_size = plt_sec.sh_size + header;
     }
   Elf_Scn *dynsym_scn = elf_getscn (elf, rela.sh_link);
@@ -286,6 +288,14 @@ add_plt_symbols (struct builder *b, Elf *elf)
             name = "";
         }
       uint64_t start = first + i * entry;
+      /* An IRELATIVE relocation (a static-pie's ifuncs) names no symbol:
+         perf 6.1 calls the entry by its file offset, not a bare "@plt".  */
+      char by_offset[32];
+      if (name[0] == '\0')
+        {
+          snprintf (by_offset, sizeof by_offset, "offset_%#" PRIx64, first_offset + i * entry);
+          name = by_offset;
+        }
       if (!add_symbol (b, name, "@plt", start, entry, STB_GLOBAL, start + entry))
         return false;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/unwind/dwfl-unwind.h"
+#include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 
 /* What the attached callbacks read: the sample being unwound now.  */
@@ -20,6 +21,7 @@ struct st_unwind_slot {
   uint64_t read_end;       /* the end of the highest word read or wanted */
   bool has_thread;         /* next_thread already returned the thread */
   bool go_outermost;       /* stopped at a Go stack's outermost frame */
+  struct st_popped popped; /* slots below sp an epilogue popped (x86) */
   /* frame collection */
   struct st_raw_frame *frames;
   size_t n_frames, max_frames;
@@ -69,6 +71,12 @@ static bool
 memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
 {
   struct st_unwind_slot *slot = dwfl_arg;
+  for (unsigned i = 0; addr < slot->sp && i < slot->popped.n; i++)
+    if (slot->popped.addr[i] == addr)
+      {
+        *result = slot->popped.value[i];
+        return true;
+      }
   if (addr < slot->sp || addr - slot->sp >= slot->stack_size)
     {
       slot->memory_fault = true;
@@ -259,20 +267,16 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
   return ST_STOP_UNWIND_ERROR;
 }
 
-/* A sample stopped in a PLT stub: the stubs of the architectures with a
-   link register have no CFI (the linker writes none) and touch neither the
-   stack pointer nor the link register, so the caller is at the link
-   register with the same stack: the rule gdb applies too.  Returns true
-   with *RA when REGS is such a sample.  */
+/* True when PC lies in a PLT section of its module (.plt, .plt.sec, .iplt,
+   .plt.got); *PLT0 when it is in the first 16 bytes of .plt, the lazy
+   resolver's entry.  */
 static bool
-in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, uint64_t *ra)
+in_plt_section (Dwfl *dwfl, uint64_t pc, bool *plt0)
 {
-  if (regs->ra_reg < 0 || !regs->present[regs->ra_reg])
-    return false;
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, regs->pc);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
   if (mod == NULL)
     return false;
-  Dwarf_Addr addr = regs->pc;
+  Dwarf_Addr addr = pc;
   Elf_Scn *scn = dwfl_module_address_section (mod, &addr, &(Dwarf_Addr) { 0 });
   Dwarf_Addr bias;
   Elf *elf = dwfl_module_getelf (mod, &bias);
@@ -283,9 +287,68 @@ in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, uint64_t *ra)
     return false;
   const char *name = elf_strptr (elf, shstrndx, shdr.sh_name);
   if (name == NULL || (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
-                       && strcmp (name, ".iplt") != 0))
+                       && strcmp (name, ".iplt") != 0 && strcmp (name, ".plt.got") != 0))
     return false;
-  *ra = regs->value[regs->ra_reg];
+  /* ADDR is now the offset of PC in the section.  */
+  *plt0 = strcmp (name, ".plt") == 0 && addr < 16;
+  return true;
+}
+
+static size_t code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes);
+
+/* A sample stopped in a PLT stub: the stubs of the architectures with a
+   link register have no CFI (the linker writes none) and touch neither the
+   stack pointer nor the link register, so the caller is at the link
+   register with the same stack: the rule gdb applies too.  On x86 GNU ld
+   writes CFI for its PLT but lld writes none (a clang -fuse-ld=lld
+   program, every cargo build): there the return address is the word at
+   the stack pointer, below the words the lazy path pushed, which the
+   instruction at PC tells (libunwind's is_plt_entry, which perf uses,
+   knows only the first).  Returns true with *RA, and in *POPPED the bytes
+   the caller's stack pointer lies above the sample's (x86), when REGS is
+   such a sample.  */
+static bool
+in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sample *sample,
+             uint64_t *ra, uint64_t *popped)
+{
+  bool plt0;
+  if (regs->ra_reg >= 0)
+    {
+      if (!regs->present[regs->ra_reg] || !in_plt_section (dwfl, regs->pc, &plt0))
+        return false;
+      *ra = regs->value[regs->ra_reg];
+      *popped = 0;
+      return true;
+    }
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, regs->pc);
+  if (mod == NULL || has_cfi (mod, regs->pc) || !in_plt_section (dwfl, regs->pc, &plt0))
+    return false;
+  const uint8_t *c;
+  size_t n = code_at (dwfl, regs->pc, &c);
+  if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && (c[3] & 0xfe) == 0xfa)
+    n = 0;    /* endbr64/endbr32: nothing pushed yet */
+  else if (n >= 1 && c[0] == 0xf2)
+    c++, n--;   /* bnd */
+  unsigned words;
+  if (n == 0 || (n >= 1 && c[0] == 0x68))
+    words = 0;                /* endbr, or push $index: nothing pushed yet */
+  else if (plt0)
+    words = n >= 2 && c[0] == 0xff && (c[1] == 0x35 || c[1] == 0xb3)
+            ? 1               /* push GOT+8: the index is pushed */
+            : 2;              /* jmp *GOT+16: and the link map */
+  else if (n >= 2 && c[0] == 0xff && (c[1] == 0x25 || c[1] == 0xa3))
+    words = 0;                /* jmp *GOT: a resolved stub */
+  else if (n >= 1 && c[0] == 0xe9)
+    words = 1;                /* jmp PLT0, after push $index */
+  else
+    return false;
+  size_t w = regs->is_i386 ? 4 : 8;
+  if (sample->stack_size < (words + 1) * w)
+    return false;
+  uint64_t value = 0;
+  memcpy (&value, sample->stack + words * w, w);
+  *ra = value;
+  *popped = (words + 1) * w;
   return true;
 }
 
@@ -343,22 +406,34 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->go_outermost = false;
+  /* Stopped after an epilogue's pops (LLVM's CFI at a tail call or a ret
+     still places the saved registers below sp): the registers hold what
+     the popped slots held.  */
+  st_popped_slots (dwfl, regs, &slot->popped);
   slot->frames = frames;
   slot->n_frames = 0;
   slot->max_frames = max_frames;
 
   struct st_dwarf_regs caller;
-  uint64_t ra;
+  uint64_t ra, popped = 0;
   bool thunk = false;
   if (max_frames > 1
-      && (in_plt_stub (dwfl, regs, &ra) || (thunk = in_pc_thunk (dwfl, regs, sample, &ra))))
+      && (in_plt_stub (dwfl, regs, sample, &ra, &popped)
+          || (thunk = in_pc_thunk (dwfl, regs, sample, &ra))))
     {
       frames[0] = (struct st_raw_frame) { regs->pc, true };
       slot->n_frames = 1;
       caller = *regs;
       caller.pc = ra;
       if (thunk)
-        caller.value[4] += 4;   /* esp, past the return address */
+        popped = 4;             /* esp, past the return address */
+      if (popped != 0)
+        {
+          /* x86: the caller's stack pointer (rsp is DWARF 7, esp 4).  */
+          caller.value[regs->is_i386 ? 4 : 7] += popped;
+          caller.sp += popped;
+          slot->read_end = regs->sp + popped;
+        }
       slot->regs = &caller;
     }
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);

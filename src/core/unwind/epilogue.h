@@ -1,0 +1,27 @@
+/* Saved registers an x86 epilogue has already popped: the CFI at a pc
+ * after the pops (LLVM's, at a tail call's `jmp' or at `ret') still says
+ * the caller's registers are saved in the frame's slots, which now lie
+ * below the stack pointer, where a sample's stack copy does not reach.  */
+#pragma once
+
+#include <elfutils/libdwfl.h>
+#include <stdint.h>
+
+#include "core/unwind/regs.h"
+
+#define ST_POPPED_MAX 16
+
+/* The slots below the sampled stack pointer and the values they held.  */
+struct st_popped {
+  uint64_t addr[ST_POPPED_MAX];
+  uint64_t value[ST_POPPED_MAX];
+  unsigned n;
+};
+
+/* Fills OUT for the sampled frame of REGS (x86_64 or i386): each slot
+   below the stack pointer where the CFI at the pc says a register is
+   saved, and which the instructions just before the pc popped into that
+   same register, in the slots' order, so that the register now holds
+   what the slot held.  A slot nothing proves popped is left out (it stays
+   unreadable).  */
+void st_popped_slots (Dwfl *dwfl, const struct st_dwarf_regs *regs, struct st_popped *out);

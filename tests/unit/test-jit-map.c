@@ -1,0 +1,220 @@
+/* jitdump records as perf's util/jitdump.c reads them: JIT_CODE_LOAD names
+ * code, JIT_CODE_MOVE moves the code of a load (by its code_index) to a new
+ * address, where perf inject --jit maps that load's code again.  */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "basic/hashmap.h"
+#include "core/resolve/jit-map.h"
+
+struct dump {
+  uint8_t bytes[4096];
+  size_t n;
+};
+
+static void
+put (struct dump *d, const void *p, size_t n)
+{
+  assert_true (d->n + n <= sizeof d->bytes);
+  memcpy (d->bytes + d->n, p, n);
+  d->n += n;
+}
+
+static void
+put32 (struct dump *d, uint32_t v)
+{
+  put (d, &v, 4);
+}
+
+static void
+put64 (struct dump *d, uint64_t v)
+{
+  put (d, &v, 8);
+}
+
+/* The file header: magic, version, header size, e_machine, pad, pid,
+   timestamp, flags.  */
+static void
+header (struct dump *d)
+{
+  put32 (d, 0x4A695444);
+  put32 (d, 1);
+  put32 (d, 40);
+  put32 (d, 62);
+  put32 (d, 0);
+  put32 (d, (uint32_t) getpid ());
+  put64 (d, 1);
+  put64 (d, 0);
+}
+
+static void
+load (struct dump *d, uint64_t addr, uint64_t size, uint64_t index, const char *name)
+{
+  size_t len = strlen (name) + 1;
+  put32 (d, 0);                                  /* JIT_CODE_LOAD */
+  put32 (d, (uint32_t) (16 + 40 + len + size));  /* with the code */
+  put64 (d, 2);
+  put32 (d, 1);
+  put32 (d, 1);
+  put64 (d, addr);
+  put64 (d, addr);
+  put64 (d, size);
+  put64 (d, index);
+  put (d, name, len);
+  for (uint64_t i = 0; i < size; i++)
+    put (d, "\xc3", 1);
+}
+
+static void
+move (struct dump *d, uint32_t total, uint64_t old_addr, uint64_t new_addr, uint64_t size,
+      uint64_t index)
+{
+  /* The record is TOTAL bytes: cut short, or padded with zeros.  */
+  struct dump r = { .n = 0 };
+  put32 (&r, 1);                                 /* JIT_CODE_MOVE */
+  put32 (&r, total);
+  put64 (&r, 3);
+  put32 (&r, 1);
+  put32 (&r, 1);
+  put64 (&r, old_addr);
+  put64 (&r, old_addr);
+  put64 (&r, new_addr);
+  put64 (&r, size);
+  put64 (&r, index);
+  while (r.n < total)
+    put (&r, "", 1);
+  put (d, r.bytes, total);
+}
+
+struct seen {
+  int loads, moves;
+  uint64_t last_index, last_old, last_new, last_size;
+};
+
+static int
+on_load (uint64_t start, uint64_t size, uint64_t index, const char *name, void *arg)
+{
+  (void) start, (void) size, (void) name;
+  struct seen *s = arg;
+  s->loads++;
+  s->last_index = index;
+  return 0;
+}
+
+static int
+on_move (uint64_t index, uint64_t old_addr, uint64_t new_addr, uint64_t size, void *arg)
+{
+  struct seen *s = arg;
+  s->moves++;
+  s->last_index = index;
+  s->last_old = old_addr;
+  s->last_new = new_addr;
+  s->last_size = size;
+  return 0;
+}
+
+static void
+test_parse_gives_moves (void **state)
+{
+  (void) state;
+  struct dump d = { .n = 0 };
+  header (&d);
+  load (&d, 0x10000, 16, 7, "f");
+  move (&d, 64, 0x10000, 0x30000, 16, 7);
+  move (&d, 56, 0x10000, 0x50000, 16, 7);      /* too short: skipped */
+  move (&d, 72, 0x10000, 0x60000, 16, 7);      /* longer (a newer writer): read */
+  move (&d, 64, 0x10000, 0x70000, 0, 7);       /* no code: skipped */
+  move (&d, 64, 0x10000, UINT64_MAX - 4, 16, 7); /* wraps: skipped */
+  struct seen s = { 0 };
+  struct st_jitdump_fns fns = { .load = on_load, .move = on_move };
+  struct st_why why = { 0 };
+  assert_int_equal (st_jitdump_parse (d.bytes, d.n, &fns, &s, &why), (long) d.n);
+  assert_int_equal (s.loads, 1);
+  assert_int_equal (s.moves, 2);
+  assert_int_equal (s.last_index, 7);
+  assert_int_equal (s.last_old, 0x10000);
+  assert_int_equal (s.last_new, 0x60000);
+  assert_int_equal (s.last_size, 16);
+  /* Without a move callback the moves are passed over.  */
+  struct seen t = { 0 };
+  fns.move = NULL;
+  assert_int_equal (st_jitdump_parse (d.bytes, d.n, &fns, &t, &why), (long) d.n);
+  assert_int_equal (t.loads, 1);
+  assert_int_equal (t.moves, 0);
+  /* A move still being written is left for later.  */
+  fns.move = on_move;
+  struct seen u = { 0 };
+  assert_int_equal (st_jitdump_parse (d.bytes, d.n - 10, &fns, &u, &why),
+                    (long) (d.n - 64));
+}
+
+static const char *
+intern (void *ctx, const char *name)
+{
+  return st_hashmap_intern (ctx, name);
+}
+
+static void
+test_map_names_moved_code (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[128];
+  snprintf (path, sizeof path, "%s/jit-%d.dump", dir, (int) getpid ());
+  struct dump d = { .n = 0 };
+  header (&d);
+  load (&d, 0x10000, 0x100, 1, "JS:*first");
+  load (&d, 0x20000, 0x80, 2, "JS:*second");
+  move (&d, 64, 0x10000, 0x30000, 0x100, 1);
+  move (&d, 64, 0x50000, 0x40000, 0x100, 99);   /* no such load */
+  load (&d, 0x31000, 0x40, 3, "JS:*third");
+  move (&d, 64, 0x31000, 0x20000, 0x40, 3);     /* over second's start */
+  FILE *f = fopen (path, "wb");
+  assert_non_null (f);
+  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
+  assert_int_equal (fclose (f), 0);
+
+  struct st_hashmap *strings = st_hashmap_new (free);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), intern, strings, &m), 0);
+  assert_int_equal (st_jit_map_add_dump (m, path), 0);
+  uint64_t off = 0;
+  /* The moved code at its new address, and still at its old one (samples
+     taken before the move; names are not matched by time).  */
+  assert_string_equal (st_jit_map_lookup (m, 0x30010, &off), "JS:*first");
+  assert_int_equal (off, 0x10);
+  assert_string_equal (st_jit_map_lookup_dump (m, 0x300ff, &off), "JS:*first");
+  assert_int_equal (off, 0xff);
+  assert_null (st_jit_map_lookup (m, 0x30100, &off));
+  assert_string_equal (st_jit_map_lookup (m, 0x10010, &off), "JS:*first");
+  /* A move of code nobody loaded names nothing.  */
+  assert_null (st_jit_map_lookup (m, 0x40010, &off));
+  /* The later record wins where two start at one address.  */
+  assert_string_equal (st_jit_map_lookup (m, 0x20010, &off), "JS:*third");
+  assert_string_equal (st_jit_map_lookup (m, 0x31010, &off), "JS:*third");
+  st_jit_map_free (m);
+  st_hashmap_free (strings);
+  assert_int_equal (unlink (path), 0);
+  assert_int_equal (rmdir (dir), 0);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_parse_gives_moves),
+    cmocka_unit_test (test_map_names_moved_code),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

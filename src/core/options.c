@@ -16,6 +16,7 @@
 enum {
   OPT_INLINE = 0x100,
   OPT_MAX_FRAMES,
+  OPT_UNWINDER,
   OPT_DEBUG,
   OPT_TITLE,
   OPT_WIDTH,
@@ -79,6 +80,11 @@ static const struct argp_option option_table[] = {
   { "inline", OPT_INLINE, NULL, 0,
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
+  { "unwinder", OPT_UNWINDER, "KIND", 0,
+    "cache (default): step frames whose CFI rules are simple (CFA = register + offset, "
+    "registers saved at CFA + offset) from rules taken once per pc range from libdw, and "
+    "everything else with libdwfl, with the same output; libdwfl: every frame with libdwfl "
+    "(the reference). --stats says which stepped how many frames", 0 },
   { "demangle", OPT_DEMANGLE, "STYLE", OPTION_ARG_OPTIONAL,
     "Show C++, Rust and OCaml function names demangled, as perf does (the default): "
     "short (the default) without parameter lists, full with them (as perf -v)", 0 },
@@ -247,6 +253,14 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (errno != 0 || *end != '\0' || n == 0 || n > 65535)
         argp_error (state, "--max-frames wants a number from 1 to 65535, not `%s'", arg);
       o->max_frames = n;
+      break;
+    case OPT_UNWINDER:
+      if (strcmp (arg, "cache") == 0)
+        o->unwinder_libdwfl = false;
+      else if (strcmp (arg, "libdwfl") == 0)
+        o->unwinder_libdwfl = true;
+      else
+        argp_error (state, "--unwinder wants cache or libdwfl, not `%s'", arg);
       break;
     case 'j':
       errno = 0;

@@ -81,10 +81,10 @@ static const struct argp_option option_table[] = {
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
   { "unwinder", OPT_UNWINDER, "KIND", 0,
-    "cache (default): step frames whose CFI rules are simple (CFA = register + offset, "
-    "registers saved at CFA + offset) from rules taken once per pc range from libdw, and "
-    "everything else with libdwfl, with the same output; libdwfl: every frame with libdwfl "
-    "(the reference). --stats says which stepped how many frames", 0 },
+    "cache (default): unwind samples whose every step has simple CFI rules (CFA = register "
+    "+ offset, registers saved at CFA + offset) from rules taken once per pc range from "
+    "libdw, and any other sample with libdwfl, with the same output; libdwfl: every sample "
+    "with libdwfl (the reference). --stats says which stepped how many frames", 0 },
   { "demangle", OPT_DEMANGLE, "STYLE", OPTION_ARG_OPTIONAL,
     "Show C++, Rust and OCaml function names demangled, as perf does (the default): "
     "short (the default) without parameter lists, full with them (as perf -v)", 0 },

@@ -48,19 +48,24 @@ while IFS='|' read -r name opts cmd; do
   mkdir "$dir"
   data="$dir/perf.data"
   why=$problem
-  # shellcheck disable=SC2086  # opts and cmd are words on purpose
+  # opts and cmd are words on purpose (paths without blanks).
+  # shellcheck disable=SC2086,SC2090
   if [ -z "$why" ]; then
     set -- $cmd
     [ -x "$1" ] || why="workload $1 is not built (make check builds it)"
   fi
   if [ -z "$why" ]; then
-    # shellcheck disable=SC2086
+    out=/dev/null
+    [ "$name" = manyproc ] && out=$data
+    # shellcheck disable=SC2086,SC2090
     if [ "$name" = manyproc ]; then
-      run_perf record -e cpu-clock -F 999 $opts -o - -- $cmd > "$data" 2> "$dir/record.err"
+      run_perf record -e cpu-clock -F 999 $opts -o - -- $cmd > "$out" 2> "$dir/record.err" ||
+        why="perf record failed"
     else
-      run_perf record -e cpu-clock -F 999 $opts -o "$data" -- $cmd > /dev/null 2> "$dir/record.err"
+      run_perf record -e cpu-clock -F 999 $opts -o "$data" -- $cmd > "$out" 2> "$dir/record.err" ||
+        why="perf record failed"
     fi
-    [ $? -eq 0 ] && [ -s "$data" ] || why="perf record failed"
+    [ -n "$why" ] || [ -s "$data" ] || why="perf record wrote nothing"
   fi
   if [ -z "$why" ]; then
     tap_ok "$name: perf record $opts"

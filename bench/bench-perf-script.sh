@@ -60,9 +60,9 @@ build () {
   out=$work/$1
   shift
   [ -x "$out" ] && [ -z "$(find "$@" -newer "$out")" ] && return
+  # shellcheck disable=SC2086 # CFLAGS is a list of flags
   case $1 in
     *.cc) $CXX $CFLAGS -o "$out" "$@" || die "cannot build $*" ;;
-    # shellcheck disable=SC2086 # CFLAGS is a list of flags
     *) $CC $CFLAGS -o "$out" "$@" || die "cannot build $*" ;;
   esac
 }
@@ -93,6 +93,34 @@ record_cmd () {
   echo "$stamp" > "$data.stamp"
 }
 
+# measure3 CMD...: bench-lib.sh's measure, and the CPU seconds (user +
+# system) of the run: "WALL_SECONDS PEAK_RSS_KB CPU_SECONDS".  On a machine
+# that others load, the CPU time is the steadier figure: wall time then
+# measures the scheduler as much as the program.
+measure3_py='
+import os, subprocess, sys, time
+rss_file = os.environ["BENCH_RSS"]
+with open(os.environ["BENCH_STDERR"], "wb") as err:
+    start = time.perf_counter()
+    status = subprocess.call([os.environ["GNU_TIME"], "-f", "%M %U %S", "-o", rss_file, "--"]
+                             + sys.argv[1:], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err)
+    wall = time.perf_counter() - start
+if status != 0:
+    sys.exit("exit status %d" % status)
+with open(rss_file) as f:
+    rss, user, system = f.read().split()[-3:]
+print("%.4f %d %.2f" % (wall, int(rss), float(user) + float(system)))
+'
+measure3 () {
+  GNU_TIME=$GNU_TIME BENCH_RSS=$work/rss BENCH_STDERR=$work/stderr \
+    "$PYTHON3" -c "$measure3_py" "$@" || {
+    say "failed: $*"
+    sed 's/^/  | /' "$work/stderr" >&2
+    exit 1
+  }
+}
+
 # shellcheck disable=SC2086 # EU_ARGS is a list of options
 eu_cmd () { "$EU_STACKTRACE" $EU_ARGS -i "$1" -f text -o "$2"; }
 ps_cmd () { "$PERF" script -i "$1" -F comm,tid,ip,sym,dso --no-inline; }
@@ -104,6 +132,8 @@ bench () {
   data=$work/$name.data
   samples=$(count_samples "$data")
   say "$name: $samples samples, $(du -m "$data" | cut -f1) MB"
+  [ "$samples" -ge "$min_samples" ] ||
+    say "warning: fewer than $min_samples samples; raise BENCH_SECONDS (or BENCH_PROCS)"
   # One untimed run of each, to warm the page cache and to check that both
   # did the same work: as many samples, about as many user frames.  A frame
   # is an indented line that starts with an address (eu-stacktrace's
@@ -136,19 +166,21 @@ bench () {
   i=1
   while [ "$i" -le "$BENCH_RUNS" ]; do
     # shellcheck disable=SC2086 # EU_ARGS is a list of options
-    eu1=$(measure "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$data" -f text -o /dev/null)
+    eu1=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$data" -f text -o /dev/null)
     # shellcheck disable=SC2086
-    eu2=$(measure "$EU_STACKTRACE" $EU_ARGS -j 2 -i "$data" -f text -o /dev/null)
-    ps=$(measure "$PERF" script -i "$data" -F comm,tid,ip,sym,dso --no-inline)
+    eu2=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 2 -i "$data" -f text -o /dev/null)
+    ps=$(measure3 "$PERF" script -i "$data" -F comm,tid,ip,sym,dso --no-inline)
     echo "$eu1" >> "$work/eu1.times"
     echo "$eu2" >> "$work/eu2.times"
     echo "$ps" >> "$work/ps.times"
-    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB)"
+    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB, CPU s)"
     i=$((i + 1))
   done
   echo "$name $samples $eu_frames $ps_frames $(median "$work/eu1.times" 1) $(median "$work/eu1.times" 2)" \
        "$(median "$work/eu2.times" 1) $(median "$work/eu2.times" 2)" \
-       "$(median "$work/ps.times" 1) $(median "$work/ps.times" 2)" >> "$work/summary"
+       "$(median "$work/ps.times" 1) $(median "$work/ps.times" 2)" \
+       "$(median "$work/eu1.times" 3) $(median "$work/eu2.times" 3) $(median "$work/ps.times" 3)" \
+       >> "$work/summary"
 }
 
 record_cmd deep "$workload" "$BENCH_SECONDS" "$BENCH_THREADS"
@@ -157,7 +189,6 @@ record_cmd cxx "$work/cxx" "$((BENCH_SECONDS * 1000))"
 bench cxx
 record_cmd manyproc "$work/manyproc" "$BENCH_PROCS" "$BENCH_PROC_MS" "$work/deep-proc"
 bench manyproc
-data1=$work/deep.data
 eu_rss=$(awk '$1 == "deep" { print $6 }' "$work/summary")
 
 # --- long recording: peak RSS flatness ----------------------------------
@@ -185,8 +216,10 @@ awk "$awk_mb"'
 {
   printf "%-9s %6d samples, %4.1f frames/sample: -j 1 %.3f s (%s), -j 2 %.3f s (%s), perf script %.3f s (%s)\n", \
     $1, $2, $3 / $2, $5, mb($6), $7, mb($8), $9, mb($10)
-  printf "%-9s ratio perf script / eu-stacktrace: -j 1 %.2fx, -j 2 %.2fx; -j 2 / -j 1 %.2fx; %.0f ns per frame at -j 1\n", \
+  printf "%-9s wall ratio perf script / eu-stacktrace: -j 1 %.2fx, -j 2 %.2fx; -j 2 / -j 1 %.2fx; %.0f ns per frame at -j 1\n", \
     "", $9 / $5, $9 / $7, $5 / $7, $5 * 1e9 / $3
+  printf "%-9s CPU (user+sys): -j 1 %.2f s, -j 2 %.2f s, perf script %.2f s; ratio -j 1 %.2fx; %.0f CPU ns per frame at -j 1\n", \
+    "", $11, $12, $13, $13 / ($11 > 0 ? $11 : 0.01), $11 * 1e9 / $3
 }' "$work/summary"
 if [ "$BENCH_SCALE" != 0 ]; then
   awk -v k="$BENCH_SCALE" -v n="$samples10" -v t="$long_t" -v r1="$eu_rss" -v rk="$long_rss" "$awk_mb"'

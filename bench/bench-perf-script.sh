@@ -1,10 +1,15 @@
 #!/bin/sh
 # bench-perf-script.sh: eu-stacktrace against `perf script`, side by side.
 #
-# Records a CPU-bound workload with `perf record --call-graph dwarf`, then
-# times `eu-stacktrace -f text` and `perf script` on the same file,
-# alternating runs so that both see the same machine state, and reports
-# the medians and their ratio.  Then records a run ten times longer and
+# Records three CPU-bound workloads with `perf record --call-graph dwarf`:
+# deep (bench/workload.c: a deep -O2 call chain through the program and
+# libc), cxx (tests/workloads/cxx.cc: an -O2 C++ program, templates,
+# std:: containers, a recursion) and manyproc (tests/workloads/manyproc.c:
+# BENCH_PROCS short processes, each tests/workloads/deep.c).  On each it
+# times `eu-stacktrace -f text` with -j 1 and -j 2 and `perf script
+# --no-inline`, alternating runs so that all see the same machine state,
+# and reports the medians, their ratios, and eu-stacktrace's nanoseconds
+# per unwound frame at -j 1.  Then records a deep run ten times longer and
 # compares eu-stacktrace's peak RSS on both files: it should stay roughly
 # flat, because samples are streamed, not kept.
 #
@@ -13,13 +18,17 @@
 #
 # Environment (defaults in brackets):
 #   EU_STACKTRACE   the program under test [../eu-stacktrace next to this script]
+#   EU_ARGS         more eu-stacktrace options, e.g. --unwinder=libdwfl []
 #   PERF            perf [perf]
 #   PYTHON3         python3, times the runs [python3]
 #   GNU_TIME        GNU time, reads peak RSS [/usr/bin/time] (Debian: time)
-#   CC, CFLAGS      compiler for bench/workload.c [cc, -O2 -g]
+#   CC, CFLAGS      compiler for the C workloads [cc, -O2 -g]
+#   CXX             compiler for the C++ workload [c++]
 #   BENCH_WORKLOAD  a prebuilt workload to use instead of building
 #                   workload.c; it is run as `PROG SECONDS THREADS`
-#   BENCH_SECONDS   CPU seconds per thread of the 1x recording [6]
+#   BENCH_SECONDS   CPU seconds of the deep and cxx recordings [6]
+#   BENCH_PROCS     processes of the manyproc recording [600]
+#   BENCH_PROC_MS   CPU milliseconds each of them burns [10]
 #   BENCH_THREADS   workload threads [1]
 #   BENCH_FREQ      sampling frequency in Hz [4000]
 #   BENCH_EVENT     perf event [cpu-clock]
@@ -34,71 +43,153 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 BENCH_SECONDS=${BENCH_SECONDS:-6}
 BENCH_SCALE=${BENCH_SCALE:-10}
+BENCH_PROCS=${BENCH_PROCS:-600}
+BENCH_PROC_MS=${BENCH_PROC_MS:-10}
+CXX=${CXX:-c++}
+EU_ARGS=${EU_ARGS:-}
 min_samples=20000
 # shellcheck source=bench/bench-lib.sh
 . "$here/bench-lib.sh"
 
 say "machine: $machine"
-say "eu-stacktrace: $EU_STACKTRACE ($("$EU_STACKTRACE" --version 2>/dev/null | head -n 1 || :))"
+say "eu-stacktrace: $EU_STACKTRACE ($("$EU_STACKTRACE" --version 2>/dev/null | head -n 1 || :)) $EU_ARGS"
 
-# --- 1x recording: throughput against perf script -----------------------
-record 1x "$BENCH_SECONDS"
-data1=$work/1x.data
-samples=$(count_samples "$data1")
-say "1x file: $samples samples, $(du -m "$data1" | cut -f1) MB"
-[ "$samples" -ge "$min_samples" ] ||
-  say "warning: fewer than $min_samples samples; raise BENCH_SECONDS"
+# The other workloads, built into $work from the test workloads' sources.
+wl=$here/../tests/workloads
+build () {
+  out=$work/$1
+  shift
+  [ -x "$out" ] && [ -z "$(find "$@" -newer "$out")" ] && return
+  # shellcheck disable=SC2086 # CFLAGS is a list of flags
+  case $1 in
+    *.cc) $CXX $CFLAGS -o "$out" "$@" || die "cannot build $*" ;;
+    *) $CC $CFLAGS -o "$out" "$@" || die "cannot build $*" ;;
+  esac
+}
+build cxx "$wl/cxx.cc"
+build deep-proc "$wl/deep.c"
+build manyproc "$wl/manyproc.c"
 
-eu_cmd () { "$EU_STACKTRACE" -i "$1" -f text -o "$2"; }
+# record_cmd NAME CMD...: records CMD into $work/NAME.data, unless an earlier
+# run with the same command and settings left it there.
+record_cmd () {
+  name=$1
+  shift
+  data=$work/$name.data
+  stamp="$* $BENCH_EVENT $BENCH_FREQ"
+  for f in "$@"; do [ -f "$f" ] && stamp="$stamp $(cksum < "$f")"; done
+  if [ -s "$data" ] && [ -f "$data.stamp" ] && [ "$(cat "$data.stamp")" = "$stamp" ]; then
+    say "reusing $data"
+    return
+  fi
+  rm -f "$data" "$data.stamp"
+  say "recording $name: $* ($BENCH_EVENT at $BENCH_FREQ Hz, --call-graph dwarf)"
+  "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf \
+    -o "$data" -- "$@" >/dev/null 2>"$work/record.log" || {
+    sed 's/^/  | /' "$work/record.log" >&2
+    die "perf record failed"
+  }
+  grep -iE 'captured|lost|throttl' "$work/record.log" | sed 's/^/  | /' >&2 || :
+  echo "$stamp" > "$data.stamp"
+}
+
+# measure3 CMD...: bench-lib.sh's measure, and the CPU seconds (user +
+# system) of the run: "WALL_SECONDS PEAK_RSS_KB CPU_SECONDS".  On a machine
+# that others load, the CPU time is the steadier figure: wall time then
+# measures the scheduler as much as the program.
+measure3_py='
+import os, subprocess, sys, time
+rss_file = os.environ["BENCH_RSS"]
+with open(os.environ["BENCH_STDERR"], "wb") as err:
+    start = time.perf_counter()
+    status = subprocess.call([os.environ["GNU_TIME"], "-f", "%M %U %S", "-o", rss_file, "--"]
+                             + sys.argv[1:], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=err)
+    wall = time.perf_counter() - start
+if status != 0:
+    sys.exit("exit status %d" % status)
+with open(rss_file) as f:
+    rss, user, system = f.read().split()[-3:]
+print("%.4f %d %.2f" % (wall, int(rss), float(user) + float(system)))
+'
+measure3 () {
+  GNU_TIME=$GNU_TIME BENCH_RSS=$work/rss BENCH_STDERR=$work/stderr \
+    "$PYTHON3" -c "$measure3_py" "$@" || {
+    say "failed: $*"
+    sed 's/^/  | /' "$work/stderr" >&2
+    exit 1
+  }
+}
+
+# shellcheck disable=SC2086 # EU_ARGS is a list of options
+eu_cmd () { "$EU_STACKTRACE" $EU_ARGS -i "$1" -f text -o "$2"; }
 ps_cmd () { "$PERF" script -i "$1" -F comm,tid,ip,sym,dso --no-inline; }
 
-# One untimed run of each, to warm the page cache and to check that both
-# did the same work: as many samples, about as many user frames.  A frame
-# is an indented line that starts with an address (eu-stacktrace's
-# "(unwind stopped: ...)" lines are not); perf script's kernel frames are
-# left out, since eu-stacktrace unwinds user stacks only.
-say "warm-up runs"
-eu_cmd "$data1" "$work/eu.txt" 2>"$work/stderr" || {
-  sed 's/^/  | /' "$work/stderr" >&2
-  die "eu-stacktrace failed on $data1"
-}
-ps_cmd "$data1" > "$work/ps.txt" 2>"$work/stderr" || {
-  sed 's/^/  | /' "$work/stderr" >&2
-  die "perf script failed on $data1"
-}
-eu_counts=$(awk '/^[^ \t].*:[ \t]*$/ { s++; next } /^[ \t]+[0-9a-f]+ / { f++ }
-                 END { printf "%d %.1f", s, s ? f / s : 0 }' "$work/eu.txt")
-ps_counts=$(awk '/^[^ \t]/ { s++; next } /^[ \t]+[0-9a-f]+ / && !/\[kernel\.kallsyms\]\)$/ { f++ }
-                 END { printf "%d %.1f", s, s ? f / s : 0 }' "$work/ps.txt")
-# shellcheck disable=SC2086 # split the two counts
-set -- $eu_counts; eu_blocks=$1 eu_fps=$2
-# shellcheck disable=SC2086
-set -- $ps_counts; ps_blocks=$1 ps_fps=$2
-say "output: eu-stacktrace $eu_blocks samples, $eu_fps frames/sample; perf script $ps_blocks samples, $ps_fps user frames/sample"
-[ "$eu_blocks" = "$samples" ] ||
-  say "warning: eu-stacktrace wrote $eu_blocks sample headers for $samples samples"
-rm -f "$work/eu.txt" "$work/ps.txt"
+: > "$work/summary"
+# bench NAME: times the tools on $work/NAME.data, appends a summary line.
+bench () {
+  name=$1
+  data=$work/$name.data
+  samples=$(count_samples "$data")
+  say "$name: $samples samples, $(du -m "$data" | cut -f1) MB"
+  [ "$samples" -ge "$min_samples" ] ||
+    say "warning: fewer than $min_samples samples; raise BENCH_SECONDS (or BENCH_PROCS)"
+  # One untimed run of each, to warm the page cache and to check that both
+  # did the same work: as many samples, about as many user frames.  A frame
+  # is an indented line that starts with an address (eu-stacktrace's
+  # "(unwind stopped: ...)" lines are not); perf script's kernel frames are
+  # left out, since eu-stacktrace unwinds user stacks only.
+  eu_cmd "$data" "$work/eu.txt" 2>"$work/stderr" || {
+    sed 's/^/  | /' "$work/stderr" >&2
+    die "eu-stacktrace failed on $data"
+  }
+  ps_cmd "$data" > "$work/ps.txt" 2>"$work/stderr" || {
+    sed 's/^/  | /' "$work/stderr" >&2
+    die "perf script failed on $data"
+  }
+  eu_counts=$(awk '/^[^ \t].*:[ \t]*$/ { s++; next } /^[ \t]+[0-9a-f]+ / { f++ }
+                   END { printf "%d %d", s, f }' "$work/eu.txt")
+  ps_counts=$(awk '/^[^ \t]/ { s++; next } /^[ \t]+[0-9a-f]+ / && !/\[kernel\.kallsyms\]\)$/ { f++ }
+                   END { printf "%d %d", s, f }' "$work/ps.txt")
+  # shellcheck disable=SC2086 # split the two counts
+  set -- $eu_counts; eu_blocks=$1 eu_frames=$2
+  # shellcheck disable=SC2086
+  set -- $ps_counts; ps_blocks=$1 ps_frames=$2
+  say "$name output: eu-stacktrace $eu_blocks samples, $eu_frames frames; perf script $ps_blocks samples, $ps_frames user frames"
+  [ "$eu_blocks" = "$samples" ] ||
+    say "warning: eu-stacktrace wrote $eu_blocks sample headers for $samples samples"
+  rm -f "$work/eu.txt" "$work/ps.txt"
 
-: > "$work/eu.times"
-: > "$work/eu1.times"
-: > "$work/ps.times"
-i=1
-while [ "$i" -le "$BENCH_RUNS" ]; do
-  # The default (one unwinding thread per CPU, at most 4), then one thread:
-  # perf script has one.
-  eu=$(measure "$EU_STACKTRACE" -i "$data1" -f text -o /dev/null)
-  eu1=$(measure "$EU_STACKTRACE" -j 1 -i "$data1" -f text -o /dev/null)
-  ps=$(measure "$PERF" script -i "$data1" -F comm,tid,ip,sym,dso --no-inline)
-  echo "$eu" >> "$work/eu.times"
-  echo "$eu1" >> "$work/eu1.times"
-  echo "$ps" >> "$work/ps.times"
-  say "run $i/$BENCH_RUNS: eu-stacktrace $eu, with -j 1 $eu1, perf script $ps (s, KB)"
-  i=$((i + 1))
-done
+  : > "$work/eu1.times"
+  : > "$work/eu2.times"
+  : > "$work/ps.times"
+  i=1
+  while [ "$i" -le "$BENCH_RUNS" ]; do
+    # shellcheck disable=SC2086 # EU_ARGS is a list of options
+    eu1=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$data" -f text -o /dev/null)
+    # shellcheck disable=SC2086
+    eu2=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 2 -i "$data" -f text -o /dev/null)
+    ps=$(measure3 "$PERF" script -i "$data" -F comm,tid,ip,sym,dso --no-inline)
+    echo "$eu1" >> "$work/eu1.times"
+    echo "$eu2" >> "$work/eu2.times"
+    echo "$ps" >> "$work/ps.times"
+    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB, CPU s)"
+    i=$((i + 1))
+  done
+  echo "$name $samples $eu_frames $ps_frames $(median "$work/eu1.times" 1) $(median "$work/eu1.times" 2)" \
+       "$(median "$work/eu2.times" 1) $(median "$work/eu2.times" 2)" \
+       "$(median "$work/ps.times" 1) $(median "$work/ps.times" 2)" \
+       "$(median "$work/eu1.times" 3) $(median "$work/eu2.times" 3) $(median "$work/ps.times" 3)" \
+       >> "$work/summary"
+}
 
-eu_t=$(median "$work/eu.times" 1); eu_rss=$(median "$work/eu.times" 2)
-eu1_t=$(median "$work/eu1.times" 1); eu1_rss=$(median "$work/eu1.times" 2)
-ps_t=$(median "$work/ps.times" 1); ps_rss=$(median "$work/ps.times" 2)
+record_cmd deep "$workload" "$BENCH_SECONDS" "$BENCH_THREADS"
+bench deep
+record_cmd cxx "$work/cxx" "$((BENCH_SECONDS * 1000))"
+bench cxx
+record_cmd manyproc "$work/manyproc" "$BENCH_PROCS" "$BENCH_PROC_MS" "$work/deep-proc"
+bench manyproc
+eu_rss=$(awk '$1 == "deep" { print $6 }' "$work/summary")
 
 # --- long recording: peak RSS flatness ----------------------------------
 if [ "$BENCH_SCALE" != 0 ]; then
@@ -107,7 +198,8 @@ if [ "$BENCH_SCALE" != 0 ]; then
   data10=$work/${BENCH_SCALE}x.data
   samples10=$(count_samples "$data10")
   say "${BENCH_SCALE}x file: $samples10 samples, $(du -m "$data10" | cut -f1) MB"
-  long=$(measure "$EU_STACKTRACE" -i "$data10" -f text -o /dev/null)
+  # shellcheck disable=SC2086 # EU_ARGS is a list of options
+  long=$(measure "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$data10" -f text -o /dev/null)
   # shellcheck disable=SC2086
   set -- $long; long_t=$1 long_rss=$2
   say "eu-stacktrace on the ${BENCH_SCALE}x file: $long (s, KB)"
@@ -117,24 +209,22 @@ fi
 # Peak RSS in MB, with a decimal when small: eu-stacktrace is meant to
 # need a few MB, and "4 MB" against "4 MB" would hide a 20% growth.
 awk_mb='function mb(kb) { return sprintf(kb < 10240 ? "%.1f MB" : "%.0f MB", kb / 1024) }'
-awk -v n="$samples" -v et="$eu_t" -v er="$eu_rss" -v pt="$ps_t" -v pr="$ps_rss" \
-    -v e1t="$eu1_t" -v e1r="$eu1_rss" -v jobs="$(nproc)" \
-    -v runs="$BENCH_RUNS" -v freq="$BENCH_FREQ" -v ev="$BENCH_EVENT" -v m="$machine" \
-    -v efps="$eu_fps" -v pfps="$ps_fps" "$awk_mb"'
-BEGIN {
-  printf "\n"
-  printf "machine: %s\n", m
-  printf "samples: %d (%s at %d Hz, --call-graph dwarf; median of %d alternating runs)\n", n, ev, freq, runs
-  printf "eu-stacktrace -f text: median %.3f s (%.0fk samples/s), peak RSS %s (default -j: %d CPUs, at most 4)\n", et, n / et / 1000, mb(er), jobs
-  printf "eu-stacktrace -j 1:    median %.3f s (%.0fk samples/s), peak RSS %s\n", e1t, n / e1t / 1000, mb(e1r)
-  printf "perf script:           median %.3f s (%.0fk samples/s), peak RSS %s\n", pt, n / pt / 1000, mb(pr)
-  printf "ratio (perf script / eu-stacktrace): %.2fx; with -j 1: %.2fx\n", pt / et, pt / e1t
-  printf "user frames per sample: eu-stacktrace %s, perf script %s\n", efps, pfps
-}'
+printf '\nmachine: %s; load average at the end: %s\n' "$machine" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%s at %s Hz, --call-graph dwarf; medians of %s alternating runs; eu-stacktrace %s\n' \
+  "$BENCH_EVENT" "$BENCH_FREQ" "$BENCH_RUNS" "${EU_ARGS:-(default options)}"
+awk "$awk_mb"'
+{
+  printf "%-9s %6d samples, %4.1f frames/sample: -j 1 %.3f s (%s), -j 2 %.3f s (%s), perf script %.3f s (%s)\n", \
+    $1, $2, $3 / $2, $5, mb($6), $7, mb($8), $9, mb($10)
+  printf "%-9s wall ratio perf script / eu-stacktrace: -j 1 %.2fx, -j 2 %.2fx; -j 2 / -j 1 %.2fx; %.0f ns per frame at -j 1\n", \
+    "", $9 / $5, $9 / $7, $5 / $7, $5 * 1e9 / $3
+  printf "%-9s CPU (user+sys): -j 1 %.2f s, -j 2 %.2f s, perf script %.2f s; ratio -j 1 %.2fx; %.0f CPU ns per frame at -j 1\n", \
+    "", $11, $12, $13, $13 / ($11 > 0 ? $11 : 0.01), $11 * 1e9 / $3
+}' "$work/summary"
 if [ "$BENCH_SCALE" != 0 ]; then
   awk -v k="$BENCH_SCALE" -v n="$samples10" -v t="$long_t" -v r1="$eu_rss" -v rk="$long_rss" "$awk_mb"'
   BEGIN {
-    printf "peak RSS 1x file: %s, %dx file: %s (ratio %.2f; %d samples, %.0fk samples/s)\n", \
+    printf "peak RSS at -j 1, deep 1x file: %s, %dx file: %s (ratio %.2f; %d samples, %.0fk samples/s)\n", \
       mb(r1), k, mb(rk), rk / r1, n, n / t / 1000
   }'
 fi

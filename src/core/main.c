@@ -81,6 +81,7 @@ output_open (const struct st_options *o, const struct st_regs_arch *arch, unsign
   struct st_session_options sopts = {
     .max_frames = o->max_frames,
     .inline_frames = o->inline_frames,
+    .unwinder_libdwfl = o->unwinder_libdwfl,
     .arch = arch,
     .jobs = jobs,
     .debuginfod = o->debuginfod,

@@ -16,6 +16,7 @@
 enum {
   OPT_INLINE = 0x100,
   OPT_MAX_FRAMES,
+  OPT_UNWINDER,
   OPT_DEBUG,
   OPT_TITLE,
   OPT_WIDTH,
@@ -79,6 +80,11 @@ static const struct argp_option option_table[] = {
   { "inline", OPT_INLINE, NULL, 0,
     "Also show inlined functions as frames (needs DWARF debug information)", 0 },
   { "max-frames", OPT_MAX_FRAMES, "N", 0, "Stop each unwind after N frames (default 256)", 0 },
+  { "unwinder", OPT_UNWINDER, "KIND", 0,
+    "cache (default): unwind samples whose every step has simple CFI rules (CFA = register "
+    "+ offset, registers saved at CFA + offset) from rules taken once per pc range from "
+    "libdw, and any other sample with libdwfl, with the same output; libdwfl: every sample "
+    "with libdwfl (the reference). --stats says which stepped how many frames", 0 },
   { "demangle", OPT_DEMANGLE, "STYLE", OPTION_ARG_OPTIONAL,
     "Show C++, Rust and OCaml function names demangled, as perf does (the default): "
     "short (the default) without parameter lists, full with them (as perf -v)", 0 },
@@ -258,6 +264,14 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_MAX_FRAMES:
       o->max_frames = parse_number (state, arg, 1, 65535,
                                     "--max-frames wants a number from 1 to 65535");
+      break;
+    case OPT_UNWINDER:
+      if (strcmp (arg, "cache") == 0)
+        o->unwinder_libdwfl = false;
+      else if (strcmp (arg, "libdwfl") == 0)
+        o->unwinder_libdwfl = true;
+      else
+        argp_error (state, "--unwinder wants cache or libdwfl, not `%s'", arg);
       break;
     case 'j':
       o->jobs = parse_number (state, arg, 1, 64, "--jobs wants a number from 1 to 64");

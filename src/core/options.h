@@ -25,6 +25,7 @@ struct st_options {
   const char *format;
   size_t max_frames;
   bool inline_frames;
+  bool unwinder_libdwfl;        /* --unwinder=libdwfl */
   unsigned jobs;
   enum st_unwind_mode mode;     /* -m */
   const char *container;       /* --container */

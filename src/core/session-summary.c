@@ -108,6 +108,10 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   fprintf (out, "samples unwound:    %" PRIu64 "\n", st->unwound);
   fprintf (out, "user frames:        %" PRIu64 " (%.1f per sample)\n", st->frames,
            st->samples ? (double) st->frames / st->samples : 0.0);
+  uint64_t stepped = st->frames_by_cache + st->frames_by_libdwfl;
+  if (stepped > 0)
+    fprintf (out, "frames stepped:     %.1f%% by the unwind-rule cache, %.1f%% by libdwfl\n",
+             100.0 * st->frames_by_cache / stepped, 100.0 * st->frames_by_libdwfl / stepped);
   fprintf (out, "unwinds by how they ended:\n");
   for (int i = 0; i < ST_STOP_N; i++)
     if (st->stops[i] > 0)

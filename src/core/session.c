@@ -119,6 +119,8 @@ write_sample (struct st_session *s, const struct st_sample *sample, const struct
   if (u->n_frames > 0)
     s->stats.unwound++;
   s->stats.frames += u->n_frames;
+  s->stats.frames_by_cache += u->frames_by_cache;
+  s->stats.frames_by_libdwfl += u->frames_by_libdwfl;
   return s->sink_ops->sample (s->sink, &chain);
 }
 
@@ -460,6 +462,7 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
   struct st_unwinder_options uopts = {
     .max_frames = opts->max_frames,
     .inline_frames = opts->inline_frames,
+    .unwinder_libdwfl = opts->unwinder_libdwfl,
     .arch = opts->arch,
     .debuginfod = opts->debuginfod,
     .ns_client = opts->ns_client,

@@ -25,6 +25,7 @@ struct st_session_options {
   enum st_unwind_mode mode;
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
+  bool unwinder_libdwfl;      /* --unwinder=libdwfl */
   const struct st_regs_arch *arch;
   unsigned jobs;              /* unwinding threads; 1: unwind inline */
   struct st_debuginfod *debuginfod; /* NULL: off; outlives the session */
@@ -46,6 +47,8 @@ struct st_stats {
   uint64_t samples;           /* samples read */
   uint64_t unwound;           /* with at least one user frame */
   uint64_t frames;            /* user frames written */
+  /* Frames stepped by the unwind-rule cache and by libdwfl.  */
+  uint64_t frames_by_cache, frames_by_libdwfl;
   uint64_t stops[ST_STOP_N];  /* why each unwind ended */
   uint64_t lost;              /* samples the kernel dropped */
   uint64_t period_sum;        /* sum of the samples' periods */

@@ -16,7 +16,8 @@ E2E_TESTS = \
 	tests/e2e/go.sh \
 	tests/e2e/demangle.sh \
 	tests/e2e/golden.sh \
-	tests/e2e/epilogue.sh
+	tests/e2e/epilogue.sh \
+	tests/e2e/unwinder-equal.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \

@@ -29,12 +29,12 @@ uint64_t st_input_size (const struct st_input *in);
    end of input, or -errno.  The bytes stay valid until the next call on IN,
    or for as long as IN lives when st_input_stable() says so.  */
 ssize_t st_input_next (struct st_input *in, size_t n, const uint8_t **data);
-/* True when the input is mapped in memory: st_input_next() pointers stay
-   valid, so records need not be copied.  */
+/* True when st_input_next() pointers stay valid as long as IN, so records
+   need not be copied.  No input is (they are read, not mapped: input.c).  */
 bool st_input_stable (const struct st_input *in);
-/* Tells a mapped input that nothing before OFFSET will be read again, so
-   its pages can leave memory: the peak RSS then stays flat however large
-   the file.  A no-op for streams.  */
+/* Tells the input that nothing before OFFSET will be read again (a mapped
+   input could let its pages go).  Inputs are read through one buffer, so
+   their memory is flat however large the file: a no-op.  */
 void st_input_release_before (struct st_input *in, uint64_t offset);
 
 /* Makes the next N bytes visible without consuming them.  Returns how many

@@ -8,6 +8,7 @@
 #include "core/unwind/dwfl-unwind.h"
 #include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
+#include "core/unwind/unwind-cache.h"
 
 /* What the attached callbacks read: the sample being unwound now.  */
 struct st_unwind_slot {
@@ -25,6 +26,8 @@ struct st_unwind_slot {
   /* frame collection */
   struct st_raw_frame *frames;
   size_t n_frames, max_frames;
+  /* The rules of the attached Dwfl's modules (NULL: not made yet).  */
+  struct st_unwind_cache *cache;
 };
 
 struct st_unwind_slot *
@@ -36,6 +39,8 @@ st_unwind_slot_new (void)
 void
 st_unwind_slot_free (struct st_unwind_slot *slot)
 {
+  if (slot != NULL)
+    st_unwind_cache_free (slot->cache);
   free (slot);
 }
 
@@ -120,6 +125,9 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 bool
 st_unwind_attach (Dwfl *dwfl, pid_t pid, struct st_unwind_slot *slot)
 {
+  /* A Dwfl is attached once: a new one (an exec, a mapping gone) has
+     other modules, which the cached rules must not outlive.  */
+  st_unwind_cache_clear (slot->cache);
   return dwfl_attach_state (dwfl, NULL, pid, &thread_callbacks, slot);
 }
 
@@ -394,8 +402,16 @@ in_pc_thunk (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sampl
 void
 st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sample *sample,
                   const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
-                  size_t max_frames, struct st_unwind_result *result)
+                  size_t max_frames, bool use_cache, struct st_unwind_result *result)
 {
+  if (use_cache && st_unwind_cache_applies (regs)
+      && (slot->cache != NULL || st_unwind_cache_new (&slot->cache) == 0)
+      && st_unwind_cache_sample (slot->cache, dwfl, sample, regs, frames, max_frames, result))
+    {
+      result->by_cache = true;
+      return;
+    }
+  result->by_cache = false;
   slot->tid = sample->tid;
   slot->regs = regs;
   slot->stack = sample->stack;

@@ -33,10 +33,13 @@ struct st_unwind_result {
      copy needs to hold for this result (a lower bound when the copy ran
      out).  */
   uint64_t stack_needed;
+  bool by_cache;            /* stepped by the unwind-rule cache, not libdwfl */
 };
 
 /* Unwinds SAMPLE (already converted registers in REGS) through DWFL, which
-   must be attached to SLOT.  FRAMES has room for MAX_FRAMES.  */
+   must be attached to SLOT.  FRAMES has room for MAX_FRAMES.  With
+   USE_CACHE the unwind-rule cache (unwind-cache.h) steps the sample when
+   it can, with the same result; otherwise libdwfl does.  */
 void st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sample *sample,
                        const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
-                       size_t max_frames, struct st_unwind_result *result);
+                       size_t max_frames, bool use_cache, struct st_unwind_result *result);

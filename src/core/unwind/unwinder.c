@@ -190,6 +190,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   out->n_frames = 0;
   out->detail = NULL;
   out->stack_needed = 0;
+  out->frames_by_cache = 0;
+  out->frames_by_libdwfl = 0;
   struct st_dwarf_regs regs;
   if ((sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0) && sample->n_user_ips > 0)
     return kernel_chain (u, sample, out);
@@ -215,12 +217,19 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       /* Nothing to unwind with, but the sampled pc is still a frame.  */
       u->raw[0] = (struct st_raw_frame) { regs.pc, true };
-      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0 };
+      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0, false };
       if (st_process_find_mapping (p, regs.pc) == NULL)
         result.stop = ST_STOP_NO_MODULE;
     }
   else
-    st_unwind_sample (dwfl, p->slot, sample, &regs, u->raw, u->opts.max_frames, &result);
+    {
+      st_unwind_sample (dwfl, p->slot, sample, &regs, u->raw, u->opts.max_frames,
+                        !u->opts.unwinder_libdwfl, &result);
+      if (result.by_cache)
+        out->frames_by_cache = result.n_frames;
+      else
+        out->frames_by_libdwfl = result.n_frames;
+    }
 
   struct st_symbolize_options sym_opts = { .inline_frames = u->opts.inline_frames };
   out->n_frames = st_symbolize (&sym_opts, dwfl, p, result.frames, result.n_frames,

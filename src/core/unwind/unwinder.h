@@ -16,6 +16,7 @@
 struct st_unwinder_options {
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
+  bool unwinder_libdwfl;      /* --unwinder=libdwfl: no unwind-rule cache */
   const struct st_regs_arch *arch;
   struct st_debuginfod *debuginfod; /* NULL: off; shared, it locks */
   struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
@@ -29,6 +30,8 @@ struct st_unwound {
   enum st_stop_reason stop;
   const char *detail;
   uint64_t stack_needed;      /* st_unwind_result's: bytes of stack it read */
+  /* Frames the unwind-rule cache stepped, and libdwfl (unwind-cache.h).  */
+  size_t frames_by_cache, frames_by_libdwfl;
   const char *comm;
   const struct st_container_label *container;  /* NULL: the host */
 };

@@ -1,0 +1,412 @@
+#include "config.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/unwind/module-symbols.h"
+#include "core/unwind/unwind-cache.h"
+
+/* x86_64: DWARF registers 0..16, the return address in 16 (rip), as
+   libdwfl's x86_64 backend has them (ebl_frame_nregs).  */
+#define NREGS 17
+#define RA_REG 16
+
+enum rule {
+  RULE_UNDEFINED,
+  RULE_SAME,
+  RULE_OFFSET,      /* saved at CFA + off */
+  RULE_VAL_OFFSET,  /* is CFA + off */
+};
+
+/* The rules of one pc range, in the process's addresses.  A row that is
+   not USABLE stands for "libdwfl steps here" (no CFI, an expression, a
+   signal frame), so that the answer is not asked of libdw again.  */
+struct row {
+  uint64_t start, end;
+  int64_t cfa_off;
+  int32_t off[NREGS];
+  uint8_t rule[NREGS];
+  uint8_t cfa_reg;
+  bool usable;
+};
+
+struct module_rows {
+  Dwfl_Module *mod;
+  struct row *rows;         /* sorted by start, not overlapping */
+  size_t n, cap;
+};
+
+struct st_unwind_cache {
+  struct module_rows *mods;
+  size_t n_mods, cap_mods;
+  size_t last;              /* the module entry of the last lookup */
+};
+
+int
+st_unwind_cache_new (struct st_unwind_cache **out)
+{
+  *out = calloc (1, sizeof **out);
+  return *out ? 0 : -ENOMEM;
+}
+
+void
+st_unwind_cache_clear (struct st_unwind_cache *c)
+{
+  if (c == NULL)
+    return;
+  for (size_t i = 0; i < c->n_mods; i++)
+    free (c->mods[i].rows);
+  c->n_mods = 0;
+  c->last = 0;
+}
+
+void
+st_unwind_cache_free (struct st_unwind_cache *c)
+{
+  if (c == NULL)
+    return;
+  st_unwind_cache_clear (c);
+  free (c->mods);
+  free (c);
+}
+
+bool
+st_unwind_cache_applies (const struct st_dwarf_regs *regs)
+{
+  return regs->is_x86_64 && regs->n == NREGS && !regs->big_endian;
+}
+
+/* The rows of MOD, created empty.  NULL on allocation failure.  */
+static struct module_rows *
+module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
+{
+  if (c->last < c->n_mods && c->mods[c->last].mod == mod)
+    return &c->mods[c->last];
+  for (size_t i = 0; i < c->n_mods; i++)
+    if (c->mods[i].mod == mod)
+      {
+        c->last = i;
+        return &c->mods[i];
+      }
+  if (c->n_mods == c->cap_mods)
+    {
+      size_t cap = c->cap_mods ? 2 * c->cap_mods : 8;
+      struct module_rows *mods = realloc (c->mods, cap * sizeof *mods);
+      if (mods == NULL)
+        return NULL;
+      c->mods = mods;
+      c->cap_mods = cap;
+    }
+  c->last = c->n_mods;
+  c->mods[c->n_mods] = (struct module_rows) { .mod = mod };
+  return &c->mods[c->n_mods++];
+}
+
+/* The index of the last row starting at or before ADDR, or M->n.  */
+static size_t
+row_index (const struct module_rows *m, uint64_t addr)
+{
+  size_t lo = 0, hi = m->n;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (m->rows[mid].start <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo == 0 ? m->n : lo - 1;
+}
+
+/* The CFA rule of FRAME, when it is register + offset.  */
+static bool
+parse_cfa (Dwarf_Frame *frame, struct row *r)
+{
+  Dwarf_Op *ops;
+  size_t nops;
+  if (dwarf_frame_cfa (frame, &ops, &nops) != 0 || nops != 1)
+    return false;
+  uint64_t reg;
+  if (ops[0].atom == DW_OP_bregx)
+    {
+      reg = ops[0].number;
+      r->cfa_off = (int64_t) ops[0].number2;
+    }
+  else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
+    {
+      reg = ops[0].atom - DW_OP_breg0;
+      r->cfa_off = (int64_t) ops[0].number;
+    }
+  else
+    return false;
+  if (reg >= NREGS)
+    return false;
+  r->cfa_reg = reg;
+  return true;
+}
+
+/* The rule of REGNO in FRAME, as libdwfl's handle_cfi reads it: libdw
+   writes an offset(N) rule as DW_OP_call_frame_cfa [DW_OP_plus_uconst N],
+   which libdwfl's expr_eval dereferences (the CFA makes it a location),
+   and val_offset(N) the same with DW_OP_stack_value.  Any other form is
+   an expression only libdwfl evaluates.  */
+static bool
+parse_register (Dwarf_Frame *frame, int regno, struct row *r)
+{
+  Dwarf_Op ops_mem[3], *ops;
+  size_t nops;
+  if (dwarf_frame_register (frame, regno, ops_mem, &ops, &nops) != 0)
+    return false;
+  if (nops == 0)
+    {
+      if (ops == ops_mem)
+        r->rule[regno] = RULE_UNDEFINED;
+      else if (ops == NULL)
+        r->rule[regno] = RULE_SAME;
+      else
+        return false;
+      return true;
+    }
+  size_t i = 0;
+  if (ops[i++].atom != DW_OP_call_frame_cfa)
+    return false;
+  uint64_t off = 0;
+  if (i < nops && ops[i].atom == DW_OP_plus_uconst)
+    off = ops[i++].number;
+  bool location = true;
+  if (i < nops && ops[i].atom == DW_OP_stack_value)
+    {
+      location = false;
+      i++;
+    }
+  if (i != nops || (int64_t) off != (int32_t) off)
+    return false;
+  r->rule[regno] = location ? RULE_OFFSET : RULE_VAL_OFFSET;
+  r->off[regno] = (int32_t) off;
+  return true;
+}
+
+/* Fills R from FRAME, the row of libdw's table that starts at START and
+   ends at END in the process's addresses.  */
+static void
+parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
+{
+  Dwarf_Addr start, end;
+  bool signal = false;
+  int ra = dwarf_frame_info (frame, &start, &end, &signal);
+  r->usable = ra == RA_REG && !signal && parse_cfa (frame, r);
+  for (int i = 0; i < NREGS && r->usable; i++)
+    r->usable = parse_register (frame, i, r);
+  /* The range is the row's own only when it contains the lookup.  */
+  if (start + bias <= r->start && r->start < end + bias)
+    {
+      r->start = start + bias;
+      r->end = end + bias;
+    }
+}
+
+/* The rules at LOOKUP in MOD, libdwfl's way: the .eh_frame row if it has
+   one, else the .debug_frame row.  A .debug_frame row's range may hide
+   .eh_frame rows not asked for yet, so it is kept for LOOKUP alone, as is
+   "no row".  NULL on allocation failure.  */
+static const struct row *
+find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
+{
+  struct module_rows *m = module_rows (c, mod);
+  if (m == NULL)
+    return NULL;
+  size_t i = row_index (m, lookup);
+  if (i < m->n && lookup < m->rows[i].end)
+    return &m->rows[i];
+
+  struct row r = { .start = lookup, .end = lookup + 1 };
+  Dwarf_Addr bias;
+  Dwarf_Frame *frame = NULL;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
+  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
+    parse_row (frame, bias, &r);
+  else
+    {
+      frame = NULL;
+      cfi = dwfl_module_dwarf_cfi (mod, &bias);
+      if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
+        {
+          parse_row (frame, bias, &r);
+          r.start = lookup;
+          r.end = lookup + 1;
+        }
+      else
+        frame = NULL;
+    }
+  free (frame);
+
+  if (m->n == m->cap)
+    {
+      size_t cap = m->cap ? 2 * m->cap : 64;
+      struct row *rows = realloc (m->rows, cap * sizeof *rows);
+      if (rows == NULL)
+        return NULL;
+      m->rows = rows;
+      m->cap = cap;
+    }
+  size_t at = i < m->n ? i + 1 : 0;
+  memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
+  m->rows[at] = r;
+  m->n++;
+  return &m->rows[at];
+}
+
+/* The stack copy, read as dwfl-unwind.c's memory_read does, except that a
+   read outside the copy is not answered: libdwfl unwinds such a sample.  */
+struct copy {
+  const uint8_t *stack;
+  size_t size;
+  uint64_t sp;
+  uint64_t read_end;
+};
+
+static bool
+copy_read (struct copy *k, uint64_t addr, uint64_t *value)
+{
+  if (addr < k->sp || addr - k->sp >= k->size)
+    return false;
+  if (addr + 8 > k->read_end)
+    k->read_end = addr + 8;
+  uint64_t off = addr - k->sp;
+  size_t avail = k->size - off;
+  uint64_t v = 0;
+  memcpy (&v, k->stack + off, avail < sizeof v ? avail : sizeof v);
+  *value = v;
+  return true;
+}
+
+struct state {
+  uint64_t val[NREGS];
+  uint32_t set;             /* bit i: val[i] is known */
+};
+
+enum step { STEP_PC, STEP_END, STEP_LIBDWFL };
+
+/* One step of handle_cfi by ROW from S into *OUT; *PC is the caller's pc.  */
+static enum step
+step (const struct row *row, const struct state *s, struct copy *k, struct state *out,
+      uint64_t *pc)
+{
+  if (!(s->set & (1u << row->cfa_reg)))
+    return STEP_LIBDWFL;
+  uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
+  out->set = 0;
+  for (int i = 0; i < NREGS; i++)
+    switch (row->rule[i])
+      {
+      case RULE_UNDEFINED:
+        break;
+      case RULE_SAME:
+        if (s->set & (1u << i))
+          {
+            out->val[i] = s->val[i];
+            out->set |= 1u << i;
+          }
+        break;
+      case RULE_OFFSET:
+        if (!copy_read (k, cfa + (uint64_t) (int64_t) row->off[i], &out->val[i]))
+          return STEP_LIBDWFL;
+        out->set |= 1u << i;
+        break;
+      case RULE_VAL_OFFSET:
+        out->val[i] = cfa + (uint64_t) (int64_t) row->off[i];
+        out->set |= 1u << i;
+        break;
+      }
+  /* The return address undefined is the outermost frame; a return address
+     of 0 ends the stack too (libdwfl: "none of the archs supported for
+     unwinding have zero as a valid PC").  Known but unreadable it would
+     end libdwfl's unwind with its own classification: libdwfl's.  */
+  if (row->rule[RA_REG] == RULE_UNDEFINED)
+    return STEP_END;
+  if (!(out->set & (1u << RA_REG)))
+    return STEP_LIBDWFL;
+  *pc = out->val[RA_REG];
+  return *pc == 0 ? STEP_END : STEP_PC;
+}
+
+/* The step from the frame at PC (its rules looked up at LOOKUP).  */
+static enum step
+step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct state *s,
+            struct copy *k, struct state *out, uint64_t *pc)
+{
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  if (mod == NULL)
+    return STEP_LIBDWFL;
+  const struct row *row = find_row (c, mod, lookup);
+  if (row == NULL || !row->usable)
+    return STEP_LIBDWFL;
+  return step (row, s, k, out, pc);
+}
+
+/* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
+   callback: every frame passed to the callback has been stepped from (its
+   dwfl_frame_pc asks whether the next frame is a signal frame), the frame
+   past MAX_FRAMES included, so the reads, and with them stack_needed, are
+   libdwfl's.  */
+bool
+st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_sample *sample,
+                        const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
+                        size_t max_frames, struct st_unwind_result *result)
+{
+  struct state states[2];
+  struct state *s = &states[0], *next = &states[1];
+  s->set = 0;
+  for (int i = 0; i < NREGS; i++)
+    if (regs->present[i])
+      {
+        s->val[i] = regs->value[i];
+        s->set |= 1u << i;
+      }
+  struct copy k = { sample->stack, sample->stack_size, regs->sp, regs->sp };
+  uint64_t pc = regs->pc;
+  bool initial = true;
+  size_t n = 0;
+  enum st_stop_reason stop;
+  for (;;)
+    {
+      uint64_t lookup = initial ? pc : pc - 1;
+      if (n >= max_frames)
+        {
+          uint64_t ignored;
+          if (step_frame (c, dwfl, lookup, s, &k, next, &ignored) == STEP_LIBDWFL)
+            return false;
+          stop = ST_STOP_FRAME_LIMIT;
+          break;
+        }
+      frames[n++] = (struct st_raw_frame) { pc, initial };
+      Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+      if (mod == NULL || st_module_is_go_outermost (mod, lookup))
+        return false;
+      const struct row *row = find_row (c, mod, lookup);
+      if (row == NULL || !row->usable)
+        return false;
+      enum step r = step (row, s, &k, next, &pc);
+      if (r == STEP_LIBDWFL)
+        return false;
+      if (r == STEP_END)
+        {
+          stop = ST_STOP_END;
+          break;
+        }
+      struct state *t = s;
+      s = next;
+      next = t;
+      initial = false;
+    }
+  result->frames = frames;
+  result->n_frames = n;
+  result->stop = stop;
+  result->detail = NULL;
+  result->stack_needed = k.read_end - regs->sp;
+  return true;
+}

@@ -281,28 +281,27 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
 static bool
 in_plt_section (Dwfl *dwfl, uint64_t pc, bool *plt0)
 {
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
-  if (mod == NULL)
+  struct st_code at;
+  if (!st_code_at (dwfl, pc, &at))
     return false;
-  Dwarf_Addr addr = pc;
-  Elf_Scn *scn = dwfl_module_address_section (mod, &addr, &(Dwarf_Addr) { 0 });
-  Dwarf_Addr bias;
-  Elf *elf = dwfl_module_getelf (mod, &bias);
-  size_t shstrndx;
-  GElf_Shdr shdr;
-  if (scn == NULL || elf == NULL || elf_getshdrstrndx (elf, &shstrndx) != 0
-      || gelf_getshdr (scn, &shdr) == NULL)
+  const char *name = at.section;
+  if (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
+      && strcmp (name, ".iplt") != 0 && strcmp (name, ".plt.got") != 0)
     return false;
-  const char *name = elf_strptr (elf, shstrndx, shdr.sh_name);
-  if (name == NULL || (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
-                       && strcmp (name, ".iplt") != 0 && strcmp (name, ".plt.got") != 0))
-    return false;
-  /* ADDR is now the offset of PC in the section.  */
-  *plt0 = strcmp (name, ".plt") == 0 && addr < 16;
+  *plt0 = strcmp (name, ".plt") == 0 && at.offset < 16;
   return true;
 }
 
-static size_t code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes);
+/* The code bytes at PC in its module's file, at most N; 0 if none.  */
+static size_t
+code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes)
+{
+  struct st_code at;
+  if (!st_code_at (dwfl, pc, &at))
+    return 0;
+  *bytes = at.bytes;
+  return at.avail;
+}
 
 /* A sample stopped in a PLT stub: the stubs of the architectures with a
    link register have no CFI (the linker writes none) and touch neither the
@@ -328,9 +327,20 @@ in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sampl
       *popped = 0;
       return true;
     }
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, regs->pc);
-  if (mod == NULL || has_cfi (mod, regs->pc) || !in_plt_section (dwfl, regs->pc, &plt0))
+  /* The section first: a CFI lookup costs more, and few samples are in
+     a PLT.  A linker writes a PLT's CFI (GNU ld does) in .eh_frame, never
+     in .debug_frame: no need to load the module's DWARF to look.  */
+  Dwarf_Addr bias;
+  Dwarf_CFI *eh;
+  Dwarf_Frame *frame;
+  if (!in_plt_section (dwfl, regs->pc, &plt0))
     return false;
+  eh = dwfl_module_eh_cfi (dwfl_addrmodule (dwfl, regs->pc), &bias);
+  if (eh != NULL && dwarf_cfi_addrframe (eh, regs->pc - bias, &frame) == 0)
+    {
+      free (frame);
+      return false;
+    }
   const uint8_t *c;
   size_t n = code_at (dwfl, regs->pc, &c);
   if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && (c[3] & 0xfe) == 0xfa)
@@ -358,20 +368,6 @@ in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sampl
   *ra = value;
   *popped = (words + 1) * w;
   return true;
-}
-
-/* The code bytes at PC in its module's file, at most N; 0 if none.  */
-static size_t
-code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes)
-{
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
-  Dwarf_Addr off = pc, bias;
-  Elf_Scn *scn = mod ? dwfl_module_address_section (mod, &off, &bias) : NULL;
-  Elf_Data *data = scn ? elf_getdata (scn, NULL) : NULL;
-  if (data == NULL || data->d_buf == NULL || off >= data->d_size)
-    return 0;
-  *bytes = (const uint8_t *) data->d_buf + off;
-  return data->d_size - off;
 }
 
 /* i386 position-independent code calls __x86.get_pc_thunk.REG

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,36 @@
    rsi, rdi) to DWARF's (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp on
    x86_64; i386's DWARF order is the opcode order).  */
 static const int x86_64_dwarf[8] = { 0, 2, 1, 3, 7, 6, 4, 5 };
+
+bool
+st_code_at (Dwfl *dwfl, uint64_t pc, struct st_code *out)
+{
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
+  Dwarf_Addr bias;
+  Elf *elf = mod ? dwfl_module_getelf (mod, &bias) : NULL;
+  size_t shstrndx;
+  if (elf == NULL || elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return false;
+  uint64_t addr = pc - bias;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      if (gelf_getshdr (scn, &shdr) == NULL || !(shdr.sh_flags & SHF_EXECINSTR)
+          || shdr.sh_type != SHT_PROGBITS || addr < shdr.sh_addr
+          || addr - shdr.sh_addr >= shdr.sh_size)
+        continue;
+      Elf_Data *data = elf_getdata (scn, NULL);
+      uint64_t off = addr - shdr.sh_addr;
+      if (data == NULL || data->d_buf == NULL || off >= data->d_size)
+        return false;
+      out->section = elf_strptr (elf, shstrndx, shdr.sh_name);
+      out->bytes = (const uint8_t *) data->d_buf + off;
+      out->avail = data->d_size - off;
+      out->offset = off;
+      return out->section != NULL;
+    }
+  return false;
+}
 
 /* The CFI of PC, or NULL.  */
 static Dwarf_Frame *
@@ -85,24 +116,23 @@ st_popped_slots (Dwfl *dwfl, const struct st_dwarf_regs *regs, struct st_popped 
   out->n = 0;
   if (regs->ra_reg >= 0)
     return;                     /* not x86 */
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, regs->pc);
-  Dwarf_Addr off = regs->pc, bias;
-  Elf_Scn *scn = mod ? dwfl_module_address_section (mod, &off, &bias) : NULL;
-  Elf_Data *data = scn ? elf_getdata (scn, NULL) : NULL;
-  if (data == NULL || data->d_buf == NULL || off >= data->d_size)
+  struct st_code at;
+  if (!st_code_at (dwfl, regs->pc, &at))
+    return;
+  const uint8_t *code = at.bytes;
+  size_t before = at.offset, len;
+  /* Only after a pop: the CFI lookup costs more, and few samples are.  */
+  if (pop_before (code, before, regs->is_i386, &len) < 0)
     return;
   Dwarf_Frame *frame = frame_at (dwfl, regs->pc);
   if (frame == NULL)
     return;
-  const uint8_t *code = (const uint8_t *) data->d_buf + off;
-  size_t before = off;
   uint64_t w = regs->is_i386 ? 4 : 8;
   /* The slot just below the stack pointer was popped last: walk back over
      the pops while each one's register is the one the CFI saves in the
      next slot down.  */
   for (uint64_t slot = regs->sp - w; out->n < ST_POPPED_MAX; slot -= w)
     {
-      size_t len;
       int reg = pop_before (code, before, regs->is_i386, &len);
       uint64_t addr;
       if (reg < 0 || (size_t) reg >= regs->n || !regs->present[reg]

@@ -5,11 +5,27 @@
 #pragma once
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/unwind/regs.h"
 
 #define ST_POPPED_MAX 16
+
+/* The code at a pc, from its module's main ELF file.  */
+struct st_code {
+  const char *section;     /* the section's name (".text", ".plt", ...) */
+  const uint8_t *bytes;    /* the bytes from the pc to the section's end */
+  size_t avail;            /* how many */
+  uint64_t offset;         /* the pc's offset in the section */
+};
+
+/* Fills OUT for PC; false when no module, section or bytes hold it.
+   dwfl_module_address_section would do, but it loads the module's own
+   symbol table and DWARF first (a libc debug file's): this costs a walk
+   over the section headers only.  */
+bool st_code_at (Dwfl *dwfl, uint64_t pc, struct st_code *out);
 
 /* The slots below the sampled stack pointer and the values they held.  */
 struct st_popped {

@@ -306,6 +306,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
   out->big_endian = arch->big_endian;
   out->ra_reg = arch->ra_reg > 0 ? arch->ra_reg : -1;
   out->is_i386 = arch == &arch_i386;
+  out->is_arm = arch == &arch_arm;
   for (size_t i = 0; i < arch->n_dwarf; i++)
     {
       uint64_t v;

@@ -71,7 +71,19 @@ st_arm_exidx_step (Dwfl *dwfl, const struct st_arm_frame *frame, st_arm_memory_f
     return r;
   struct st_arm_regs regs = frame->regs;
   struct reader rd = { dwfl, memory_read, arg };
-  r = st_exidx_execute (&entry, &regs, read_stack, &rd, why);
+  if (frame->activation && (uint32_t) (lookup - bias) == entry.fn_start)
+    {
+      /* The table describes the function's body, after its prologue: at
+         its first instruction nothing is pushed yet, and the caller is at
+         the link register with this very stack pointer.  */
+      if (!(regs.known & (1u << 14)))
+        return st_why_set (why, EINVAL, "exidx entry %u: at the function's entry, lr is not known",
+                           entry.index);
+      regs.r[15] = regs.r[14] & ~1u;
+      r = 0;
+    }
+  else
+    r = st_exidx_execute (&entry, &regs, read_stack, &rd, why);
   if (r < 0)
     return r;
   *exact = r == 1;

@@ -54,6 +54,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/demangle.c src/core/resolve/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
 	src/core/unwind/epilogue.c src/core/unwind/epilogue.h \
+	src/core/unwind/arm-exidx.c src/core/unwind/arm-exidx.h \
+	src/core/unwind/arm-exidx-step.c src/core/unwind/arm-exidx-step.h \
 	src/core/unwind/module-symbols.c src/core/unwind/module-symbols.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
 nodist_src_core_libcore_a_SOURCES = src/core/output/profile.pb-c.c src/core/output/profile.pb-c.h

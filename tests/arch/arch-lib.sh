@@ -6,6 +6,7 @@
 # gdb-multiarch stop it at every breakpoint and two instructions after each
 # (harvest.py), and writes DIR/perf.data from the stops (arch-check.py).
 # DIR/stops.jsonl keeps gdb's backtrace of each stop, the oracle.
+# ARCH_CFLAGS: more compiler flags for the workload (after -O2 -g).
 #
 # Per architecture: the cross triplet, qemu's name, perf's HEADER_ARCH
 # string, the sample ABI (32 or 64), the index of the pc among perf's
@@ -73,8 +74,9 @@ arch_record ()
   mkdir -p "$d" || return 1
   # shellcheck disable=SC2015  # the message is written when either compilation fails, as meant
   # shellcheck disable=SC2016  # $ORIGIN is for the dynamic linker, not the shell
-  $cc -O2 -g -fPIC -shared -o "$d/libarchlib.so" "$ARCH_DIR/archlib.c" >"$d/cc.log" 2>&1 &&
-    $cc -O2 -g -o "$d/archwork" "$ARCH_DIR/archwork.c" -L"$d" -larchlib \
+  # shellcheck disable=SC2086  # ARCH_CFLAGS: several flags, split on purpose
+  $cc -O2 -g ${ARCH_CFLAGS:-} -fPIC -shared -o "$d/libarchlib.so" "$ARCH_DIR/archlib.c" >"$d/cc.log" 2>&1 &&
+    $cc -O2 -g ${ARCH_CFLAGS:-} -o "$d/archwork" "$ARCH_DIR/archwork.c" -L"$d" -larchlib \
       -Wl,-rpath,'$ORIGIN' >>"$d/cc.log" 2>&1 || { echo "$cc failed" >"$d/why"; return 1; }
   port=$(arch_free_port) || return 1
   ARCHWORK_MAPS="$d/maps.txt" "qemu-$qemu-static" -L "$sysroot" -g "$port" "$d/archwork" \

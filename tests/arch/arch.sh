@@ -10,8 +10,17 @@
 # Run as tests/arch/<arch>.sh (a link to this script) it checks that
 # architecture alone: make check runs one test per architecture, ~15-45 s
 # each on a loaded 2-core machine.
+#
+# tests/arch/arm-exidx.sh is arm with a workload whose only unwind tables
+# are .ARM.exidx (-g0 -funwind-tables, like Debian's armhf libc), so that
+# every frame is stepped by src/core/unwind/arm-exidx.c.  Its floor is 95%:
+# those tables describe a function's body, not its prologue, and gdb stops
+# the workload inside prologues (before a push) that a profile seldom
+# samples; gdb reads the prologue's instructions there, we do not.
+floor=99
 case "$(basename "$0" .sh)" in
   arch) ;;
+  arm-exidx) ARCHES=arm ARCH_CFLAGS="-g0 -funwind-tables" floor=95 row=arm-exidx ;;
   *) ARCHES=$(basename "$0" .sh) ;;
 esac
 # shellcheck source=tests/tap.sh
@@ -50,20 +59,13 @@ for a in $ARCHES; do
   tramp=$(echo "$result" | sed -n 's/.*trampoline=\([0-9]*\).*/\1/p')
   from_root=$(sed -n 's/^  sysroot  *\([0-9]*\)$/\1/p' "$tmp/$a/stats")
   arch_seen=$(sed -n 's/^architecture unwound: //p' "$tmp/$a/stats")
-  printf '# %-9s %5s  %7s  %5s  %6s  %18s  %7s  %15s\n' "$a" "$stops" "$counted" "$equal" \
+  printf '# %-9s %5s  %7s  %5s  %6s  %18s  %7s  %15s\n' "${row:-$a}" "$stops" "$counted" "$equal" \
     "$rate" "${from_root:-0}" $(( $(date +%s) - start )) "$tramp"
   if [ -n "$counted" ] && [ "$stops" -ge 300 ] && [ "$counted" -ge 300 ] &&
-     [ $((equal * 100)) -ge $((counted * 99)) ]; then
-    tap_ok "$a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
-  elif [ "$a" = arm ] && [ -n "$counted" ] && [ "$counted" -ge 300 ] &&
-       [ $((equal * 100)) -ge $((counted * 95)) ]; then
-    # Debian's armhf libc has only .ARM.exidx unwind tables, which libdw
-    # 0.188 does not read (README, "Architectures"): stops inside it after
-    # the signal handler returns end there.  Known, so TODO (not a pass).
-    tap_not_ok "arm ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%) # TODO libdw 0.188 reads no .ARM.exidx (libc)"
-    grep -v '^RESULT' "$tmp/$a/compare" | head -n 4
+     [ $((equal * 100)) -ge $((counted * floor)) ]; then
+    tap_ok "$a ($arch_seen${ARCH_CFLAGS:+, $ARCH_CFLAGS}): $equal of $counted stops equal gdb's backtrace ($rate% >= $floor%)"
   else
-    tap_not_ok "$a ($arch_seen): $equal of $counted stops equal gdb's backtrace ($rate%)"
+    tap_not_ok "$a ($arch_seen${ARCH_CFLAGS:+, $ARCH_CFLAGS}): $equal of $counted stops equal gdb's backtrace ($rate% < $floor%)"
     grep -v '^RESULT' "$tmp/$a/compare" | head -n 12
   fi
 done

@@ -9,6 +9,7 @@ ARCH_TESTS = \
 	tests/arch/i386.sh \
 	tests/arch/aarch64.sh \
 	tests/arch/arm.sh \
+	tests/arch/arm-exidx.sh \
 	tests/arch/ppc64le.sh \
 	tests/arch/s390x.sh \
 	tests/arch/riscv64.sh \

@@ -21,7 +21,8 @@ check_PROGRAMS += \
 	tests/fuzz/fuzz-flatpak-replay \
 	tests/fuzz/fuzz-proc-maps-replay \
 	tests/fuzz/fuzz-jit-map-replay \
-	tests/fuzz/fuzz-gopclntab-replay
+	tests/fuzz/fuzz-gopclntab-replay \
+	tests/fuzz/fuzz-arm-exidx-replay
 
 # perf.data files and pipes, through the whole tool.
 tests_fuzz_fuzz_perf_source_replay_SOURCES = tests/fuzz/fuzz-perf-source.c $(FUZZ_SOURCE_COMMON)
@@ -78,9 +79,17 @@ tests_fuzz_fuzz_gopclntab_replay_CFLAGS = $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_gopclntab_replay_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_fuzz_fuzz_gopclntab_replay_LDADD = $(FUZZ_LDADD)
 
+# 32-bit ARM unwind tables, .ARM.exidx and .ARM.extab, in an ELF file.
+tests_fuzz_fuzz_arm_exidx_replay_SOURCES = tests/fuzz/fuzz-arm-exidx.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_arm_exidx_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_arm_exidx_replay_LDFLAGS = $(ASAN_FLAGS_LD)
+tests_fuzz_fuzz_arm_exidx_replay_LDADD = $(FUZZ_LDADD)
+
 # Every file of every corpus (replay-corpus.sh checks that none is missing,
 # or `make dist' would drop it).
 FUZZ_CORPUS = \
+	tests/fuzz/corpus/arm-exidx/seed-armhf-arm-mode-unwind-tables.so \
+	tests/fuzz/corpus/arm-exidx/seed-armhf-thumb-unwind-tables.so \
 	tests/fuzz/corpus/flatpak/seed-bwrapinfo.json \
 	tests/fuzz/corpus/flatpak/seed-cgroup-v1-flatpak-no-scope \
 	tests/fuzz/corpus/flatpak/seed-flatpak-info \

@@ -3,6 +3,7 @@ UNIT_TESTS = \
 	tests/unit/test-hashmap \
 	tests/unit/test-ordered-queue \
 	tests/unit/test-regs \
+	tests/unit/test-arm-exidx \
 	tests/unit/test-source-perf \
 	tests/unit/test-symbols \
 	tests/unit/test-elf-build-id \
@@ -27,6 +28,9 @@ tests_unit_test_ordered_queue_CFLAGS = $(unit_cflags)
 tests_unit_test_ordered_queue_LDADD = $(unit_ldadd)
 tests_unit_test_regs_CFLAGS = $(unit_cflags)
 tests_unit_test_regs_LDADD = $(unit_ldadd)
+# The .ARM.exidx decoder on Debian's armhf libc, against binutils' readelf -u.
+tests_unit_test_arm_exidx_CFLAGS = $(unit_cflags)
+tests_unit_test_arm_exidx_LDADD = $(unit_ldadd)
 tests_unit_test_source_perf_CFLAGS = $(unit_cflags)
 tests_unit_test_source_perf_LDADD = $(unit_ldadd)
 tests_unit_test_symbols_CFLAGS = $(unit_cflags)

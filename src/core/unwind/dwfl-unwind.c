@@ -1,10 +1,12 @@
 #include "config.h"
 
 #include <dwarf.h>
+#include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/unwind/arm-exidx-step.h"
 #include "core/unwind/dwfl-unwind.h"
 #include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
@@ -28,6 +30,9 @@ struct st_unwind_slot {
   size_t n_frames, max_frames;
   /* The rules of the attached Dwfl's modules (NULL: not made yet).  */
   struct st_unwind_cache *cache;
+  /* 32-bit ARM: the last frame, for an .ARM.exidx step past it */
+  struct st_arm_frame arm_frame;
+  struct st_why arm_why;
 };
 
 struct st_unwind_slot *
@@ -144,6 +149,8 @@ frame_callback (Dwfl_Frame *state, void *arg)
   slot->frames[slot->n_frames].pc = pc;
   slot->frames[slot->n_frames].activation = activation;
   slot->n_frames++;
+  if (slot->regs->is_arm)
+    st_arm_frame_save (state, &slot->arm_frame);
   /* Go's outermost frames have no CFI that says so, and a frame-pointer
      step past them reads another stack's words: stop where Go does.  */
   Dwarf_Addr lookup = activation ? pc : pc - 1;
@@ -232,7 +239,8 @@ frame_lookup (const struct st_raw_frame *f)
 static bool
 reached_by_frame_pointer (Dwfl *dwfl, const struct st_unwind_slot *slot)
 {
-  if (slot->n_frames < 2)
+  /* libdw 0.188 has no frame-pointer unwinder for 32-bit ARM.  */
+  if (slot->n_frames < 2 || slot->regs->is_arm)
     return false;
   uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 2]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
@@ -451,6 +459,24 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
   if (slot->regs == &caller && slot->n_frames > 1)
     frames[1].activation = false;   /* a return address, not the pc of a sample */
+  /* 32-bit ARM code described only by .ARM.exidx, which libdw 0.188 does
+     not read (Debian's armhf libc): step by it, then let libdwfl go on
+     from the caller, by CFI where there is some (arm-exidx-step.h).  */
+  int exidx = -ENOENT;
+  while (r != 0 && regs->is_arm && !slot->go_outermost && slot->n_frames < max_frames)
+    {
+      size_t n = slot->n_frames;
+      bool exact;
+      exidx = st_arm_exidx_step (dwfl, &slot->arm_frame, memory_read, slot, &caller, &ra, &exact,
+                                 &slot->arm_why);
+      if (exidx <= 0)
+        break;
+      slot->regs = &caller;
+      r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
+      if (slot->n_frames == n)
+        break;
+      frames[n] = (struct st_raw_frame) { ra, exact };
+    }
   result->frames = frames;
   result->n_frames = slot->n_frames;
   result->detail = NULL;
@@ -464,6 +490,11 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
                    ? ST_STOP_STACK_EXHAUSTED : ST_STOP_END;
   else if (slot->n_frames >= max_frames)
     result->stop = ST_STOP_FRAME_LIMIT;
+  else if (exidx <= 0 && exidx != -ENOENT)
+    {
+      result->stop = st_arm_exidx_stop (dwfl, &slot->arm_frame, exidx, ran_out_of_copy (slot));
+      result->detail = exidx < 0 ? slot->arm_why.text : NULL;
+    }
   else
     {
       int err = dwfl_errno ();

@@ -35,8 +35,10 @@ st_module_in_entry_function (Dwfl_Module *mod, uint64_t lookup)
   const struct st_symtab *tab = st_module_symtab (mod, m->file);
   uint64_t offset;
   uint64_t addr = lookup - m->bias;
+  /* A Thumb entry point has bit 0 set; its symbol's address does not.  */
+  uint64_t entry = ehdr.e_machine == EM_ARM ? ehdr.e_entry & ~1ULL : ehdr.e_entry;
   return tab != NULL && st_symtab_lookup (tab, addr, &offset, NULL) != NULL
-         && addr - offset == ehdr.e_entry;
+         && addr - offset == entry;
 }
 
 bool

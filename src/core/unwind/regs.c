@@ -221,6 +221,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
   out->ra_reg = arch->ra_reg > 0 ? arch->ra_reg : -1;
   out->is_i386 = arch == &arches[I386];
   out->is_x86_64 = arch == &arches[X86_64];
+  out->is_arm = arch == &arches[ARM];
   for (size_t i = 0; i < arch->n_dwarf; i++)
     {
       uint64_t v;

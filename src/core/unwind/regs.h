@@ -42,6 +42,7 @@ struct st_dwarf_regs {
   int ra_reg;            /* DWARF number of the link register, -1: none (x86) */
   bool is_i386;          /* 32-bit x86: get_pc_thunk has no CFI */
   bool is_x86_64;        /* the unwind-rule cache steps it */
+  bool is_arm;           /* 32-bit ARM: .ARM.exidx where there is no CFI */
 };
 
 /* Converts the perf registers of SAMPLE, taking its ABI into account (a

@@ -33,40 +33,42 @@ sample_id_position (uint64_t sample_type)
   return pos;
 }
 
-/* The attribute that describes a record.  With several events the record's
-   sample id picks it, as in perf's evlist__event2evsel().  */
-static const struct attr_info *
-attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+/* Where the sample id that picks a record's attribute sits in it: a
+   byte offset, or 0 when there is none (one attribute, or a record that
+   does not say).  As in perf's evlist__event2evsel(), the first
+   attribute's layout tells where to look.  */
+size_t
+st_perf_record_id_offset (const struct st_perf_source *src, const uint8_t *rec, uint32_t size)
 {
-  if (src->n_attrs == 0)
-    return NULL;
-  if (src->n_attrs == 1)
-    return &src->attrs[0];
+  if (src->n_attrs <= 1)
+    return 0;
   const struct perf_event_header hdr = st_perf_record_header (rec), *h = &hdr;
   const struct attr_info *first = &src->attrs[0];
-  uint64_t id;
   if (h->type == PERF_RECORD_SAMPLE)
     {
       int pos = sample_id_position (first->sample_type);
       if (pos < 0 || 8 + 8 * (uint32_t) (pos + 1) > size)
-        return first;
-      id = st_get_u64 (rec + 8 + 8 * pos);
+        return 0;
+      return 8 + 8 * (size_t) pos;
     }
-  else
-    {
-      if (!first->sample_id_all)
-        return first;
-      if (first->sample_type & PERF_SAMPLE_IDENTIFIER)
-        {
-          if (size < 16)
-            return first;
-          id = st_get_u64 (rec + size - 8);
-        }
-      else
-        return first;  /* perf itself cannot tell here either */
-    }
-  uintptr_t idx = (uintptr_t) st_hashmap_get_u64 (src->attr_by_id, id);
-  return idx ? &src->attrs[idx - 1] : first;
+  /* Without an IDENTIFIER at the end, perf itself cannot tell.  */
+  if (!first->sample_id_all || !(first->sample_type & PERF_SAMPLE_IDENTIFIER) || size < 16)
+    return 0;
+  return size - 8;
+}
+
+/* The attribute that describes a record.  With several events the record's
+   sample id picks it.  */
+const struct attr_info *
+st_perf_attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+{
+  if (src->n_attrs == 0)
+    return NULL;
+  size_t at = st_perf_record_id_offset (src, rec, size);
+  if (at == 0)
+    return &src->attrs[0];
+  uintptr_t idx = (uintptr_t) st_hashmap_get_u64 (src->attr_by_id, st_get_u64 (rec + at));
+  return idx ? &src->attrs[idx - 1] : &src->attrs[0];
 }
 
 static size_t
@@ -76,8 +78,8 @@ popcount64 (uint64_t v)
 }
 
 /* The sample_id_all trailer of a non-sample record.  */
-static size_t
-id_trailer_size (const struct attr_info *a)
+size_t
+st_perf_id_trailer_size (const struct attr_info *a)
 {
   if (!a->sample_id_all)
     return 0;
@@ -94,7 +96,7 @@ st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec, uint3
   const struct perf_event_header hdr = st_perf_record_header (rec), *h = &hdr;
   if (h->type >= PERF_RECORD_USER_TYPE_START)
     return false;
-  const struct attr_info *a = attr_for_record (src, rec, size);
+  const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
   if (a == NULL || !(a->sample_type & PERF_SAMPLE_TIME))
     return false;
   uint64_t t = a->sample_type;
@@ -104,7 +106,7 @@ st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec, uint3
                    + !!(t & PERF_SAMPLE_TID));
   else
     {
-      size_t trailer = id_trailer_size (a);
+      size_t trailer = st_perf_id_trailer_size (a);
       if (trailer == 0 || trailer + 8 > size)
         return false;
       pos = size - trailer + 8 * !!(t & PERF_SAMPLE_TID);
@@ -149,7 +151,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
               uint64_t offset, struct st_event *ev)
 {
   const struct perf_event_header hdr = st_perf_record_header (rec), *h = &hdr;
-  const struct attr_info *a = attr_for_record (src, rec, size);
+  const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
   if (a == NULL)
     return st_why_at (src->err, EBADMSG, offset, "sample record before any event attribute");
   uint64_t t = a->sample_type;
@@ -358,8 +360,8 @@ st_perf_parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
      the body.  */
   if (h->type != PERF_RECORD_SAMPLE)
     {
-      const struct attr_info *a = attr_for_record (src, rec, size);
-      size_t trailer = a ? id_trailer_size (a) : 0;
+      const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
+      size_t trailer = a ? st_perf_id_trailer_size (a) : 0;
       if (trailer > (size_t) (c.end - c.p))
         trailer = 0;
       c.end -= trailer;

@@ -257,16 +257,17 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
         return -ENOMEM;
       dwfl = st_process_dwfl (u->processes, p);
       arch = arch_of_files (u, dwfl, sample);
-      if (arch == NULL)
-        {
-          /* No file of the process was found: nothing says how to read
-             its registers.  */
-          out->stop = ST_STOP_NO_PROCESS_FILES;
-          return 0;
-        }
     }
-  if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
-      || st_regs_to_dwarf (arch, sample, &regs) < 0)
+  if (arch == NULL && sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0)
+    {
+      /* No file of the process was found, so nothing says how to read its
+         registers: the sampled pc is still a frame.  */
+      memset (&regs, 0, sizeof regs);
+      regs.pc = sample->ip;
+      dwfl = NULL;
+    }
+  else if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
+           || st_regs_to_dwarf (arch, sample, &regs) < 0)
     {
       if (sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0 && !u->warned_regs)
         {

@@ -258,6 +258,47 @@ def write(args):
     return 0
 
 
+# What eu-stacktrace's Sysprof sink on each machine writes in a stack-user
+# frame: the registers of its unwinding mask (regs.c st_regs_sample_mask).
+SYSPROF_MASKS = {
+    "x86_64": 0xff01ff, "i686": 0x1ff, "aarch64": 0x1ffffffff, "armv7l": 0xffff,
+    "ppc64le": 0xffffffff | 1 << 32 | 1 << 35 | 1 << 36 | 1 << 37,
+    "s390x": 0x3ffffffff, "riscv64": 0xffffffff,
+}
+
+
+def sysprof_frame(ftype, pid, time, body):
+    body = pad8(body) if (24 + len(body)) % 8 else body
+    return struct.pack("<HhiqII", 24 + len(body), 0, pid, time, ftype, 0) + body
+
+
+def write_sysprof(args):
+    """The stops as a Sysprof capture, as eu-stacktrace's Sysprof sink on
+    the recording machine writes it: a PROCESS frame, MAP frames and one
+    stack-user frame (type 18) per stop; the capture names no machine."""
+    stops = [json.loads(line) for line in open(args.stops)]
+    mask = SYSPROF_MASKS[args.arch]
+    pid = 4242
+    out = bytearray(struct.pack("<II", 0xFDCA975E, 1 | 0x100))
+    out += b"2026-01-01T00:00:00Z".ljust(64, b"\0") + struct.pack("<qq", 1000, 0) + b"\0" * 168
+    out += sysprof_frame(4, pid, 1000, b"archwork\0")
+    for m in parse_maps(args.maps):
+        name = recorded_name(m["path"], args.sysroot)
+        out += sysprof_frame(3, pid, 1000, struct.pack("<QQQQ", m["start"], m["end"], m["pgoff"],
+                                                       m["ino"]) + name.encode() + b"\0")
+    abi = 1 if args.abi == 32 else 2
+    for t, s in enumerate(stops):
+        regs = [(s["regs"][i] if i < len(s["regs"]) and s["regs"][i] is not None else 0)
+                for i in range(64) if mask & (1 << i)]
+        stack = bytes.fromhex(s["stack"])
+        body = struct.pack("<QiI", len(stack), pid, 0) + stack
+        body += struct.pack("<II", len(regs), abi) + struct.pack("<%dQ" % len(regs), *regs)
+        out += sysprof_frame(18, pid, 1000 + t, body)
+    with open(args.out, "wb") as f:
+        f.write(out)
+    return 0
+
+
 # The sigreturn trampolines of the C libraries and kernels: gdb calls their
 # frame "<signal handler called>".
 SIGRETURN = {"__restore_rt", "__restore", "__kernel_rt_sigreturn", "__vdso_rt_sigreturn",
@@ -339,6 +380,8 @@ def main(argv):
                    help="every integer big-endian, as perf on s390x writes")
     w.add_argument("--bogus-inodes", action="store_true")
     w.add_argument("--repeat", type=int, default=1, help="write the stops N times (bench)")
+    w.add_argument("--sysprof", action="store_true",
+                   help="a Sysprof capture (stack-user frames) instead of a perf.data")
     w.add_argument("--out", required=True)
     c = sub.add_parser("compare")
     c.add_argument("--stops", required=True)
@@ -346,7 +389,9 @@ def main(argv):
     c.add_argument("--maps", required=True)
     c.add_argument("--show", type=int, default=5)
     args = p.parse_args(argv)
-    return write(args) if args.cmd == "write" else compare(args)
+    if args.cmd == "write":
+        return write_sysprof(args) if args.sysprof else write(args)
+    return compare(args)
 
 
 if __name__ == "__main__":

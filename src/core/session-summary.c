@@ -156,8 +156,9 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
     for (unsigned i = 0; i < n_unwinders; i++)
       if (st_unwinder_arch (unwinders[i]) != NULL)
         {
-          fprintf (out, "architecture unwound: %s (from the files' ELF headers: no "
-                   "HEADER_ARCH before the samples)\n", st_regs_arch_name (st_unwinder_arch (unwinders[i])));
+          fprintf (out, "architecture unwound: %s (from the files' ELF headers: the "
+                   "recording named none before its samples)\n",
+                   st_regs_arch_name (st_unwinder_arch (unwinders[i])));
           break;
         }
   /* Root's run against what users planted: what was refused, and what the

@@ -14,7 +14,8 @@ ARCH_TESTS = \
 	tests/arch/riscv64.sh \
 	tests/arch/sysroot.sh \
 	tests/arch/perf-zstd.sh \
-	tests/arch/perf-fp.sh
+	tests/arch/perf-fp.sh \
+	tests/arch/foreign.sh
 
 TESTS += $(ARCH_TESTS)
 EXTRA_DIST += \
@@ -22,6 +23,7 @@ EXTRA_DIST += \
 	tests/arch/arch.sh \
 	tests/arch/arch-lib.sh \
 	tests/arch/arch-check.py \
+	tests/arch/perf-byteswap.py \
 	tests/arch/harvest.py \
 	tests/arch/archwork.c \
 	tests/arch/archlib.c

@@ -144,6 +144,10 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/perf-source/seed-file-two-events.data \
 	tests/fuzz/corpus/perf-source/seed-pipe-buildid-mmap.data \
 	tests/fuzz/corpus/perf-source/seed-pipe-demo.data \
+	tests/fuzz/corpus/perf-source/synth-file-demo-bigendian.data \
+	tests/fuzz/corpus/perf-source/synth-file-two-events-bigendian.data \
+	tests/fuzz/corpus/perf-source/synth-pipe-demo-bigendian.data \
+	tests/fuzz/corpus/perf-source/synth-s390x-bigendian.data \
 	tests/fuzz/corpus/podman-ids/crash-cgroup-short-libpod-name \
 	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-rootful \
 	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-rootless \
@@ -186,7 +190,8 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/sysprof-source/seed-unwound-file-threads.capture \
 	tests/fuzz/corpus/sysprof-source/seed-unwound-file-two-events.capture \
 	tests/fuzz/corpus/sysprof-source/seed-unwound-pipe-buildid-mmap.capture \
-	tests/fuzz/corpus/sysprof-source/seed-unwound-pipe-demo.capture
+	tests/fuzz/corpus/sysprof-source/seed-unwound-pipe-demo.capture \
+	tests/fuzz/corpus/sysprof-source/synth-aarch64-stack-user.capture
 
 TESTS += tests/fuzz/replay-corpus.sh
 EXTRA_DIST += \

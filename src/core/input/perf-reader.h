@@ -52,6 +52,8 @@ struct st_perf_source {
   uint64_t first_sample_time, last_sample_time;
 
   uint64_t live_offset;       /* live mode: bytes fed so far */
+  uint64_t *lbr_ips;          /* a sample's LBR call stack as a chain */
+  size_t lbr_cap;
   bool swapped;               /* written in the other byte order (perf-swap.c) */
   uint8_t *swap_buf[2];       /* a record in this machine's order; [1]: one
                                  out of a compressed record */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -146,6 +147,31 @@ struct cursor {
     }                                                                         \
   while (0)
 
+/* perf record --call-graph lbr: the hardware's call stack, {from, to,
+   flags} entries, the newest call first.  Shown as perf script shows it
+   (machine.c, lbr_callchain_add_lbr_ip): the callee of the newest call,
+   then each call site, outward.  It stands for the user part of the
+   kernel's chain, as in perf.  */
+static int
+lbr_chain (struct st_perf_source *src, const uint8_t *entries, uint64_t nr, struct st_sample *s)
+{
+  if (nr + 1 > src->lbr_cap)
+    {
+      uint64_t *ips = realloc (src->lbr_ips, (nr + 1) * sizeof *ips);
+      if (ips == NULL)
+        return -ENOMEM;
+      src->lbr_ips = ips;
+      src->lbr_cap = nr + 1;
+    }
+  src->lbr_ips[0] = st_get_u64 (entries + 8);
+  for (uint64_t i = 0; i < nr; i++)
+    src->lbr_ips[i + 1] = st_get_u64 (entries + 24 * i);
+  s->user_ips = src->lbr_ips;
+  s->n_user_ips = nr + 1;
+  s->user_chain_lbr = true;
+  return 0;
+}
+
 static int
 parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
               uint64_t offset, struct st_event *ev)
@@ -263,6 +289,12 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
         }
       if (nr > (uint64_t) (c.end - c.p) / 24)
         NEED (cp, UINT64_MAX, "branch stack");
+      if ((a->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) && nr > 0)
+        {
+          int r = lbr_chain (src, c.p, nr, s);
+          if (r < 0)
+            return r;
+        }
       c.p += nr * 24;
     }
   if (t & PERF_SAMPLE_REGS_USER)

@@ -59,6 +59,7 @@ st_perf_source_free (struct st_perf_source *src)
   free (src->attrs);
   free (src->swap_buf[0]);
   free (src->swap_buf[1]);
+  free (src->lbr_ips);
   st_perf_decompressor_free (src->zstd);
   st_hashmap_free (src->attr_by_id);
   for (size_t i = 0; i < src->n_build_ids; i++)

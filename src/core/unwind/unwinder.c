@@ -179,7 +179,8 @@ kernel_chain (struct st_unwinder *u, const struct st_sample *sample, struct st_u
     for (size_t i = 0; i < out->n_frames; i++)
       if (out->frames[i].inlined)
         out->frames[i].symbol = intern (u, out->frames[i].symbol);
-  out->stop = n < sample->n_user_ips ? ST_STOP_FRAME_LIMIT : ST_STOP_KERNEL_CHAIN;
+  out->stop = n < sample->n_user_ips ? ST_STOP_FRAME_LIMIT
+              : sample->user_chain_lbr ? ST_STOP_LBR_CHAIN : ST_STOP_KERNEL_CHAIN;
   const struct st_container *ct = st_containers_of (u->containers, sample->pid);
   out->container = ct ? &ct->label : NULL;
   return 0;

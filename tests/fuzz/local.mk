@@ -137,6 +137,7 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/nsh-protocol/request-42.json \
 	tests/fuzz/corpus/perf-source/crash-feature-table-offset-overflow.data \
 	tests/fuzz/corpus/perf-source/crash-folded-no-samples.data \
+	tests/fuzz/corpus/perf-source/crash-swapped-pipe-queued-copies-leak.data \
 	tests/fuzz/corpus/perf-source/seed-file-cpu-time.data \
 	tests/fuzz/corpus/perf-source/seed-file-demo.data \
 	tests/fuzz/corpus/perf-source/seed-file-forkexec.data \

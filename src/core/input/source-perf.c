@@ -374,7 +374,9 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     r = flushed;
   else if (err != NULL)
     *err = saved;
-  st_ordered_queue_free (src->queue, st_perf_records_stable (src) ? NULL : free);
+  /* Copies (a stream's records, a compressed record's, a swapped one's)
+     left by an error are freed; records of a mapped file are not.  */
+  st_ordered_queue_free (src->queue, free);
   src->queue = NULL;
   return r;
 }

@@ -58,6 +58,7 @@ struct st_sample {
      copy to unwind.  */
   size_t n_user_ips;
   const uint64_t *user_ips;
+  bool user_chain_lbr;     /* USER_IPS came from the LBR call stack */
   uint64_t input_offset;   /* where in the input it came from, for messages */
 };
 

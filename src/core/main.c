@@ -224,14 +224,15 @@ source_open_input (const struct st_options *o, struct source *s)
     return report_source_error (s->name, r, &why);
   s->ops = ops;
 
+  /* A recording that names no architecture (old perf, perf pipes without
+     HEADER_ARCH, Sysprof streams) is unwound as its files' ELF headers
+     say, never as this machine: s->arch stays NULL.  */
   const char *arch_name = ops->arch (s->state);
-  s->arch = st_regs_arch_lookup (arch_name);
-  if (s->arch == NULL)
+  s->arch = arch_name != NULL ? st_regs_arch_lookup (arch_name) : NULL;
+  if (s->arch == NULL && arch_name != NULL)
     {
       st_error ("%s: recorded on %s, which this build cannot unwind: %s", s->name,
-                arch_name ? arch_name : "an unknown architecture",
-                arch_name ? st_regs_arch_unsupported_reason (arch_name)
-                          : "this machine has no register table");
+                arch_name, st_regs_arch_unsupported_reason (arch_name));
       return EXIT_BAD_INPUT;
     }
   s->jobs = o->jobs ? o->jobs : st_session_default_jobs ();

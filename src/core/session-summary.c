@@ -156,6 +156,15 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   st_hashmap_free (by_name);
   if (opts->arch != NULL)
     fprintf (out, "architecture unwound: %s\n", st_regs_arch_name (opts->arch));
+  else
+    for (unsigned i = 0; i < n_unwinders; i++)
+      if (st_unwinder_arch (unwinders[i]) != NULL)
+        {
+          fprintf (out, "architecture unwound: %s (from the files' ELF headers: the "
+                   "recording named none before its samples)\n",
+                   st_regs_arch_name (st_unwinder_arch (unwinders[i])));
+          break;
+        }
   /* Root's run against what users planted: what was refused, and what the
      container metadata cost.  */
   st_untrusted_print_summary (out);

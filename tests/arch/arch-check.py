@@ -30,16 +30,36 @@ S_IP, S_TID, S_TIME, S_PERIOD = 1 << 0, 1 << 1, 1 << 2, 1 << 8
 S_REGS_USER, S_STACK_USER = 1 << 12, 1 << 13
 REC_MMAP2, REC_COMM, REC_SAMPLE = 10, 3, 9
 MISC_USER = 2
-HEADER_BUILD_ID, HEADER_ARCH = 2, 6
+HEADER_BUILD_ID, HEADER_HOSTNAME, HEADER_ARCH = 2, 3, 6
 
 
 def pad8(b):
     return b + b"\0" * (-len(b) % 8)
 
 
+# "<": this machine's order; ">": as perf on a big-endian machine (s390x,
+# ppc64) writes its files, every integer in its own order.
+E = "<"
+
+
 def record(rtype, misc, body):
     body = pad8(body)
-    return struct.pack("<IHH", rtype, misc, 8 + len(body)) + body
+    return struct.pack(E + "IHH", rtype, misc, 8 + len(body)) + body
+
+
+def bitfield(flags):
+    """perf_event_attr's flags word as the compiler lays it out: a
+    big-endian one fills each byte from its top bit."""
+    b = struct.pack("<Q", flags)
+    if E == "<":
+        return b
+    return bytes(int("{:08b}".format(x)[::-1], 2) for x in b)
+
+
+def perf_string(text):
+    s = text.encode() + b"\0"
+    s += b"\0" * (-len(s) % 64)
+    return struct.pack(E + "I", len(s)) + s
 
 
 def elf_build_id(path):
@@ -157,6 +177,8 @@ def recorded_name(path, sysroot):
 
 
 def write(args):
+    global E
+    E = ">" if args.big_endian else "<"
     stops = [json.loads(line) for line in open(args.stops)]
     names = stops[0]["regs"]
     mask = 0
@@ -165,7 +187,7 @@ def write(args):
             mask |= 1 << i
     pid = 4242
     data = bytearray()
-    data += record(REC_COMM, MISC_USER, struct.pack("<II", pid, pid) + b"archwork\0")
+    data += record(REC_COMM, MISC_USER, struct.pack(E + "II", pid, pid) + b"archwork\0")
     maps = parse_maps(args.maps)
     files = {}
     for m in maps:
@@ -175,7 +197,7 @@ def write(args):
         files[name] = m["path"]
         ino = m["ino"] + 7777777 if args.bogus_inodes else m["ino"]
         maj = m["maj"] + 3 if args.bogus_inodes else m["maj"]
-        body = struct.pack("<IIQQQIIQQII", pid, pid, m["start"], m["end"] - m["start"], m["pgoff"],
+        body = struct.pack(E + "IIQQQIIQQII", pid, pid, m["start"], m["end"] - m["start"], m["pgoff"],
                            maj, m["min"], ino, 0, 5, 2)  # PROT_READ|PROT_EXEC, MAP_PRIVATE
         data += record(REC_MMAP2, MISC_USER, body + name.encode() + b"\0")
     abi = 1 if args.abi == 32 else 2
@@ -184,17 +206,17 @@ def write(args):
         stack = bytes.fromhex(s["stack"])
         stack = stack[:len(stack) & ~7]
         pc = s["regs"][args.pc_index]
-        body = struct.pack("<QIIQQ", pc, pid, pid, 1000 + t, 1)
-        body += struct.pack("<Q", abi) + struct.pack("<%dQ" % len(regs), *regs)
-        body += struct.pack("<Q", len(stack)) + stack + struct.pack("<Q", len(stack))
+        body = struct.pack(E + "QIIQQ", pc, pid, pid, 1000 + t, 1)
+        body += struct.pack(E + "Q", abi) + struct.pack(E + "%dQ" % len(regs), *regs)
+        body += struct.pack(E + "Q", len(stack)) + stack + struct.pack(E + "Q", len(stack))
         data += record(REC_SAMPLE, MISC_USER, body)
 
     sample_type = S_IP | S_TID | S_TIME | S_PERIOD | S_REGS_USER | S_STACK_USER
     flags = (1 << 8) | (1 << 9) | (1 << 13) | (1 << 23)  # mmap comm task mmap2
-    attr = struct.pack("<IIQQQQQIIQQQQIiQIHH", 1, 112, 0, 4000, sample_type, 0, flags,
-                       0, 0, 0, 0, 0, mask, 16384, 0, 0, 0, 0, 0)
+    attr = struct.pack(E + "IIQQQQ", 1, 112, 0, 4000, sample_type, 0) + bitfield(flags)
+    attr += struct.pack(E + "IIQQQQIiQIHH", 0, 0, 0, 0, 0, mask, 16384, 0, 0, 0, 0, 0)
     assert len(attr) == 112
-    attrs = attr + struct.pack("<QQ", 0, 0)
+    attrs = attr + struct.pack(E + "QQ", 0, 0)
     header_size = 104
     attrs_off = header_size
     data_off = attrs_off + len(attrs)
@@ -209,29 +231,71 @@ def write(args):
                 continue
             fname = name.encode() + b"\0"
             fname += b"\0" * (-len(fname) % 64)
-            body = struct.pack("<i", -1) + b.ljust(20, b"\0")[:20] + struct.pack("<BBH", len(b), 0, 0)
+            body = struct.pack(E + "i", -1) + b.ljust(20, b"\0")[:20] + struct.pack(E + "BBH", len(b), 0, 0)
             body += fname
-            bid += struct.pack("<IHH", 0, MISC_USER | (1 << 15), 8 + len(body)) + body
+            bid += struct.pack(E + "IHH", 0, MISC_USER | (1 << 15), 8 + len(body)) + body
         features.append((HEADER_BUILD_ID, bytes(bid)))
-    arch = args.arch.encode() + b"\0"
-    arch += b"\0" * (-len(arch) % 64)
-    features.append((HEADER_ARCH, struct.pack("<I", len(arch)) + arch))
+    features.append((HEADER_HOSTNAME, perf_string("qemu-" + args.arch)))
+    if not args.no_arch:
+        features.append((HEADER_ARCH, perf_string(args.arch)))
 
     sections = bytearray()
     blobs = bytearray()
     at = feat_off + 16 * len(features)
     for _, blob in features:
-        sections += struct.pack("<QQ", at + len(blobs), len(blob))
+        sections += struct.pack(E + "QQ", at + len(blobs), len(blob))
         blobs += blob
     bitmap = 0
     for bit, _ in features:
         bitmap |= 1 << bit
-    header = b"PERFILE2" + struct.pack("<QQQQQQQQ", header_size, len(attr) + 16, attrs_off,
+    magic = b"PERFILE2" if E == "<" else b"PERFILE2"[::-1]
+    header = magic + struct.pack(E + "QQQQQQQQ", header_size, len(attr) + 16, attrs_off,
                                        len(attrs), data_off, len(data), 0, 0)
-    header += struct.pack("<QQQQ", bitmap & (2**64 - 1), 0, 0, 0)
+    header += struct.pack(E + "QQQQ", bitmap & (2**64 - 1), 0, 0, 0)
     assert len(header) == header_size
     with open(args.out, "wb") as f:
         f.write(header + attrs + data + sections + blobs)
+    return 0
+
+
+# What eu-stacktrace's Sysprof sink on each machine writes in a stack-user
+# frame: the registers of its unwinding mask (regs.c st_regs_sample_mask).
+SYSPROF_MASKS = {
+    "x86_64": 0xff01ff, "i686": 0x1ff, "aarch64": 0x1ffffffff, "armv7l": 0xffff,
+    "ppc64le": 0xffffffff | 1 << 32 | 1 << 35 | 1 << 36 | 1 << 37,
+    "s390x": 0x3ffffffff, "riscv64": 0xffffffff,
+}
+
+
+def sysprof_frame(ftype, pid, time, body):
+    body = pad8(body) if (24 + len(body)) % 8 else body
+    return struct.pack("<HhiqII", 24 + len(body), 0, pid, time, ftype, 0) + body
+
+
+def write_sysprof(args):
+    """The stops as a Sysprof capture, as eu-stacktrace's Sysprof sink on
+    the recording machine writes it: a PROCESS frame, MAP frames and one
+    stack-user frame (type 18) per stop; the capture names no machine."""
+    stops = [json.loads(line) for line in open(args.stops)]
+    mask = SYSPROF_MASKS[args.arch]
+    pid = 4242
+    out = bytearray(struct.pack("<II", 0xFDCA975E, 1 | 0x100))
+    out += b"2026-01-01T00:00:00Z".ljust(64, b"\0") + struct.pack("<qq", 1000, 0) + b"\0" * 168
+    out += sysprof_frame(4, pid, 1000, b"archwork\0")
+    for m in parse_maps(args.maps):
+        name = recorded_name(m["path"], args.sysroot)
+        out += sysprof_frame(3, pid, 1000, struct.pack("<QQQQ", m["start"], m["end"], m["pgoff"],
+                                                       m["ino"]) + name.encode() + b"\0")
+    abi = 1 if args.abi == 32 else 2
+    for t, s in enumerate(stops):
+        regs = [(s["regs"][i] if i < len(s["regs"]) and s["regs"][i] is not None else 0)
+                for i in range(64) if mask & (1 << i)]
+        stack = bytes.fromhex(s["stack"])
+        body = struct.pack("<QiI", len(stack), pid, 0) + stack
+        body += struct.pack("<II", len(regs), abi) + struct.pack("<%dQ" % len(regs), *regs)
+        out += sysprof_frame(18, pid, 1000 + t, body)
+    with open(args.out, "wb") as f:
+        f.write(out)
     return 0
 
 
@@ -311,8 +375,13 @@ def main(argv):
     w.add_argument("--abi", type=int, default=64)
     w.add_argument("--pc-index", type=int, required=True)
     w.add_argument("--no-build-ids", action="store_true")
+    w.add_argument("--no-arch", action="store_true", help="no HEADER_ARCH (old perf, pipes)")
+    w.add_argument("--big-endian", action="store_true",
+                   help="every integer big-endian, as perf on s390x writes")
     w.add_argument("--bogus-inodes", action="store_true")
     w.add_argument("--repeat", type=int, default=1, help="write the stops N times (bench)")
+    w.add_argument("--sysprof", action="store_true",
+                   help="a Sysprof capture (stack-user frames) instead of a perf.data")
     w.add_argument("--out", required=True)
     c = sub.add_parser("compare")
     c.add_argument("--stops", required=True)
@@ -320,7 +389,9 @@ def main(argv):
     c.add_argument("--maps", required=True)
     c.add_argument("--show", type=int, default=5)
     args = p.parse_args(argv)
-    return write(args) if args.cmd == "write" else compare(args)
+    if args.cmd == "write":
+        return write_sysprof(args) if args.sysprof else write(args)
+    return compare(args)
 
 
 if __name__ == "__main__":

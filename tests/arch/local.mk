@@ -15,7 +15,9 @@ ARCH_TESTS = \
 	tests/arch/riscv64.sh \
 	tests/arch/sysroot.sh \
 	tests/arch/perf-zstd.sh \
-	tests/arch/perf-fp.sh
+	tests/arch/perf-fp.sh \
+	tests/arch/foreign.sh \
+	tests/arch/lbr.sh
 
 TESTS += $(ARCH_TESTS)
 EXTRA_DIST += \
@@ -23,6 +25,13 @@ EXTRA_DIST += \
 	tests/arch/arch.sh \
 	tests/arch/arch-lib.sh \
 	tests/arch/arch-check.py \
+	tests/arch/perf-byteswap.py \
+	tests/arch/lbr-check.py \
+	tests/arch/perfparser-lbr/README \
+	tests/arch/perfparser-lbr/LICENSE.GPLv3 \
+	tests/arch/perfparser-lbr/perf.lbr.data.zlib \
+	tests/arch/perfparser-lbr/perf.lbr.data.expected.txt.zlib \
+	tests/arch/perfparser-lbr/vector_static_gcc_v9.1.0.zlib \
 	tests/arch/harvest.py \
 	tests/arch/archwork.c \
 	tests/arch/archlib.c

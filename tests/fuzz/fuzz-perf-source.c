@@ -7,7 +7,11 @@
  * sees fuzzed names without spending input bytes on a choice.
  *
  * Corpus: tests/fuzz/corpus/perf-source/ (real `perf record` files in file
- * and pipe mode, and every input that once crashed the reader).  */
+ * and pipe mode; synth-*-bigendian: three of them rewritten in the other
+ * byte order by tests/arch/perf-byteswap.py and four s390x stops written
+ * big-endian by tests/arch/arch-check.py, so that the swapping reader,
+ * perf-swap.c, is fuzzed too; and every input that once crashed the
+ * reader).  */
 #include "config.h"
 
 #include <stdbool.h>

@@ -16,8 +16,10 @@
  * may reach real processes of this machine, read-only.
  *
  * Corpus: tests/fuzz/corpus/sysprof-source/ (captures written by
- * `eu-stacktrace -f sysprof`, directly and from perf.data, and every input
- * that once crashed the reader).  */
+ * `eu-stacktrace -f sysprof`, directly and from perf.data; synth-aarch64-*:
+ * six aarch64 stops as an aarch64 machine's sink writes them, 33 registers
+ * a frame, from tests/arch/arch-check.py; and every input that once
+ * crashed the reader).  */
 #include "config.h"
 
 #include <stdlib.h>

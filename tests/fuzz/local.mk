@@ -146,6 +146,7 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/nsh-protocol/request-42.json \
 	tests/fuzz/corpus/perf-source/crash-feature-table-offset-overflow.data \
 	tests/fuzz/corpus/perf-source/crash-folded-no-samples.data \
+	tests/fuzz/corpus/perf-source/crash-swapped-pipe-queued-copies-leak.data \
 	tests/fuzz/corpus/perf-source/seed-file-cpu-time.data \
 	tests/fuzz/corpus/perf-source/seed-file-demo.data \
 	tests/fuzz/corpus/perf-source/seed-file-forkexec.data \
@@ -153,6 +154,10 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/perf-source/seed-file-two-events.data \
 	tests/fuzz/corpus/perf-source/seed-pipe-buildid-mmap.data \
 	tests/fuzz/corpus/perf-source/seed-pipe-demo.data \
+	tests/fuzz/corpus/perf-source/synth-file-demo-bigendian.data \
+	tests/fuzz/corpus/perf-source/synth-file-two-events-bigendian.data \
+	tests/fuzz/corpus/perf-source/synth-pipe-demo-bigendian.data \
+	tests/fuzz/corpus/perf-source/synth-s390x-bigendian.data \
 	tests/fuzz/corpus/podman-ids/crash-cgroup-short-libpod-name \
 	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-rootful \
 	tests/fuzz/corpus/podman-ids/seed-cgroup-podman-rootless \
@@ -195,7 +200,8 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/sysprof-source/seed-unwound-file-threads.capture \
 	tests/fuzz/corpus/sysprof-source/seed-unwound-file-two-events.capture \
 	tests/fuzz/corpus/sysprof-source/seed-unwound-pipe-buildid-mmap.capture \
-	tests/fuzz/corpus/sysprof-source/seed-unwound-pipe-demo.capture
+	tests/fuzz/corpus/sysprof-source/seed-unwound-pipe-demo.capture \
+	tests/fuzz/corpus/sysprof-source/synth-aarch64-stack-user.capture
 
 TESTS += tests/fuzz/replay-corpus.sh
 EXTRA_DIST += \

@@ -212,12 +212,16 @@ test_riscv64_table (void **state)
 static void
 test_arch_from_elf_and_refusals (void **state)
 {
-  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_AARCH64, ELFCLASS64)), "aarch64");
-  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_ARM, ELFCLASS32)), "arm");
-  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_386, ELFCLASS32)), "i386");
-  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_S390, ELFCLASS64)), "s390x");
-  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_RISCV, ELFCLASS64)), "riscv64");
-  assert_null (st_regs_arch_of_elf (EM_MIPS, ELFCLASS64));
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_AARCH64, ELFCLASS64, ELFDATA2LSB)), "aarch64");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_ARM, ELFCLASS32, ELFDATA2LSB)), "arm");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_386, ELFCLASS32, ELFDATA2LSB)), "i386");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_S390, ELFCLASS64, ELFDATA2MSB)), "s390x");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_RISCV, ELFCLASS64, ELFDATA2LSB)), "riscv64");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_PPC64, ELFCLASS64, ELFDATA2LSB)),
+                       "ppc64le");
+  assert_string_equal (st_regs_arch_name (st_regs_arch_of_elf (EM_PPC64, ELFCLASS64, ELFDATA2MSB)),
+                       "ppc64");
+  assert_null (st_regs_arch_of_elf (EM_MIPS, ELFCLASS64, ELFDATA2MSB));
   assert_null (st_regs_arch_unsupported_reason ("x86_64"));
   assert_non_null (st_regs_arch_unsupported_reason ("mips64"));
   assert_non_null (strstr (st_regs_arch_unsupported_reason ("mips64"), "libdw"));

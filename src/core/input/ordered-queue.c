@@ -47,7 +47,8 @@ st_ordered_queue_free (struct st_ordered_queue *q, void (*free_data) (void *))
     return;
   if (free_data != NULL)
     for (size_t i = 0; i < q->size; i++)
-      free_data ((void *) q->heap[i].rec.data);
+      if (q->heap[i].rec.owned)
+        free_data ((void *) q->heap[i].rec.data);
   free (q->heap);
   free (q);
 }

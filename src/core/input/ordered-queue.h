@@ -28,7 +28,8 @@ struct st_ordered_queue;
 typedef int (*st_ordered_release_fn) (const struct st_queued_record *rec, void *arg);
 
 struct st_ordered_queue *st_ordered_queue_new (st_ordered_release_fn release, void *arg);
-/* Frees the queue; FREE_DATA, when given, frees each record still queued.  */
+/* Frees the queue; FREE_DATA, when given, frees each record still queued
+   that is a copy (owned).  */
 void st_ordered_queue_free (struct st_ordered_queue *q, void (*free_data) (void *));
 
 int st_ordered_queue_push (struct st_ordered_queue *q, const struct st_queued_record *rec);

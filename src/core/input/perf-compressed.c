@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <byteswap.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ struct st_perf_decompressor {
   ZSTD_DStream *stream;
   uint8_t *buf;            /* decompressed bytes not yet handed out */
   size_t len, cap;
+  bool swapped;            /* the records are of the other byte order */
 };
 
 int
@@ -47,6 +49,12 @@ st_perf_decompressor_free (struct st_perf_decompressor *d)
   free (d);
 }
 
+void
+st_perf_decompressor_set_swapped (struct st_perf_decompressor *d, bool swapped)
+{
+  d->swapped = swapped;
+}
+
 size_t
 st_perf_decompressor_pending (const struct st_perf_decompressor *d)
 {
@@ -64,6 +72,8 @@ drain (struct st_perf_decompressor *d, st_perf_record_fn fn, void *arg, struct s
     {
       uint16_t size;
       memcpy (&size, d->buf + at + 6, sizeof size);
+      if (d->swapped)
+        size = bswap_16 (size);
       if (size < 8)
         {
           r = st_why_set (why, EBADMSG, "a decompressed record of %u bytes, smaller than "

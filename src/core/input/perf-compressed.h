@@ -4,6 +4,7 @@
  * of one is kept for the next, as perf's own reader does.  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,10 @@ typedef int (*st_perf_record_fn) (const uint8_t *rec, uint32_t size, void *arg);
    -EBADMSG with WHY saying what the zstd stream or a record got wrong.  */
 int st_perf_decompress (struct st_perf_decompressor *d, const uint8_t *payload, size_t len,
                         st_perf_record_fn fn, void *arg, struct st_why *why);
+
+/* The records inside are of the other byte order (their sizes are read
+   swapped; the records themselves are handed out as they are).  */
+void st_perf_decompressor_set_swapped (struct st_perf_decompressor *d, bool swapped);
 
 /* Bytes left over that no record completed (a cut stream at the end).  */
 size_t st_perf_decompressor_pending (const struct st_perf_decompressor *d);

@@ -3,6 +3,7 @@
  * record; pipe mode carries the same facts in records (source-perf.c).  */
 #include "config.h"
 
+#include <byteswap.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -139,6 +140,12 @@ read_file_attrs (struct st_perf_source *src, const struct perf_file_header *fh)
       size_t attr_len = fh->attr_size - sizeof (struct perf_file_section);
       struct perf_file_section ids;
       memcpy (&ids, entry + attr_len, sizeof ids);
+      if (src->swapped)
+        {
+          ids.offset = bswap_64 (ids.offset);
+          ids.size = bswap_64 (ids.size);
+          st_perf_swap_attr (entry, attr_len);
+        }
       if (ids.size % 8 != 0 || ids.size > src->data_end || ids.offset > st_input_size (src->in)
           || ids.size > st_input_size (src->in) - ids.offset)
         return st_why_at (src->err, EBADMSG, off + attr_len,
@@ -152,6 +159,9 @@ read_file_attrs (struct st_perf_source *src, const struct perf_file_header *fh)
         return got;
       if ((uint64_t) got < ids.size)
         return st_why_at (src->err, EBADMSG, ids.offset, "truncated event ids");
+      if (src->swapped)
+        for (uint64_t k = 0; k < ids.size / 8; k++)
+          id_values[k] = bswap_64 (id_values[k]);
       int r = st_perf_add_attr (src, entry, attr_len, id_values, ids.size / 8, off);
       if (r < 0)
         return r;
@@ -182,6 +192,11 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
                       st_input_name (src->in), at);
           return 0;
         }
+      if (src->swapped)
+        {
+          sec.offset = bswap_64 (sec.offset);
+          sec.size = bswap_64 (sec.size);
+        }
       if (sec.offset > file_size || sec.size > file_size - sec.offset || sec.size > (1u << 30))
         return st_why_at (src->err, EBADMSG, at,
                           "feature %u section (offset %" PRIu64 ", %" PRIu64
@@ -191,6 +206,8 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
         return -ENOMEM;
       if (st_input_pread (src->in, data, sec.size, sec.offset) != (ssize_t) sec.size)
         return st_why_at (src->err, EBADMSG, sec.offset, "truncated feature %u", bit);
+      if (src->swapped)
+        st_perf_swap_feature (bit, data, sec.size);
       int r = 0;
       if (bit == PERF_HEADER_ARCH)
         st_perf_set_arch (src, data, sec.size);
@@ -253,13 +270,20 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
     r = n;
   else if (n < (ssize_t) sizeof (struct perf_pipe_file_header))
     r = st_why_at (err, EBADMSG, 0, "too short for a perf.data header (%zd bytes)", n);
-  else if (fh.magic == PERF_MAGIC2_SWAPPED)
-    r = st_why_at (err, ENOTSUP, 0, "perf.data of the other byte order: "
-                   "convert it on a machine of that byte order");
-  else if (fh.magic != PERF_MAGIC2)
+  else if (fh.magic != PERF_MAGIC2 && fh.magic != PERF_MAGIC2_SWAPPED)
     r = st_why_at (err, EBADMSG, 0, "not a perf.data file (bad magic)");
   if (r < 0)
     return r;
+  /* Written by a machine of the other byte order (s390x, ppc64): every
+     piece is swapped as it is read, as perf does (needs_swap).  */
+  src->swapped = fh.magic == PERF_MAGIC2_SWAPPED;
+  if (src->swapped)
+    {
+      fh.size = bswap_64 (fh.size);
+      for (size_t i = 0; i < 2; i++)
+        if ((src->swap_buf[i] = malloc (UINT16_MAX + 1)) == NULL)
+          return -ENOMEM;
+    }
 
   if (fh.size == sizeof (struct perf_pipe_file_header))
     {
@@ -277,6 +301,11 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
     return n;
   if (n < (ssize_t) (sizeof fh - 16))
     return st_why_at (err, EBADMSG, 16 + n, "truncated perf.data header");
+  if (src->swapped)
+    {
+      fh.size = bswap_64 (fh.size);   /* swapped back: the header swaps it again */
+      st_perf_swap_file_header (&fh);
+    }
   if (!st_input_seekable (in))
     return st_why_at (err, ENOTSUP, 0, "a perf.data in file mode must be read from a "
                       "regular file: use `perf record -o -` for pipes");

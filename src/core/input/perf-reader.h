@@ -52,6 +52,11 @@ struct st_perf_source {
   uint64_t first_sample_time, last_sample_time;
 
   uint64_t live_offset;       /* live mode: bytes fed so far */
+  uint64_t *lbr_ips;          /* a sample's LBR call stack as a chain */
+  size_t lbr_cap;
+  bool swapped;               /* written in the other byte order (perf-swap.c) */
+  uint8_t *swap_buf[2];       /* a record in this machine's order; [1]: one
+                                 out of a compressed record */
   struct st_perf_decompressor *zstd;  /* perf record -z, from the first one */
   bool decompressing;         /* the records at hand are zstd's output */
 
@@ -91,7 +96,21 @@ void st_perf_set_arch (struct st_perf_source *src, const uint8_t *data, size_t l
 bool st_perf_parse_recording_feature (struct st_perf_source *src, unsigned feature,
                                       const uint8_t *data, size_t len);
 
+/* perf-swap.c: the pieces of a perf.data of the other byte order, turned
+   into this machine's order in place.  */
+void st_perf_swap_file_header (struct perf_file_header *fh);
+void st_perf_swap_attr (uint8_t *attr, size_t len);
+void st_perf_swap_feature (unsigned feature, uint8_t *data, size_t len);
+void st_perf_swap_record (const struct st_perf_source *src, uint8_t *rec, uint32_t size);
+
 /* perf-record.c */
+/* The byte offset of the sample id that picks REC's attribute, 0: none.  */
+size_t st_perf_record_id_offset (const struct st_perf_source *src, const uint8_t *rec,
+                                 uint32_t size);
+const struct attr_info *st_perf_attr_for_record (const struct st_perf_source *src,
+                                                 const uint8_t *rec, uint32_t size);
+/* The size of the sample_id_all trailer of a non-sample record.  */
+size_t st_perf_id_trailer_size (const struct attr_info *a);
 /* The timestamp of a record, if it has one.  */
 bool st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec,
                           uint32_t size, uint64_t *time);

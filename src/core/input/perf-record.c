@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -33,40 +34,42 @@ sample_id_position (uint64_t sample_type)
   return pos;
 }
 
-/* The attribute that describes a record.  With several events the record's
-   sample id picks it, as in perf's evlist__event2evsel().  */
-static const struct attr_info *
-attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+/* Where the sample id that picks a record's attribute sits in it: a
+   byte offset, or 0 when there is none (one attribute, or a record that
+   does not say).  As in perf's evlist__event2evsel(), the first
+   attribute's layout tells where to look.  */
+size_t
+st_perf_record_id_offset (const struct st_perf_source *src, const uint8_t *rec, uint32_t size)
 {
-  if (src->n_attrs == 0)
-    return NULL;
-  if (src->n_attrs == 1)
-    return &src->attrs[0];
+  if (src->n_attrs <= 1)
+    return 0;
   const struct perf_event_header hdr = st_perf_record_header (rec), *h = &hdr;
   const struct attr_info *first = &src->attrs[0];
-  uint64_t id;
   if (h->type == PERF_RECORD_SAMPLE)
     {
       int pos = sample_id_position (first->sample_type);
       if (pos < 0 || 8 + 8 * (uint32_t) (pos + 1) > size)
-        return first;
-      id = st_get_u64 (rec + 8 + 8 * pos);
+        return 0;
+      return 8 + 8 * (size_t) pos;
     }
-  else
-    {
-      if (!first->sample_id_all)
-        return first;
-      if (first->sample_type & PERF_SAMPLE_IDENTIFIER)
-        {
-          if (size < 16)
-            return first;
-          id = st_get_u64 (rec + size - 8);
-        }
-      else
-        return first;  /* perf itself cannot tell here either */
-    }
-  uintptr_t idx = (uintptr_t) st_hashmap_get_u64 (src->attr_by_id, id);
-  return idx ? &src->attrs[idx - 1] : first;
+  /* Without an IDENTIFIER at the end, perf itself cannot tell.  */
+  if (!first->sample_id_all || !(first->sample_type & PERF_SAMPLE_IDENTIFIER) || size < 16)
+    return 0;
+  return size - 8;
+}
+
+/* The attribute that describes a record.  With several events the record's
+   sample id picks it.  */
+const struct attr_info *
+st_perf_attr_for_record (const struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+{
+  if (src->n_attrs == 0)
+    return NULL;
+  size_t at = st_perf_record_id_offset (src, rec, size);
+  if (at == 0)
+    return &src->attrs[0];
+  uintptr_t idx = (uintptr_t) st_hashmap_get_u64 (src->attr_by_id, st_get_u64 (rec + at));
+  return idx ? &src->attrs[idx - 1] : &src->attrs[0];
 }
 
 static size_t
@@ -76,8 +79,8 @@ popcount64 (uint64_t v)
 }
 
 /* The sample_id_all trailer of a non-sample record.  */
-static size_t
-id_trailer_size (const struct attr_info *a)
+size_t
+st_perf_id_trailer_size (const struct attr_info *a)
 {
   if (!a->sample_id_all)
     return 0;
@@ -94,7 +97,7 @@ st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec, uint3
   const struct perf_event_header hdr = st_perf_record_header (rec), *h = &hdr;
   if (h->type >= PERF_RECORD_USER_TYPE_START)
     return false;
-  const struct attr_info *a = attr_for_record (src, rec, size);
+  const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
   if (a == NULL || !(a->sample_type & PERF_SAMPLE_TIME))
     return false;
   uint64_t t = a->sample_type;
@@ -104,7 +107,7 @@ st_perf_record_time (const struct st_perf_source *src, const uint8_t *rec, uint3
                    + !!(t & PERF_SAMPLE_TID));
   else
     {
-      size_t trailer = id_trailer_size (a);
+      size_t trailer = st_perf_id_trailer_size (a);
       if (trailer == 0 || trailer + 8 > size)
         return false;
       pos = size - trailer + 8 * !!(t & PERF_SAMPLE_TID);
@@ -144,12 +147,37 @@ struct cursor {
     }                                                                         \
   while (0)
 
+/* perf record --call-graph lbr: the hardware's call stack, {from, to,
+   flags} entries, the newest call first.  Shown as perf script shows it
+   (machine.c, lbr_callchain_add_lbr_ip): the callee of the newest call,
+   then each call site, outward.  It stands for the user part of the
+   kernel's chain, as in perf.  */
+static int
+lbr_chain (struct st_perf_source *src, const uint8_t *entries, uint64_t nr, struct st_sample *s)
+{
+  if (nr + 1 > src->lbr_cap)
+    {
+      uint64_t *ips = realloc (src->lbr_ips, (nr + 1) * sizeof *ips);
+      if (ips == NULL)
+        return -ENOMEM;
+      src->lbr_ips = ips;
+      src->lbr_cap = nr + 1;
+    }
+  src->lbr_ips[0] = st_get_u64 (entries + 8);
+  for (uint64_t i = 0; i < nr; i++)
+    src->lbr_ips[i + 1] = st_get_u64 (entries + 24 * i);
+  s->user_ips = src->lbr_ips;
+  s->n_user_ips = nr + 1;
+  s->user_chain_lbr = true;
+  return 0;
+}
+
 static int
 parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
               uint64_t offset, struct st_event *ev)
 {
   const struct perf_event_header hdr = st_perf_record_header (rec), *h = &hdr;
-  const struct attr_info *a = attr_for_record (src, rec, size);
+  const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
   if (a == NULL)
     return st_why_at (src->err, EBADMSG, offset, "sample record before any event attribute");
   uint64_t t = a->sample_type;
@@ -261,6 +289,12 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
         }
       if (nr > (uint64_t) (c.end - c.p) / 24)
         NEED (cp, UINT64_MAX, "branch stack");
+      if ((a->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) && nr > 0)
+        {
+          int r = lbr_chain (src, c.p, nr, s);
+          if (r < 0)
+            return r;
+        }
       c.p += nr * 24;
     }
   if (t & PERF_SAMPLE_REGS_USER)
@@ -358,8 +392,8 @@ st_perf_parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
      the body.  */
   if (h->type != PERF_RECORD_SAMPLE)
     {
-      const struct attr_info *a = attr_for_record (src, rec, size);
-      size_t trailer = a ? id_trailer_size (a) : 0;
+      const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
+      size_t trailer = a ? st_perf_id_trailer_size (a) : 0;
       if (trailer > (size_t) (c.end - c.p))
         trailer = 0;
       c.end -= trailer;

@@ -5,6 +5,7 @@
  * record: perf-record.c.  */
 #include "config.h"
 
+#include <byteswap.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -56,6 +57,9 @@ st_perf_source_free (struct st_perf_source *src)
   if (src == NULL)
     return;
   free (src->attrs);
+  free (src->swap_buf[0]);
+  free (src->swap_buf[1]);
+  free (src->lbr_ips);
   st_perf_decompressor_free (src->zstd);
   st_hashmap_free (src->attr_by_id);
   for (size_t i = 0; i < src->n_build_ids; i++)
@@ -95,7 +99,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   struct st_queued_record q = { .offset = offset, .data = rec, .size = size };
   if (!st_perf_record_time (src, rec, size, &q.time))
     return deliver (src, rec, size, offset);
-  if (!st_perf_records_stable (src) || src->decompressing)
+  if (!st_perf_records_stable (src) || src->decompressing || src->swapped)
     {
       uint8_t *copy = malloc (size);
       if (copy == NULL)
@@ -119,10 +123,24 @@ struct decompressed {
   uint64_t offset;           /* of the compressed record, for messages */
 };
 
+/* A record of the other byte order, copied into this machine's order: the
+   copy stands in for it until the next record of the same kind.  */
+static const uint8_t *
+normalize (struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+{
+  if (!src->swapped)
+    return rec;
+  uint8_t *copy = src->swap_buf[src->decompressing];
+  memcpy (copy, rec, size);
+  st_perf_swap_record (src, copy, size);
+  return copy;
+}
+
 static int
 handle_decompressed (const uint8_t *rec, uint32_t size, void *arg)
 {
   struct decompressed *d = arg;
+  rec = normalize (d->src, rec, size);
   uint32_t type;
   memcpy (&type, rec, sizeof type);
   return type >= PERF_RECORD_USER_TYPE_START ? handle_user_record (d->src, rec, size, d->offset)
@@ -134,8 +152,12 @@ static int
 handle_compressed (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                    uint64_t offset)
 {
-  if (src->zstd == NULL && st_perf_decompressor_new (&src->zstd) < 0)
-    return -ENOMEM;
+  if (src->zstd == NULL)
+    {
+      if (st_perf_decompressor_new (&src->zstd) < 0)
+        return -ENOMEM;
+      st_perf_decompressor_set_swapped (src->zstd, src->swapped);
+    }
   struct decompressed d = { src, offset };
   struct st_why why = { 0 };
   src->decompressing = true;
@@ -261,6 +283,11 @@ read_record (struct st_perf_source *src, const uint8_t **rec, uint32_t *size, ui
                       "truncated record header (%zd of 8 bytes)", n);
   struct perf_event_header h;
   memcpy (&h, p, sizeof h);
+  if (src->swapped)
+    {
+      h.type = bswap_32 (h.type);
+      h.size = bswap_16 (h.size);
+    }
   if (h.size < sizeof h)
     return st_why_at (src->err, EBADMSG, *offset,
                       "record of type %u has size %u, smaller than its header",
@@ -327,6 +354,7 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
       r = read_record (src, &rec, &size, &offset);
       if (r != 0)
         break;
+      rec = normalize (src, rec, size);
       uint32_t type;
       memcpy (&type, rec, sizeof type);
       if (type >= PERF_RECORD_USER_TYPE_START)
@@ -346,7 +374,9 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     r = flushed;
   else if (err != NULL)
     *err = saved;
-  st_ordered_queue_free (src->queue, st_perf_records_stable (src) ? NULL : free);
+  /* Copies (a stream's records, a compressed record's, a swapped one's)
+     left by an error are freed; records of a mapped file are not.  */
+  st_ordered_queue_free (src->queue, free);
   src->queue = NULL;
   return r;
 }

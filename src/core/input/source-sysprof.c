@@ -278,6 +278,28 @@ handle_exit (struct st_sysprof_source *src, const uint8_t *frame, size_t len)
   return src->fn (&ev, src->fn_arg);
 }
 
+/* A stack-user frame says only how many registers it carries and their
+   ABI: the writer put in those of its own machine's unwinding mask
+   (st_regs_sample_mask), and each architecture's count is its own.  This
+   machine's is taken when it fits; the unwinder then reads them with the
+   table the files' ELF headers name (a 32-bit task's by its ABI).  */
+static const struct st_regs_arch *
+regs_arch (const struct st_sysprof_source *src, uint32_t n_regs)
+{
+  static const char *const arches[] = {
+    "x86_64", "aarch64", "i386", "arm", "ppc64le", "s390x", "riscv64",
+  };
+  if (n_regs == src->mask_regs)
+    return src->arch;
+  for (size_t i = 0; i < sizeof arches / sizeof arches[0]; i++)
+    {
+      const struct st_regs_arch *a = st_regs_arch_lookup (arches[i]);
+      if (a != NULL && (uint32_t) __builtin_popcountll (st_regs_sample_mask (a)) == n_regs)
+        return a;
+    }
+  return NULL;
+}
+
 static int
 handle_stack_user (struct st_sysprof_source *src, const uint8_t *frame, size_t len,
                    uint64_t offset)
@@ -322,7 +344,10 @@ handle_stack_user (struct st_sysprof_source *src, const uint8_t *frame, size_t l
     }
 
   /* The registers may sit at any alignment after the stack bytes.  */
-  size_t n_regs = ur.n_regs < src->mask_regs ? ur.n_regs : src->mask_regs;
+  const struct st_regs_arch *arch = regs_arch (src, ur.n_regs);
+  uint64_t mask = arch != NULL ? st_regs_sample_mask (arch) : src->regs_mask;
+  size_t mask_regs = (size_t) __builtin_popcountll (mask);
+  size_t n_regs = ur.n_regs < mask_regs ? ur.n_regs : mask_regs;
   memcpy (src->regs, frame + regs_at + sizeof ur, n_regs * 8);
   struct st_event ev;
   memset (&ev, 0, sizeof ev);
@@ -338,11 +363,11 @@ handle_stack_user (struct st_sysprof_source *src, const uint8_t *frame, size_t l
   s->abi = ur.abi;
   if (ur.abi != ST_REGS_ABI_NONE)
     {
-      s->regs_mask = src->regs_mask;
+      s->regs_mask = mask;
       s->regs = src->regs;
       s->n_regs = n_regs;
       struct st_dwarf_regs dw;
-      if (st_regs_to_dwarf (src->arch, s, &dw) == 0)
+      if (st_regs_to_dwarf (arch != NULL ? arch : src->arch, s, &dw) == 0)
         s->ip = dw.pc;
     }
   s->stack = frame + head;
@@ -495,7 +520,8 @@ sysprof_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop
 static const char *
 sysprof_arch (const void *state)
 {
-  /* Sysprof streams are unwound where they are recorded.  */
+  /* A capture does not name its machine: the files' ELF headers do (see
+     regs_arch for the registers).  */
   return NULL;
 }
 

@@ -12,6 +12,7 @@ st_stop_reason_name (enum st_stop_reason reason)
     [ST_STOP_NO_UNWIND_INFO] = "no unwind info",
     [ST_STOP_FRAME_POINTER_END] = "frame pointer chain ended",
     [ST_STOP_KERNEL_CHAIN] = "kernel call chain (frame pointers)",
+    [ST_STOP_LBR_CHAIN] = "LBR call stack (--call-graph lbr)",
     [ST_STOP_FRAME_LIMIT] = "frame limit",
     [ST_STOP_NO_USER_STACK] = "no user stack",
     [ST_STOP_NO_PROCESS_FILES] = "no files of the process found",

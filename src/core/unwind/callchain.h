@@ -24,6 +24,7 @@ enum st_stop_reason {
   ST_STOP_FRAME_POINTER_END,/* frames without CFI were walked by frame pointer,
                                until the chain ended */
   ST_STOP_KERNEL_CHAIN,     /* shown as the kernel's frame-pointer call chain */
+  ST_STOP_LBR_CHAIN,        /* shown as the LBR call stack (--call-graph lbr) */
   ST_STOP_N
 };
 

@@ -162,10 +162,11 @@ st_regs_arch_unsupported_reason (const char *machine)
 }
 
 const struct st_regs_arch *
-st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class)
+st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class, unsigned elf_data)
 {
   for (size_t i = 0; i < N_ARCHES; i++)
-    if (arches[i].e_machine == e_machine && arches[i].elf_class == elf_class)
+    if (arches[i].e_machine == e_machine && arches[i].elf_class == elf_class
+        && arches[i].big_endian == (elf_data == ELFDATA2MSB))
       return &arches[i];
   return NULL;
 }

@@ -17,10 +17,11 @@ struct st_regs_arch;
    (uname -m, as perf's HEADER_ARCH has it), or NULL for the machine this
    runs on.  NULL if unsupported.  */
 const struct st_regs_arch *st_regs_arch_lookup (const char *uname_machine);
-/* The architecture of an ELF file's e_machine and class (ELFCLASS32/64),
-   NULL if unsupported: what the mapped files say when the recording does
-   not.  */
-const struct st_regs_arch *st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class);
+/* The architecture of an ELF file's e_machine, class (ELFCLASS32/64) and
+   data encoding (ELFDATA2LSB/MSB: ppc64 or ppc64le), NULL if unsupported:
+   what the mapped files say when the recording does not.  */
+const struct st_regs_arch *st_regs_arch_of_elf (unsigned e_machine, unsigned elf_class,
+                                                unsigned elf_data);
 /* Why MACHINE cannot be unwound by this build, or NULL if it can: for an
    architecture perf records but libdw 0.188 has no unwinder for.  */
 const char *st_regs_arch_unsupported_reason (const char *uname_machine);

@@ -1,6 +1,8 @@
 #include "config.h"
 
+#include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,9 @@ struct st_unwinder {
   struct st_hashmap *strings;
   struct st_containers *containers;
   bool warned_regs;
+  /* Without opts.arch: the architecture the files of the first sample
+     said, for samples whose files say nothing (and for the summary).  */
+  const struct st_regs_arch *arch_of_files;
 };
 
 struct st_unwinder *
@@ -174,10 +179,60 @@ kernel_chain (struct st_unwinder *u, const struct st_sample *sample, struct st_u
     for (size_t i = 0; i < out->n_frames; i++)
       if (out->frames[i].inlined)
         out->frames[i].symbol = intern (u, out->frames[i].symbol);
-  out->stop = n < sample->n_user_ips ? ST_STOP_FRAME_LIMIT : ST_STOP_KERNEL_CHAIN;
+  out->stop = n < sample->n_user_ips ? ST_STOP_FRAME_LIMIT
+              : sample->user_chain_lbr ? ST_STOP_LBR_CHAIN : ST_STOP_KERNEL_CHAIN;
   const struct st_container *ct = st_containers_of (u->containers, sample->pid);
   out->container = ct ? &ct->label : NULL;
   return 0;
+}
+
+static const struct st_regs_arch *
+arch_of_module (Dwfl_Module *mod)
+{
+  GElf_Addr bias;
+  Elf *elf = dwfl_module_getelf (mod, &bias);
+  GElf_Ehdr ehdr;
+  if (elf == NULL || gelf_getehdr (elf, &ehdr) == NULL)
+    return NULL;
+  return st_regs_arch_of_elf (ehdr.e_machine, ehdr.e_ident[EI_CLASS], ehdr.e_ident[EI_DATA]);
+}
+
+static int
+first_module_arch (Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+                   void *arg)
+{
+  const struct st_regs_arch **arch = arg;
+  *arch = arch_of_module (mod);
+  return *arch != NULL ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+/* The architecture of a sample when the recording names none (perf pipes
+   and files of old perf, Sysprof streams): the ELF header of the file the
+   sampled pc lies in, else of any file of the process, never this
+   machine's.  The sample's ABI then picks the compat table (an i386 task
+   on x86_64), as with a named architecture.  */
+static const struct st_regs_arch *
+arch_of_files (struct st_unwinder *u, Dwfl *dwfl, const struct st_sample *sample)
+{
+  const struct st_regs_arch *arch = NULL;
+  if (dwfl != NULL)
+    {
+      Dwfl_Module *mod = sample->ip != 0 ? dwfl_addrmodule (dwfl, sample->ip) : NULL;
+      arch = mod != NULL ? arch_of_module (mod) : NULL;
+      if (arch == NULL)
+        dwfl_getmodules (dwfl, first_module_arch, &arch, 0);
+    }
+  if (arch == NULL)
+    return u->arch_of_files;
+  if (u->arch_of_files == NULL)
+    u->arch_of_files = arch;
+  return arch;
+}
+
+const struct st_regs_arch *
+st_unwinder_arch (const struct st_unwinder *u)
+{
+  return u->opts.arch != NULL ? u->opts.arch : u->arch_of_files;
 }
 
 int
@@ -195,8 +250,27 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   struct st_dwarf_regs regs;
   if ((sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0) && sample->n_user_ips > 0)
     return kernel_chain (u, sample, out);
-  if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
-      || st_regs_to_dwarf (u->opts.arch, sample, &regs) < 0)
+  const struct st_regs_arch *arch = u->opts.arch;
+  struct st_process *p = NULL;
+  Dwfl *dwfl = NULL;
+  if (arch == NULL && sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0)
+    {
+      p = st_process_table_get (u->processes, sample->pid);
+      if (p == NULL)
+        return -ENOMEM;
+      dwfl = st_process_dwfl (u->processes, p);
+      arch = arch_of_files (u, dwfl, sample);
+    }
+  if (arch == NULL && sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0)
+    {
+      /* No file of the process was found, so nothing says how to read its
+         registers: the sampled pc is still a frame.  */
+      memset (&regs, 0, sizeof regs);
+      regs.pc = sample->ip;
+      dwfl = NULL;
+    }
+  else if (sample->abi == ST_REGS_ABI_NONE || sample->stack_size == 0
+           || st_regs_to_dwarf (arch, sample, &regs) < 0)
     {
       if (sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0 && !u->warned_regs)
         {
@@ -208,10 +282,13 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
       return 0;
     }
 
-  struct st_process *p = st_process_table_get (u->processes, sample->pid);
   if (p == NULL)
-    return -ENOMEM;
-  Dwfl *dwfl = st_process_dwfl (u->processes, p);
+    {
+      p = st_process_table_get (u->processes, sample->pid);
+      if (p == NULL)
+        return -ENOMEM;
+      dwfl = st_process_dwfl (u->processes, p);
+    }
   struct st_unwind_result result;
   if (dwfl == NULL)
     {

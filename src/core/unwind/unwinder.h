@@ -17,6 +17,8 @@ struct st_unwinder_options {
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
   bool unwinder_libdwfl;      /* --unwinder=libdwfl: no unwind-rule cache */
+  /* NULL: the recording names none; each sample's is the ELF header's of
+     the files it ran in.  */
   const struct st_regs_arch *arch;
   struct st_debuginfod *debuginfod; /* NULL: off; shared, it locks */
   struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
@@ -53,3 +55,5 @@ int st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
                         struct st_unwound *out);
 
 const struct st_resolver *st_unwinder_resolver (const struct st_unwinder *u);
+/* The architecture unwound: the options', or the first the files said.  */
+const struct st_regs_arch *st_unwinder_arch (const struct st_unwinder *u);

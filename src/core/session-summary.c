@@ -161,7 +161,7 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
       if (st_unwinder_arch (unwinders[i]) != NULL)
         {
           fprintf (out, "architecture unwound: %s (from the files' ELF headers: the "
-                   "recording named none before its samples)\n",
+                   "recording named none when its reading began)\n",
                    st_regs_arch_name (st_unwinder_arch (unwinders[i])));
           break;
         }

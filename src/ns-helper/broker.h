@@ -31,6 +31,8 @@
 #include "ns-helper/sandbox.h"
 
 #define ST_BROKER_MAX_PATHS 8
+/* A pooled worker (pool.h) that has served no job for this long exits.  */
+#define ST_BROKER_WORKER_IDLE_S 30
 
 enum st_broker_kind {
   ST_BROKER_IN_ROOT,        /* the resolver */
@@ -58,6 +60,22 @@ int st_broker_start (struct st_broker *b, enum st_broker_kind kind,
    (then it is given up).  */
 int st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
                     size_t n, int *fds, int *errs);
+
+/* The setns broker forks a pooled worker (pool.h): it enters the mount
+   namespace MNT_FD (the user namespace USERNS_FD first unless it is -1) as
+   a worker of st_broker_open does, takes on the same credentials and
+   sandbox, and then serves jobs on its own socket, *SOCK, the opener's
+   end.  It exits when that socket is closed, when the process of PIDFD
+   exits, or after ST_BROKER_WORKER_IDLE_S seconds without a job.  Returns
+   0 or -errno.  */
+int st_broker_spawn (struct st_broker *b, int mnt_fd, int userns_fd, int pidfd, int *sock);
+
+/* st_broker_open's job, in the pooled worker on SOCK.  *GONE says that the
+   worker will serve no more (it could not enter the namespace, or did not
+   answer): the caller closes SOCK.  Returns 0, or -errno when it did not
+   answer.  */
+int st_broker_worker_open (int sock, const char *const *paths, size_t n, int *fds, int *errs,
+                           bool *gone);
 
 #ifdef ST_NSH_TEST_HOOKS
 /* Test builds: makes the process (IN_WORKER: a worker of the broker) try

@@ -17,6 +17,7 @@ ns_helper_sources = \
 	src/ns-helper/opener.c src/ns-helper/opener.h \
 	src/ns-helper/parser.c src/ns-helper/parser.h \
 	src/ns-helper/pin.c src/ns-helper/pin.h \
+	src/ns-helper/pool.c src/ns-helper/pool.h \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
 	src/ns-helper/protocol-decode.c \
 	src/ns-helper/sandbox.c src/ns-helper/sandbox.h \

@@ -135,7 +135,7 @@ open_by (const struct st_ways *ways, const struct st_pin *pin, bool by_setns,
   if (by_setns)
     {
       int userns = owning_user_namespace (ways, pin);
-      r = st_broker_open (ways->broker, pin->mnt_fd, userns, paths, n, fds, errs);
+      r = st_pool_open (ways->pool, ways->broker, pin, userns, paths, n, fds, errs);
       if (userns >= 0)
         close (userns);
     }

@@ -23,11 +23,13 @@
 #include "ns-helper/broker.h"
 #include "ns-helper/check.h"
 #include "ns-helper/pin.h"
+#include "ns-helper/pool.h"
 #include "ns-helper/protocol.h"
 
 struct st_ways {
   struct st_broker *resolver;
   struct st_broker *broker;
+  struct st_pool *pool;     /* the broker's workers, one per namespace */
   /* The broker may enter any mount namespace (CAP_SYS_ADMIN); otherwise
      it enters the user namespace that owns it first.  */
   bool privileged;

@@ -505,9 +505,6 @@ pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
 static void
 spawn_pooled (int sock, int mnt_fd, int pidfd, int userns_fd)
 {
-  /* The pooled workers that ended since the last job.  */
-  while (waitpid (-1, NULL, WNOHANG) > 0)
-    ;
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     {
@@ -611,6 +608,9 @@ broker_main (enum st_broker_kind kind, int sock, int fd_dir)
       ssize_t len = st_nsh_recv (sock, buf, sizeof buf, fds, 3, &n_fds, &flags);
       if (len <= 0)
         _exit (len == 0 ? 0 : 1);   /* the opener is gone */
+      /* The pooled workers that ended since the last job.  */
+      while (waitpid (-1, NULL, WNOHANG) > 0)
+        ;
       if (flags != 0)
         reply_error (sock, EINVAL);
       else

@@ -92,6 +92,13 @@ st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pi
     return r;
   pool->started++;
   r = st_broker_worker_open (sock, paths, n, fds, errs, &gone);
+  if (r == -ECONNRESET || r == -EPIPE)
+    {
+      /* Its process exited as it started (it then serves nothing): this
+         job in a worker of its own, in the namespace the pin keeps.  */
+      close (sock);
+      return st_broker_open (b, pin->mnt_fd, userns_fd, paths, n, fds, errs);
+    }
   if (r < 0 || gone)
     {
       close (sock);

@@ -91,14 +91,14 @@ tap.ok(served(reply, fd) and len(two) == 2 and first[0] in two
 
 # The user's connection to the privileged service, in a child that does
 # what the parent says over a pipe.
-to_child, from_parent = os.pipe()
-to_parent, from_child = os.pipe()
+p2c_r, p2c_w = os.pipe()
+c2p_r, c2p_w = os.pipe()
 child = os.fork()
 if child == 0:
-    os.close(to_child); os.close(to_parent)
+    os.close(p2c_w); os.close(c2p_r)
     os.setgroups([]); os.setresgid(gid, gid, gid); os.setresuid(uid, uid, uid)
     u = nsh.Helper(socket_path=sock_path)
-    inp, out = os.fdopen(from_parent), os.fdopen(from_child, "w")
+    inp, out = os.fdopen(p2c_r), os.fdopen(c2p_w, "w")
     for line in inp:
         pid = int(line)
         r, f = u.open(pid, SETNS, ways=["setns"])
@@ -106,8 +106,8 @@ if child == 0:
             os.close(f)
         out.write(json.dumps(r) + "\n"); out.flush()
     os._exit(0)
-os.close(from_parent); os.close(from_child)
-cin, cout = os.fdopen(to_parent), os.fdopen(to_child, "w")
+os.close(p2c_r); os.close(c2p_w)
+cin, cout = os.fdopen(c2p_r), os.fdopen(p2c_w, "w")
 def as_user(pid):
     cout.write(f"{pid}\n"); cout.flush()
     return json.loads(cin.readline())
@@ -126,12 +126,19 @@ tap.ok(r_user.get("ok") and r_user.get("way") == "setns" and r_root
        f"(root's {rw_in}, the user's {uw_in}), none shared", (r_user, reply, uw, rw))
 def ids(pid, key):
     return set(nsh.status_field(pid, key).split())
+# The user's worker became the user, then entered the user namespace the
+# user owns (as a worker of one job does, and as the user could): the
+# capabilities it shows are the user's own in that namespace, and none in
+# the helper's.
 w = uw_in[0] if uw_in else None
+def userns(pid):
+    return os.stat(f"/proc/{pid}/ns/user").st_ino
 tap.ok(w is not None and ids(w, "Uid") == {str(uid)} and ids(w, "Gid") == {str(gid)}
-       and nsh.status_field(w, "CapEff") == "0000000000000000"
-       and nsh.status_field(w, "CapPrm") == "0000000000000000"
-       and nsh.status_field(w, "NoNewPrivs") == "1" and nsh.status_field(w, "Seccomp") == "2",
-       f"the user's pooled worker: uid/gid {uid}/{gid}, no capability, no_new_privs, seccomp",
+       and userns(w) == userns(user_pid) and userns(w) != userns(os.getpid())
+       and nsh.status_field(w, "NoNewPrivs") == "1" and nsh.status_field(w, "Seccomp") == "2"
+       and nsh.status_field(w, "CapAmb") == "0000000000000000",
+       f"the user's pooled worker: uid/gid {uid}/{gid}, in the user namespace the user owns "
+       "(none of the helper's capabilities), no_new_privs, seccomp",
        w and {k: nsh.status_field(w, k) for k in ("Uid", "Gid", "CapEff", "NoNewPrivs", "Seccomp")})
 w = rw_in[0] if rw_in else None
 tap.ok(w is not None and ids(w, "Uid") == {"65534"}
@@ -146,13 +153,20 @@ tap.ok(not r_forbidden.get("ok") and not set(workers(user_opener)) & set(workers
 
 # A dead namespace: its process killed, the worker exits by itself and is
 # not used again; a new namespace gets a new worker.
-old = [x for x in workers(h.pid) if mnt(x) == mnt(roots[1])]
+dead_ns = mnt(roots[1])
+old = [x for x in workers(h.pid) if mnt(x) == dead_ns]
 os.kill(roots[1], signal.SIGKILL)
 gone = bool(old) and wait_gone(old[0])
+# The pin keeps the namespace: a worker of that one job serves the request
+# (as before the pool) and is gone with its reply.
 reply, fd = h.open(roots[1], SETNS, ways=["setns"])
-tap.ok(gone and not served(reply, fd) and old[0] not in workers(h.pid),
-       f"roots[1] killed: its worker {old} exited by itself, the next request is refused "
-       f"({reply and reply.get('errno')}) and starts no worker", (gone, reply, workers(h.pid)))
+ok = served(reply, fd)
+left = [x for x in workers(h.pid) if not nsh.status_field(x, "State").startswith("Z")
+        and os.path.exists(f"/proc/{x}/ns/mnt") and mnt(x) == dead_ns]
+tap.ok(gone and ok and old[0] not in workers(h.pid) and not left,
+       f"roots[1] killed: its worker {old} exited by itself; the next request for its file "
+       "is served by a worker of one job in the pinned namespace, and no worker stays there",
+       (gone, reply, workers(h.pid), left))
 reply, fd = h.open(roots[2], SETNS, ways=["setns"])
 now = workers(h.pid)
 new = [x for x in now if mnt(x) == mnt(roots[2])]

@@ -608,9 +608,11 @@ broker_main (enum st_broker_kind kind, int sock, int fd_dir)
       ssize_t len = st_nsh_recv (sock, buf, sizeof buf, fds, 3, &n_fds, &flags);
       if (len <= 0)
         _exit (len == 0 ? 0 : 1);   /* the opener is gone */
-      /* The pooled workers that ended since the last job.  */
-      while (waitpid (-1, NULL, WNOHANG) > 0)
-        ;
+      /* The pooled workers that ended since the last job (the resolver
+         has none, nor wait4 in its seccomp filter).  */
+      if (kind == ST_BROKER_SETNS)
+        while (waitpid (-1, NULL, WNOHANG) > 0)
+          ;
       if (flags != 0)
         reply_error (sock, EINVAL);
       else

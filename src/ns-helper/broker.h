@@ -8,11 +8,13 @@
  *             descriptor the opener pinned), in the resolver itself.
  *   broker    (ST_BROKER_SETNS) entering a mount namespace takes
  *             CAP_SYS_ADMIN (and CAP_SYS_CHROOT), the broadest capability
- *             there is; only this process keeps it.  Each job runs in a
- *             worker forked for it, single-threaded as joining a user
- *             namespace requires: unshare(CLONE_FS), setns, then openat2
- *             under the namespace's root, so that symlinks and `..' stay
- *             inside.
+ *             there is; only this process keeps it.  Jobs run in workers
+ *             it forks, single-threaded as joining a user namespace
+ *             requires: unshare(CLONE_FS), setns, then openat2 under the
+ *             namespace's root, so that symlinks and `..' stay inside.  A
+ *             pooled worker (pool.h) does that once and serves the jobs of
+ *             its namespace; a worker of one job serves a process that
+ *             exited (its pinned namespace) and the test builds' probes.
  *
  * Both are forked by the opener before it drops its capabilities, and are
  * landlocked (landlock.h).  For a client that is not root, of a privileged

@@ -12,7 +12,9 @@
  *              the resolver, with the client's credentials (broker.h)
  *   setns      the path in a worker that entered its mount namespace
  *              (broker.h), for when its root cannot be reached from here;
- *              the worker opens with the client's credentials too
+ *              the worker opens with the client's credentials too; one
+ *              worker per namespace serves every request while the
+ *              process runs (pool.h)
  *
  * A request may name the ways it allows (the tests use this to try each).  */
 #pragma once

@@ -9,6 +9,7 @@ ns_helper_sources = \
 	src/ns-helper/main.c \
 	src/ns-helper/auth.c src/ns-helper/auth.h \
 	src/ns-helper/broker.c src/ns-helper/broker.h \
+	src/ns-helper/broker-job.c src/ns-helper/broker-job.h \
 	src/ns-helper/check.c src/ns-helper/check.h \
 	src/ns-helper/debuginfo.c src/ns-helper/debuginfo.h \
 	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h \

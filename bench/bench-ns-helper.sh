@@ -9,6 +9,8 @@ set -u
 : "${EU_STACKTRACE:=$TOP_BUILDDIR/eu-stacktrace}"
 : "${PYTHON3:=python3}"
 N=${N:-10000}             # requests per round-trip measurement
+# BASELINE_HELPER: another build's helper, timed in turn with this one;
+# REPEAT (3): round-trip runs of each helper and way.
 CONTAINERS=${CONTAINERS:-8}   # processes, each in a namespace of its own
 export EU_STACKTRACE TOP_SRCDIR TOP_BUILDDIR PYTHON3
 if [ "$(id -u)" != 0 ]; then
@@ -23,17 +25,48 @@ echo "machine: $(nproc) CPUs, $(uname -sr)" > "$tmp/summary"
 
 # 1. Round trips: N requests for the same file of a process in a root of
 # its own, by each way, from nsh-client (C, the project's protocol code).
+# With BASELINE_HELPER (another build's eu-stacktrace-ns-helper), the two
+# helpers take turns, REPEAT times each way, so that both see the same
+# load; the figures are the medians over the repeats.
 start_ns root rtt "" sleep 600 || exit 1
+REPEAT=${REPEAT:-3}
+helpers="$helper"
+[ -n "${BASELINE_HELPER:-}" ] && helpers="$BASELINE_HELPER $helper"
+echo "load before the round trips: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$tmp/summary"
 for way in all map_files openat2 setns; do
-  "$nsh_client" "$helper" rtt "$pid" /app/bin/nsprog "$N" "$way" > "$tmp/rtt-$way.out" 2>&1
-  line=$(head -n 1 "$tmp/rtt-$way.out")
-  # shellcheck disable=SC2086  # the line is split into its fields on purpose
-  set -- $line
-  # requests N ok N way W median_us M p99_us P mean_us A
-  printf 'round trip, %-22s median %6s us, p99 %7s us, mean %7s us (%s requests, %s ok)\n' \
-    "${way} (${6}):" "$8" "${10}" "${12}" "$2" "$4" >> "$tmp/summary"
-  echo "  $(sed -n 2p "$tmp/rtt-$way.out")" >> "$tmp/summary"
+  for h in $helpers; do : > "$tmp/rtt-$way-$(echo "$h" | cksum | cut -d' ' -f1)"; done
+  rep=0
+  while [ $rep -lt "$REPEAT" ]; do
+    for h in $helpers; do
+      "$nsh_client" "$h" rtt "$pid" /app/bin/nsprog "$N" "$way" > "$tmp/rtt.out" 2>&1
+      head -n 1 "$tmp/rtt.out" >> "$tmp/rtt-$way-$(echo "$h" | cksum | cut -d' ' -f1)"
+      sed -n 2p "$tmp/rtt.out" > "$tmp/rtt-fds-$way"
+    done
+    rep=$((rep + 1))
+  done
+  for h in $helpers; do
+    label=this
+    [ "$h" != "$helper" ] && label=baseline
+    # requests N ok N way W median_us M p99_us P mean_us A, one line a repeat
+    "$PYTHON3" - "$way" "$label" "$tmp/rtt-$way-$(echo "$h" | cksum | cut -d' ' -f1)" \
+      >> "$tmp/summary" <<'PY'
+import statistics, sys
+way, label, path = sys.argv[1:4]
+rows = [line.split() for line in open(path) if line.startswith("requests")]
+med = [float(r[7]) for r in rows]
+p99 = [float(r[9]) for r in rows]
+mean = [float(r[11]) for r in rows]
+n, ok = sum(int(r[1]) for r in rows), sum(int(r[3]) for r in rows)
+used = rows[0][5] if rows else "?"
+print(f"round trip, {label:8s} {way + ' (' + used + '):':22s} median {statistics.median(med) if med else 0:7.1f} us, "
+      f"p99 {statistics.median(p99) if p99 else 0:8.1f} us, mean {statistics.median(mean) if mean else 0:7.1f} us "
+      f"({len(rows)} runs, {n} requests, {ok} ok; medians of the runs: "
+      f"{', '.join(f'{m:.0f}' for m in med)})")
+PY
+  done
+  echo "  $(cat "$tmp/rtt-fds-$way")" >> "$tmp/summary"
 done
+echo "load after the round trips: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$tmp/summary"
 kill "$pid"
 
 # 2. The share, on a namespace workload: CONTAINERS processes, each in a

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <linux/openat2.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -24,136 +25,10 @@
 #include "ns-helper/protocol.h"
 #include "ns-helper/sandbox.h"
 
-#define JOB_MAGIC 0x4e534232u     /* "NSB2" */
-#define MAX_JOB (sizeof (struct job_header) + ST_BROKER_MAX_PATHS * ST_NSH_PATH_MAX)
-
-enum job_debug {
-  JOB_OPEN,
-  JOB_TRY_HERE,             /* test builds: a forbidden call in the process */
-  JOB_TRY_WORKER,           /* ... in a worker */
-};
-
-struct job_header {
-  uint32_t magic;
-  uint32_t n_paths;
-  uint32_t with_userns;
-  uint32_t debug;           /* enum job_debug */
-};
-
-struct job_reply {
-  uint32_t magic;
-  int32_t errs[ST_BROKER_MAX_PATHS];
-};
+#include "ns-helper/broker-job.h"
 
 /* What the process knows from before it was forked.  */
 static const struct st_sandbox_client *job_client;
-
-/* The opener's side.  */
-
-static int
-job_round_trip (struct st_broker *b, const struct job_header *h, const char *const *paths,
-                const int *send_fds, size_t n_send, struct job_reply *reply, int *got,
-                size_t *n_got)
-{
-  *n_got = 0;
-  if (b->sock < 0)
-    return -ENOTCONN;
-  static char buf[MAX_JOB];
-  size_t len = sizeof *h;
-  memcpy (buf, h, sizeof *h);
-  for (size_t i = 0; i < h->n_paths; i++)
-    {
-      size_t l = strlen (paths[i]) + 1;
-      if (l > ST_NSH_PATH_MAX)
-        return -ENAMETOOLONG;
-      memcpy (buf + len, paths[i], l);
-      len += l;
-    }
-  int r = st_nsh_send (b->sock, buf, len, send_fds, n_send);
-  if (r < 0)
-    return r;
-  unsigned flags;
-  ssize_t m = st_nsh_recv (b->sock, reply, sizeof *reply, got, ST_BROKER_MAX_PATHS, n_got,
-                           &flags);
-  if (m == (ssize_t) sizeof *reply && reply->magic == JOB_MAGIC && flags == 0)
-    return 0;
-  for (size_t i = 0; i < *n_got; i++)
-    close (got[i]);
-  *n_got = 0;
-  /* A process that timed out or talks nonsense may answer late: its
-     answers could then be taken for the next job's.  No more jobs.  */
-  close (b->sock);
-  b->sock = -1;
-  return m < 0 ? (m == -EAGAIN ? -ETIMEDOUT : (int) m) : m == 0 ? -ECONNRESET : -EPROTO;
-}
-
-int
-st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
-                size_t n, int *fds, int *errs)
-{
-  assert (n > 0 && n <= ST_BROKER_MAX_PATHS);
-  for (size_t i = 0; i < n; i++)
-    {
-      fds[i] = -1;
-      errs[i] = EIO;
-    }
-  struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0, JOB_OPEN };
-  int send_fds[2] = { fd, userns_fd };
-  struct job_reply reply;
-  int got[ST_BROKER_MAX_PATHS];
-  size_t n_got;
-  int r = job_round_trip (b, &h, paths, send_fds, userns_fd >= 0 ? 2 : 1, &reply, got, &n_got);
-  if (r < 0)
-    return r;
-  size_t want = 0;
-  for (size_t i = 0; i < n; i++)
-    want += reply.errs[i] == 0;
-  if (want != n_got)
-    {
-      for (size_t i = 0; i < n_got; i++)
-        close (got[i]);
-      close (b->sock);
-      b->sock = -1;
-      return -EPROTO;
-    }
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    {
-      errs[i] = reply.errs[i];
-      if (reply.errs[i] == 0)
-        fds[i] = got[k++];
-    }
-  return 0;
-}
-
-#ifdef ST_NSH_TEST_HOOKS
-int
-st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *result, char *why,
-               size_t why_size)
-{
-  struct job_header h = { JOB_MAGIC, 1, 0, in_worker ? JOB_TRY_WORKER : JOB_TRY_HERE };
-  const char *paths[] = { name };
-  struct job_reply reply;
-  int got[ST_BROKER_MAX_PATHS];
-  size_t n_got;
-  int r = job_round_trip (b, &h, paths, NULL, 0, &reply, got, &n_got);
-  for (size_t i = 0; i < n_got; i++)
-    close (got[i]);
-  if (r < 0)
-    {
-      int status = 0;
-      /* Gone: see how.  */
-      if (waitpid (b->pid, &status, 0) == b->pid && WIFSIGNALED (status))
-        snprintf (why, why_size, "killed by signal %d (SIG%s)", WTERMSIG (status),
-                  sigabbrev_np (WTERMSIG (status)));
-      else
-        snprintf (why, why_size, "gone: %s", strerror (-r));
-      return r;
-    }
-  *result = reply.errs[0];
-  return 0;
-}
-#endif
 
 /* The resolver's and the workers' side.  */
 
@@ -319,30 +194,147 @@ run_in_worker (int sock, const struct job_header *h, const char *const *paths, s
     close (got[i]);
 }
 
+/* The header and the paths of the job in BUF.  Returns false when it is
+   malformed.  */
+static bool
+parse_job (const char *buf, size_t len, struct job_header *h, const char **paths, size_t *n_out)
+{
+  if (len < sizeof *h)
+    return false;
+  memcpy (h, buf, sizeof *h);
+  size_t n = 0, pos = sizeof *h;
+  while (pos < len && n < ST_BROKER_MAX_PATHS)
+    {
+      const char *end = memchr (buf + pos, '\0', len - pos);
+      if (end == NULL || (h->debug == JOB_OPEN && buf[pos] != '/'))
+        break;
+      paths[n++] = buf + pos;
+      pos = (size_t) (end - buf) + 1;
+    }
+  *n_out = n;
+  return h->magic == JOB_MAGIC && h->n_paths == n && pos == len
+         && (h->n_paths > 0 || h->debug == JOB_SPAWN);
+}
+
+/* A pooled worker (pool.h): entered the namespaces once, as a worker of
+   its own job would, then serves the opener's jobs on SOCK with the same
+   credentials, capabilities, Landlock and seccomp, until the opener hangs
+   up, the pinned process (PIDFD) exits or it stays idle.  */
+static void __attribute__ ((noreturn))
+pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
+{
+  int fd_dir = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  int e = fd_dir < 0 ? errno : -enter_namespaces (mnt_fd, userns_fd);
+  close (mnt_fd);
+  if (userns_fd >= 0)
+    close (userns_fd);
+  int root = -1;
+  if (e == 0)
+    {
+      root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (root < 0)
+        e = errno;
+    }
+  static char buf[MAX_JOB];
+  for (;;)
+    {
+      struct pollfd pfd[2] = { { .fd = pidfd, .events = POLLIN },
+                               { .fd = sock, .events = POLLIN } };
+      int r = poll (pfd, 2, ST_BROKER_WORKER_IDLE_S * 1000);
+      if (r < 0 && errno == EINTR)
+        continue;
+      /* Idle, or its process gone (the namespace may be going with it):
+         never serve again; the opener starts another when it needs one.  */
+      if (r <= 0 || pfd[0].revents != 0)
+        _exit (0);
+      int fds[2];
+      size_t n_fds;
+      unsigned flags;
+      ssize_t len = st_nsh_recv (sock, buf, sizeof buf, fds, 2, &n_fds, &flags);
+      if (len <= 0)
+        _exit (0);   /* the opener is gone, or let us go */
+      for (size_t i = 0; i < n_fds; i++)
+        close (fds[i]);
+      struct job_header h;
+      const char *paths[ST_BROKER_MAX_PATHS];
+      size_t n;
+      struct job_reply reply = { .magic = JOB_MAGIC };
+      int out[ST_BROKER_MAX_PATHS];
+      size_t n_out = 0;
+      /* Only open jobs, and no descriptor: the namespace is the one it
+         entered.  */
+      if (flags != 0 || n_fds != 0 || !parse_job (buf, (size_t) len, &h, paths, &n)
+          || h.debug != JOB_OPEN || h.with_userns)
+        for (size_t i = 0; i < ST_BROKER_MAX_PATHS; i++)
+          reply.errs[i] = EINVAL;
+      else if (e != 0)
+        {
+          for (size_t i = 0; i < n; i++)
+            reply.errs[i] = e;
+          reply.gone = 1;
+        }
+      else
+        n_out = open_paths (root, fd_dir, paths, n, &reply, out);
+      r = st_nsh_send (sock, &reply, sizeof reply, out, n_out);
+      for (size_t i = 0; i < n_out; i++)
+        close (out[i]);
+      if (r < 0 || reply.gone)
+        _exit (r < 0);
+    }
+}
+
+/* Forks a pooled worker and sends the opener its end of the worker's
+   socket.  */
+static void
+spawn_pooled (int sock, int mnt_fd, int pidfd, int userns_fd)
+{
+  int pair[2];
+  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
+    {
+      reply_error (sock, errno);
+      return;
+    }
+  pid_t pid = fork ();
+  if (pid < 0)
+    {
+      reply_error (sock, errno);
+      close (pair[0]);
+      close (pair[1]);
+      return;
+    }
+  if (pid == 0)
+    {
+      close (pair[0]);
+      close (sock);
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      pooled_worker (pair[1], mnt_fd, userns_fd, pidfd);
+    }
+  close (pair[1]);
+  struct job_reply reply = { .magic = JOB_MAGIC };
+  st_nsh_send (sock, &reply, sizeof reply, &pair[0], 1);
+  close (pair[0]);
+}
+
 static void
 run_job (enum st_broker_kind kind, int fd_dir, int sock, const char *buf, size_t len,
          const int *fds, size_t n_fds)
 {
   struct job_header h;
-  if (len < sizeof h)
+  const char *paths[ST_BROKER_MAX_PATHS];
+  size_t n;
+  if (!parse_job (buf, len, &h, paths, &n))
     {
       reply_error (sock, EINVAL);
       return;
     }
-  memcpy (&h, buf, sizeof h);
-  const char *paths[ST_BROKER_MAX_PATHS];
-  size_t n = 0, pos = sizeof h;
-  while (pos < len && n < ST_BROKER_MAX_PATHS)
+  if (h.debug == JOB_SPAWN)
     {
-      const char *end = memchr (buf + pos, '\0', len - pos);
-      if (end == NULL || (h.debug == JOB_OPEN && buf[pos] != '/'))
-        break;
-      paths[n++] = buf + pos;
-      pos = (size_t) (end - buf) + 1;
-    }
-  if (h.magic != JOB_MAGIC || h.n_paths == 0 || h.n_paths != n || pos != len)
-    {
-      reply_error (sock, EINVAL);
+      if (kind != ST_BROKER_SETNS || n_fds != 2u + (h.with_userns != 0)
+          || !is_namespace (fds[0], CLONE_NEWNS)
+          || (h.with_userns && !is_namespace (fds[2], CLONE_NEWUSER)))
+        reply_error (sock, EINVAL);
+      else
+        spawn_pooled (sock, fds[0], fds[1], h.with_userns ? fds[2] : -1);
       return;
     }
 #ifdef ST_NSH_TEST_HOOKS
@@ -393,12 +385,17 @@ broker_main (enum st_broker_kind kind, int sock, int fd_dir)
   static char buf[MAX_JOB];
   for (;;)
     {
-      int fds[2];
+      int fds[3];
       size_t n_fds;
       unsigned flags;
-      ssize_t len = st_nsh_recv (sock, buf, sizeof buf, fds, 2, &n_fds, &flags);
+      ssize_t len = st_nsh_recv (sock, buf, sizeof buf, fds, 3, &n_fds, &flags);
       if (len <= 0)
         _exit (len == 0 ? 0 : 1);   /* the opener is gone */
+      /* The pooled workers that ended since the last job (the resolver
+         has none, nor wait4 in its seccomp filter).  */
+      if (kind == ST_BROKER_SETNS)
+        while (waitpid (-1, NULL, WNOHANG) > 0)
+          ;
       if (flags != 0)
         reply_error (sock, EINVAL);
       else

@@ -8,11 +8,13 @@
  *             descriptor the opener pinned), in the resolver itself.
  *   broker    (ST_BROKER_SETNS) entering a mount namespace takes
  *             CAP_SYS_ADMIN (and CAP_SYS_CHROOT), the broadest capability
- *             there is; only this process keeps it.  Each job runs in a
- *             worker forked for it, single-threaded as joining a user
- *             namespace requires: unshare(CLONE_FS), setns, then openat2
- *             under the namespace's root, so that symlinks and `..' stay
- *             inside.
+ *             there is; only this process keeps it.  Jobs run in workers
+ *             it forks, single-threaded as joining a user namespace
+ *             requires: unshare(CLONE_FS), setns, then openat2 under the
+ *             namespace's root, so that symlinks and `..' stay inside.  A
+ *             pooled worker (pool.h) does that once and serves the jobs of
+ *             its namespace; a worker of one job serves a process that
+ *             exited (its pinned namespace) and the test builds' probes.
  *
  * Both are forked by the opener before it drops its capabilities, and are
  * landlocked (landlock.h).  For a client that is not root, of a privileged
@@ -31,6 +33,8 @@
 #include "ns-helper/sandbox.h"
 
 #define ST_BROKER_MAX_PATHS 8
+/* A pooled worker (pool.h) that has served no job for this long exits.  */
+#define ST_BROKER_WORKER_IDLE_S 30
 
 enum st_broker_kind {
   ST_BROKER_IN_ROOT,        /* the resolver */
@@ -58,6 +62,22 @@ int st_broker_start (struct st_broker *b, enum st_broker_kind kind,
    (then it is given up).  */
 int st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
                     size_t n, int *fds, int *errs);
+
+/* The setns broker forks a pooled worker (pool.h): it enters the mount
+   namespace MNT_FD (the user namespace USERNS_FD first unless it is -1) as
+   a worker of st_broker_open does, takes on the same credentials and
+   sandbox, and then serves jobs on its own socket, *SOCK, the opener's
+   end.  It exits when that socket is closed, when the process of PIDFD
+   exits, or after ST_BROKER_WORKER_IDLE_S seconds without a job.  Returns
+   0 or -errno.  */
+int st_broker_spawn (struct st_broker *b, int mnt_fd, int userns_fd, int pidfd, int *sock);
+
+/* st_broker_open's job, in the pooled worker on SOCK.  *GONE says that the
+   worker will serve no more (it could not enter the namespace, or did not
+   answer): the caller closes SOCK.  Returns 0, or -errno when it did not
+   answer.  */
+int st_broker_worker_open (int sock, const char *const *paths, size_t n, int *fds, int *errs,
+                           bool *gone);
 
 #ifdef ST_NSH_TEST_HOOKS
 /* Test builds: makes the process (IN_WORKER: a worker of the broker) try

@@ -50,22 +50,11 @@ st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size)
   return fd;
 }
 
-int
-st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
-              char *why, size_t why_size)
+/* The ELF checks of FD, a regular file open read-only.  */
+static int
+check_build_id (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
+                char *why, size_t why_size)
 {
-  out->fd = -1;
-  out->build_id_size = 0;
-  struct stat st;
-  int flags = fcntl (fd, F_GETFL);
-  /* What another process reopened: trusted for nothing.  */
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || flags < 0
-      || (flags & O_ACCMODE) != O_RDONLY || (flags & O_PATH))
-    {
-      snprintf (why, why_size, "not a regular file opened read-only");
-      close (fd);
-      return -EINVAL;
-    }
   uint8_t id[ST_ELF_BUILD_ID_MAX];
   int n = st_elf_fd_build_id (fd, id);
   if (n < 0)
@@ -93,6 +82,25 @@ st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *
 }
 
 int
+st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
+              char *why, size_t why_size)
+{
+  out->fd = -1;
+  out->build_id_size = 0;
+  struct stat st;
+  int flags = fcntl (fd, F_GETFL);
+  /* What another process reopened: trusted for nothing.  */
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || flags < 0
+      || (flags & O_ACCMODE) != O_RDONLY || (flags & O_PATH))
+    {
+      snprintf (why, why_size, "not a regular file opened read-only");
+      close (fd);
+      return -EINVAL;
+    }
+  return check_build_id (fd, want, want_size, out, why, why_size);
+}
+
+int
 st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,
                char *why, size_t why_size)
 {
@@ -101,5 +109,7 @@ st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_che
   int fd = st_check_reopen (path_fd, -1, why, why_size);
   if (fd < 0)
     return fd;
-  return st_check_elf (fd, want, want_size, out, why, why_size);
+  /* Reopened here, read-only, and a regular file (st_check_reopen): no
+     need to ask the kernel again.  */
+  return check_build_id (fd, want, want_size, out, why, why_size);
 }

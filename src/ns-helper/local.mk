@@ -14,6 +14,7 @@ ns_helper_sources = \
 	src/basic/why.c src/basic/why.h \
 	src/ns-helper/auth.c src/ns-helper/auth.h \
 	src/ns-helper/broker.c src/ns-helper/broker.h \
+	src/ns-helper/broker-job.c src/ns-helper/broker-job.h \
 	src/ns-helper/check.c src/ns-helper/check.h \
 	src/ns-helper/debuginfo.c src/ns-helper/debuginfo.h \
 	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h \
@@ -22,6 +23,7 @@ ns_helper_sources = \
 	src/ns-helper/opener.c src/ns-helper/opener.h \
 	src/ns-helper/parser.c src/ns-helper/parser.h \
 	src/ns-helper/pin.c src/ns-helper/pin.h \
+	src/ns-helper/pool.c src/ns-helper/pool.h \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \
 	src/ns-helper/protocol-decode.c \
 	src/ns-helper/sandbox.c src/ns-helper/sandbox.h \

@@ -281,6 +281,7 @@ main (int argc, char **argv)
   if (r < 0)
     die ("setting limits: %s", strerror (-r));
   st_pins_init (&o.pins);
+  st_pool_init (&o.pool);
   warm_up_json ();
   st_sandbox_short_slices ();
   struct st_sandbox_client client = {

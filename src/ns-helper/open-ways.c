@@ -135,7 +135,12 @@ open_by (const struct st_ways *ways, const struct st_pin *pin, bool by_setns,
   if (by_setns)
     {
       int userns = owning_user_namespace (ways, pin);
-      r = st_broker_open (ways->broker, pin->mnt_fd, userns, paths, n, fds, errs);
+      /* A pooled worker lives no longer than its process (pool.h); the
+         namespace of one that exited, which its pin keeps, is entered by
+         a worker of this one job, as before the pool.  */
+      r = st_pin_alive (pin)
+          ? st_pool_open (ways->pool, ways->broker, pin, userns, paths, n, fds, errs)
+          : st_broker_open (ways->broker, pin->mnt_fd, userns, paths, n, fds, errs);
       if (userns >= 0)
         close (userns);
     }

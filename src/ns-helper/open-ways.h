@@ -12,7 +12,9 @@
  *              the resolver, with the client's credentials (broker.h)
  *   setns      the path in a worker that entered its mount namespace
  *              (broker.h), for when its root cannot be reached from here;
- *              the worker opens with the client's credentials too
+ *              the worker opens with the client's credentials too; one
+ *              worker per namespace serves every request while the
+ *              process runs (pool.h)
  *
  * A request may name the ways it allows (the tests use this to try each).  */
 #pragma once
@@ -23,11 +25,13 @@
 #include "ns-helper/broker.h"
 #include "ns-helper/check.h"
 #include "ns-helper/pin.h"
+#include "ns-helper/pool.h"
 #include "ns-helper/protocol.h"
 
 struct st_ways {
   struct st_broker *resolver;
   struct st_broker *broker;
+  struct st_pool *pool;     /* the broker's workers, one per namespace */
   /* The broker may enter any mount namespace (CAP_SYS_ADMIN); otherwise
      it enters the user namespace that owns it first.  */
   bool privileged;

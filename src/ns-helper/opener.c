@@ -167,6 +167,7 @@ serve_file (struct st_opener *o, const struct st_op *op, int ns_fd, struct st_fo
   struct st_ways ways = {
     .resolver = &o->resolver,
     .broker = &o->broker,
+    .pool = &o->pool,
     .privileged = o->privileged,
     .client_uid = client_is_limited (o) ? (long) o->peer.uid : -1,
     .limited_peer = client_is_limited (o) ? &o->peer : NULL,

@@ -20,6 +20,7 @@
 #include "ns-helper/auth.h"
 #include "ns-helper/broker.h"
 #include "ns-helper/pin.h"
+#include "ns-helper/pool.h"
 #include "ns-helper/protocol.h"
 
 #define ST_OP_MAGIC 0x4e534f31u   /* "NSO1" */
@@ -72,6 +73,7 @@ struct st_opener {
   struct st_pins pins;
   struct st_broker resolver;
   struct st_broker broker;
+  struct st_pool pool;      /* the broker's namespace workers */
 };
 
 /* Serves the parser's ops until it hangs up; then exits (with 128 + the

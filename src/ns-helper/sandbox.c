@@ -312,6 +312,10 @@ allow_broker (scmp_filter_ctx ctx, const struct st_sandbox_client *client)
   r |= ALLOW (ctx, prctl, 1, SCMP_A0 (SCMP_CMP_EQ, PR_SET_PDEATHSIG));
   r |= ALLOW (ctx, prctl, 1, SCMP_A0 (SCMP_CMP_EQ, PR_SET_DUMPABLE));
   r |= ALLOW (ctx, unshare, 1, SCMP_A0 (SCMP_CMP_EQ, CLONE_FS));
+  /* A pooled worker waits for its next job, its process's exit, or the
+     end of its idle time (pool.h).  */
+  r |= ALLOW (ctx, poll, 0);
+  r |= ALLOW (ctx, ppoll, 0);
   if (client != NULL)
     {
       /* A worker becomes the client, and no one else.  */

@@ -11,7 +11,8 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/fuzz.sh \
 	tests/ns-helper/sandbox.sh \
 	tests/ns-helper/restart.sh \
-	tests/ns-helper/review.sh
+	tests/ns-helper/review.sh \
+	tests/ns-helper/pool.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \

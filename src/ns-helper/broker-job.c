@@ -1,0 +1,208 @@
+/* The opener's side of the jobs (broker.h, broker-job.h).  */
+#include "config.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ns-helper/broker-job.h"
+
+/* One job on SOCK and its reply.  Returns 0, or -errno: then whatever
+   answers on SOCK later could be taken for the next job's, so the caller
+   gives SOCK up.  */
+static int
+exchange (int sock, const struct job_header *h, const char *const *paths, const int *send_fds,
+          size_t n_send, int timeout_ms, struct job_reply *reply, int *got, size_t *n_got)
+{
+  *n_got = 0;
+  static char buf[MAX_JOB];
+  size_t len = sizeof *h;
+  memcpy (buf, h, sizeof *h);
+  for (size_t i = 0; i < h->n_paths; i++)
+    {
+      size_t l = strlen (paths[i]) + 1;
+      if (l > ST_NSH_PATH_MAX)
+        return -ENAMETOOLONG;
+      memcpy (buf + len, paths[i], l);
+      len += l;
+    }
+  int r = st_nsh_send (sock, buf, len, send_fds, n_send);
+  if (r < 0)
+    return r;
+  if (timeout_ms > 0)
+    {
+      /* A worker's socket, on which the opener may not set SO_RCVTIMEO
+         (seccomp): poll.  */
+      struct pollfd pfd = { .fd = sock, .events = POLLIN };
+      while ((r = poll (&pfd, 1, timeout_ms)) < 0 && errno == EINTR)
+        ;
+      if (r == 0)
+        return -ETIMEDOUT;
+    }
+  unsigned flags;
+  ssize_t m = st_nsh_recv (sock, reply, sizeof *reply, got, ST_BROKER_MAX_PATHS, n_got, &flags);
+  if (m == (ssize_t) sizeof *reply && reply->magic == JOB_MAGIC && flags == 0)
+    return 0;
+  for (size_t i = 0; i < *n_got; i++)
+    close (got[i]);
+  *n_got = 0;
+  return m < 0 ? (m == -EAGAIN ? -ETIMEDOUT : (int) m) : m == 0 ? -ECONNRESET : -EPROTO;
+}
+
+static int
+job_round_trip (struct st_broker *b, const struct job_header *h, const char *const *paths,
+                const int *send_fds, size_t n_send, struct job_reply *reply, int *got,
+                size_t *n_got)
+{
+  *n_got = 0;
+  if (b->sock < 0)
+    return -ENOTCONN;
+  int r = exchange (b->sock, h, paths, send_fds, n_send, 0, reply, got, n_got);
+  if (r < 0 && r != -ENAMETOOLONG)
+    {
+      /* A process that timed out or talks nonsense may answer late: its
+         answers could then be taken for the next job's.  No more jobs.  */
+      close (b->sock);
+      b->sock = -1;
+    }
+  return r;
+}
+
+/* REPLY's errors and descriptors GOT into FDS and ERRS.  Returns 0, or
+   -EPROTO when they do not match (GOT closed).  */
+static int
+spread_reply (const struct job_reply *reply, size_t n, int *got, size_t n_got, int *fds,
+              int *errs)
+{
+  size_t want = 0;
+  for (size_t i = 0; i < n; i++)
+    want += reply->errs[i] == 0;
+  if (want != n_got)
+    {
+      for (size_t i = 0; i < n_got; i++)
+        close (got[i]);
+      return -EPROTO;
+    }
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      errs[i] = reply->errs[i];
+      if (reply->errs[i] == 0)
+        fds[i] = got[k++];
+    }
+  return 0;
+}
+
+int
+st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
+                size_t n, int *fds, int *errs)
+{
+  assert (n > 0 && n <= ST_BROKER_MAX_PATHS);
+  for (size_t i = 0; i < n; i++)
+    {
+      fds[i] = -1;
+      errs[i] = EIO;
+    }
+  struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0, JOB_OPEN };
+  int send_fds[2] = { fd, userns_fd };
+  struct job_reply reply;
+  int got[ST_BROKER_MAX_PATHS];
+  size_t n_got;
+  int r = job_round_trip (b, &h, paths, send_fds, userns_fd >= 0 ? 2 : 1, &reply, got, &n_got);
+  if (r < 0)
+    return r;
+  r = spread_reply (&reply, n, got, n_got, fds, errs);
+  if (r < 0)
+    {
+      close (b->sock);
+      b->sock = -1;
+    }
+  return r;
+}
+
+int
+st_broker_spawn (struct st_broker *b, int mnt_fd, int userns_fd, int pidfd, int *sock)
+{
+  *sock = -1;
+  struct job_header h = { JOB_MAGIC, 0, userns_fd >= 0, JOB_SPAWN };
+  int send_fds[3] = { mnt_fd, pidfd, userns_fd };
+  struct job_reply reply;
+  int got[ST_BROKER_MAX_PATHS];
+  size_t n_got;
+  int r = job_round_trip (b, &h, NULL, send_fds, userns_fd >= 0 ? 3 : 2, &reply, got, &n_got);
+  if (r < 0)
+    return r;
+  if ((reply.errs[0] == 0) != (n_got == 1) || n_got > 1)
+    {
+      for (size_t i = 0; i < n_got; i++)
+        close (got[i]);
+      close (b->sock);
+      b->sock = -1;
+      return -EPROTO;
+    }
+  if (reply.errs[0] != 0)
+    return -reply.errs[0];
+  /* Like the broker, a worker stuck on a hung file system is given up
+     after 10 s (st_broker_worker_open).  */
+  *sock = got[0];
+  return 0;
+}
+
+int
+st_broker_worker_open (int sock, const char *const *paths, size_t n, int *fds, int *errs,
+                       bool *gone)
+{
+  assert (n > 0 && n <= ST_BROKER_MAX_PATHS);
+  for (size_t i = 0; i < n; i++)
+    {
+      fds[i] = -1;
+      errs[i] = EIO;
+    }
+  *gone = true;
+  struct job_header h = { JOB_MAGIC, (uint32_t) n, 0, JOB_OPEN };
+  struct job_reply reply;
+  int got[ST_BROKER_MAX_PATHS];
+  size_t n_got;
+  int r = exchange (sock, &h, paths, NULL, 0, 10 * 1000, &reply, got, &n_got);
+  if (r < 0)
+    return r;
+  r = spread_reply (&reply, n, got, n_got, fds, errs);
+  if (r == 0)
+    *gone = reply.gone != 0;
+  return r;
+}
+
+#ifdef ST_NSH_TEST_HOOKS
+int
+st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *result, char *why,
+               size_t why_size)
+{
+  struct job_header h = { JOB_MAGIC, 1, 0, in_worker ? JOB_TRY_WORKER : JOB_TRY_HERE };
+  const char *paths[] = { name };
+  struct job_reply reply;
+  int got[ST_BROKER_MAX_PATHS];
+  size_t n_got;
+  int r = job_round_trip (b, &h, paths, NULL, 0, &reply, got, &n_got);
+  for (size_t i = 0; i < n_got; i++)
+    close (got[i]);
+  if (r < 0)
+    {
+      int status = 0;
+      /* Gone: see how.  */
+      if (waitpid (b->pid, &status, 0) == b->pid && WIFSIGNALED (status))
+        snprintf (why, why_size, "killed by signal %d (SIG%s)", WTERMSIG (status),
+                  sigabbrev_np (WTERMSIG (status)));
+      else
+        snprintf (why, why_size, "gone: %s", strerror (-r));
+      return r;
+    }
+  *result = reply.errs[0];
+  return 0;
+}
+#endif
+

@@ -1,0 +1,116 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ns-helper/pool.h"
+
+void
+st_pool_init (struct st_pool *pool)
+{
+  memset (pool, 0, sizeof *pool);
+  for (size_t i = 0; i < ST_POOL_MAX; i++)
+    pool->w[i].sock = -1;
+}
+
+static void
+worker_drop (struct st_pool_worker *w)
+{
+  /* Its socket closed, the worker exits.  */
+  if (w->sock >= 0)
+    close (w->sock);
+  w->sock = -1;
+}
+
+static struct st_pool_worker *
+find (struct st_pool *pool, const struct stat *mnt, const struct stat *user)
+{
+  for (size_t i = 0; i < ST_POOL_MAX; i++)
+    {
+      struct st_pool_worker *w = &pool->w[i];
+      if (w->sock >= 0 && w->dev == mnt->st_dev && w->ino == mnt->st_ino
+          && (user == NULL ? w->user_ino == 0
+              : w->user_dev == user->st_dev && w->user_ino == user->st_ino))
+        return w;
+    }
+  return NULL;
+}
+
+/* A free entry, or the least recently used one, let go.  */
+static struct st_pool_worker *
+free_entry (struct st_pool *pool)
+{
+  struct st_pool_worker *lru = &pool->w[0];
+  for (size_t i = 0; i < ST_POOL_MAX; i++)
+    {
+      if (pool->w[i].sock < 0)
+        return &pool->w[i];
+      if (pool->w[i].last_use < lru->last_use)
+        lru = &pool->w[i];
+    }
+  worker_drop (lru);
+  return lru;
+}
+
+int
+st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pin,
+              int userns_fd, const char *const *paths, size_t n, int *fds, int *errs)
+{
+  struct stat mnt, user;
+  if (fstat (pin->mnt_fd, &mnt) != 0 || (userns_fd >= 0 && fstat (userns_fd, &user) != 0))
+    return -errno;
+  const struct stat *userp = userns_fd >= 0 ? &user : NULL;
+  struct st_pool_worker *w = find (pool, &mnt, userp);
+  bool gone;
+  if (w != NULL)
+    {
+      int r = st_broker_worker_open (w->sock, paths, n, fds, errs, &gone);
+      if (r == 0 || (r != -EPIPE && r != -ECONNRESET && r != -ENOTCONN))
+        {
+          /* Served, or broken (a timeout, nonsense): given up either way
+             when it says so or did not answer.  */
+          if (r < 0 || gone)
+            worker_drop (w);
+          else
+            {
+              w->last_use = ++pool->clock;
+              pool->reused++;
+            }
+          return r;
+        }
+      /* It exited (its process did, or it was idle) before it read the
+         job: start another.  */
+      worker_drop (w);
+    }
+  w = free_entry (pool);
+  int sock;
+  int r = st_broker_spawn (b, pin->mnt_fd, userns_fd, pin->pidfd, &sock);
+  if (r < 0)
+    return r;
+  pool->started++;
+  r = st_broker_worker_open (sock, paths, n, fds, errs, &gone);
+  if (r == -ECONNRESET || r == -EPIPE)
+    {
+      /* Its process exited as it started (it then serves nothing): this
+         job in a worker of its own, in the namespace the pin keeps.  */
+      close (sock);
+      return st_broker_open (b, pin->mnt_fd, userns_fd, paths, n, fds, errs);
+    }
+  if (r < 0 || gone)
+    {
+      close (sock);
+      return r;
+    }
+  *w = (struct st_pool_worker) {
+    .sock = sock,
+    .dev = mnt.st_dev,
+    .ino = mnt.st_ino,
+    .user_dev = userp != NULL ? user.st_dev : 0,
+    .user_ino = userp != NULL ? user.st_ino : 0,
+    .last_use = ++pool->clock,
+  };
+  return 0;
+}

@@ -122,8 +122,8 @@ measure3 () {
   }
 }
 
-# shellcheck disable=SC2086 # EU_ARGS is a list of options
 rec_opts=
+# shellcheck disable=SC2086 # EU_ARGS is a list of options
 eu_cmd () { "$EU_STACKTRACE" $EU_ARGS -i "$1" -f text -o "$2"; }
 ps_cmd () { "$PERF" script -i "$1" -F comm,tid,ip,sym,dso --no-inline; }
 

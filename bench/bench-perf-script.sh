@@ -76,7 +76,7 @@ record_cmd () {
   name=$1
   shift
   data=$work/$name.data
-  stamp="$* $BENCH_EVENT $BENCH_FREQ"
+  stamp="$* $BENCH_EVENT $BENCH_FREQ${rec_opts:+ $rec_opts}"
   for f in "$@"; do [ -f "$f" ] && stamp="$stamp $(cksum < "$f")"; done
   if [ -s "$data" ] && [ -f "$data.stamp" ] && [ "$(cat "$data.stamp")" = "$stamp" ]; then
     say "reusing $data"
@@ -84,7 +84,8 @@ record_cmd () {
   fi
   rm -f "$data" "$data.stamp"
   say "recording $name: $* ($BENCH_EVENT at $BENCH_FREQ Hz, --call-graph dwarf)"
-  "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf \
+  # shellcheck disable=SC2086 # rec_opts is a list of options
+  "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf $rec_opts \
     -o "$data" -- "$@" >/dev/null 2>"$work/record.log" || {
     sed 's/^/  | /' "$work/record.log" >&2
     die "perf record failed"
@@ -121,6 +122,7 @@ measure3 () {
   }
 }
 
+rec_opts=
 # shellcheck disable=SC2086 # EU_ARGS is a list of options
 eu_cmd () { "$EU_STACKTRACE" $EU_ARGS -i "$1" -f text -o "$2"; }
 ps_cmd () { "$PERF" script -i "$1" -F comm,tid,ip,sym,dso --no-inline; }
@@ -187,6 +189,10 @@ record_cmd deep "$workload" "$BENCH_SECONDS" "$BENCH_THREADS"
 bench deep
 record_cmd cxx "$work/cxx" "$((BENCH_SECONDS * 1000))"
 bench cxx
+# -B: perf 6.1's build-id pass over hundreds of processes aborts now and then
+# ("assertion failed at util/build-id.c"); eu-stacktrace and perf script
+# find the files by their paths.
+rec_opts=-B
 record_cmd manyproc "$work/manyproc" "$BENCH_PROCS" "$BENCH_PROC_MS" "$work/deep-proc"
 bench manyproc
 eu_rss=$(awk '$1 == "deep" { print $6 }' "$work/summary")

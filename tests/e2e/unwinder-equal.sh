@@ -16,7 +16,7 @@ shlib|--call-graph dwarf|$WORKLOADS/shlib 1000
 threads|--call-graph dwarf|$WORKLOADS/threads 300
 forkexec|--call-graph dwarf|$WORKLOADS/forkexec 400 $WORKLOADS/deep
 manyproc|--call-graph dwarf|$WORKLOADS/manyproc 40 8 $WORKLOADS/deep
-cxx|--call-graph dwarf|$WORKLOADS/cxx 800
+cxx|--call-graph dwarf|$WORKLOADS/cxx 2500
 deep-256|--call-graph dwarf,256|$WORKLOADS/deep 800"
 
 n_rec=$(printf '%s\n' "$recordings" | wc -l)

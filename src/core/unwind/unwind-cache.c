@@ -201,12 +201,12 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
   r->usable = ra == RA_REG && !signal && parse_cfa (frame, r);
   for (int i = 0; i < NREGS && r->usable; i++)
     r->usable = parse_register (frame, i, r);
-  /* The range is the row's own only when it contains the lookup.  */
-  if (start + bias <= r->start && r->start < end + bias)
-    {
-      r->start = start + bias;
-      r->end = end + bias;
-    }
+  /* The row holds up to END.  Its START is not to be trusted: after a
+     DW_CFA_restore_state libdw's state carries the start of the row that
+     was remembered (a function's epilogue), which rows in between
+     overrode.  So the row is kept from the lookup on.  */
+  if (r->start < end + bias)
+    r->end = end + bias;
 }
 
 /* The rules at LOOKUP in MOD, libdwfl's way: the .eh_frame row if it has
@@ -254,6 +254,9 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
       m->cap = cap;
     }
   size_t at = i < m->n ? i + 1 : 0;
+  /* Rows from an earlier lookup later in the same row: stop before them.  */
+  if (at < m->n && m->rows[at].start < r.end)
+    r.end = m->rows[at].start;
   memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
   m->rows[at] = r;
   m->n++;

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "basic/hashmap.h"
 #include "basic/log.h"
@@ -51,6 +52,7 @@ struct worker {
   bool started;
   uint64_t cursor;            /* next job to look at (under the lock) */
   int error;
+  double cpu;                 /* the thread's CPU seconds, at its end */
 };
 
 struct st_session {
@@ -293,6 +295,15 @@ job_keep_frames (struct job *job)
   return 0;
 }
 
+static double
+thread_cpu (void)
+{
+  struct timespec ts;
+  if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void *
 worker_main (void *arg)
 {
@@ -343,6 +354,7 @@ worker_main (void *arg)
       pthread_cond_signal (&s->progress);
     }
   pthread_mutex_unlock (&s->lock);
+  w->cpu = thread_cpu ();
   return NULL;
 }
 
@@ -694,4 +706,14 @@ st_session_print_summary (const struct st_session *s, FILE *out)
   fprintf (out, " (%zu processes; a process stays with one thread until that one is %d "
            "samples behind: moved %" PRIu64 " times)\n", st_hashmap_size (s->affinity),
            IMBALANCE, s->moves);
+  /* The reader's thread is the critical path: with N CPUs the run takes
+     at least the larger of its time and the total over N.  */
+  double total = 0;
+  fprintf (out, "CPU seconds: reading and writing %.3f, unwinding", thread_cpu ());
+  for (unsigned i = 0; i < s->n_workers; i++)
+    {
+      fprintf (out, " %.3f", s->workers[i].cpu);
+      total += s->workers[i].cpu;
+    }
+  fprintf (out, " (total %.3f)\n", total + thread_cpu ());
 }

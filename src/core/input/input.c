@@ -27,6 +27,7 @@ struct st_input {
   const uint8_t *map;
   uint64_t pos;
   uint64_t released;          /* pages before this left memory */
+  uint64_t populated;         /* pages before this are mapped in */
   /* buffered stream */
   uint8_t *buf;
   size_t buf_start, buf_end;  /* valid bytes in buf */
@@ -216,11 +217,29 @@ fill (struct st_input *in, size_t n)
   return in->buf_end - in->buf_start < n ? in->buf_end - in->buf_start : n;
 }
 
+/* Maps the pages ahead of POS in, a few MiB at a time: one madvise
+   instead of a page fault every 16 pages, which in a virtual machine cost
+   more than reading the records (a tenth of a run's CPU time).  */
+static void
+map_populate (struct st_input *in)
+{
+  const uint64_t chunk = 2u << 20;
+  if (in->pos + chunk / 2 < in->populated || in->populated >= in->size)
+    return;
+  uint64_t page = (uint64_t) getpagesize ();
+  uint64_t start = in->pos > in->populated ? in->pos & ~(page - 1) : in->populated;
+  uint64_t end = start + chunk < in->size ? start + chunk : in->size;
+  /* Only a hint: before Linux 5.14 it fails, and the pages fault in.  */
+  madvise ((void *) (in->map + start), end - start, MADV_POPULATE_READ);
+  in->populated = end;
+}
+
 ssize_t
 st_input_peek (struct st_input *in, size_t n, const uint8_t **data)
 {
   if (in->map)
     {
+      map_populate (in);
       *data = in->map + in->pos;
       return map_avail (in, n);
     }

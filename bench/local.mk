@@ -13,7 +13,8 @@ EXTRA_DIST += \
 	bench/bench-ns-helper.sh \
 	bench/bench-many-processes.sh \
 	bench/bench-arch.sh \
-	bench/bench-startup.sh
+	bench/bench-startup.sh \
+	bench/bench-jobs.sh
 
 .PHONY: bench
 bench: all
@@ -75,3 +76,10 @@ bench-startup: all
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
 	PYTHON3='$(PYTHON3)' CC='$(CC)' \
 	$(SHELL) $(top_srcdir)/bench/bench-startup.sh
+
+# -j 2 against -j 1 on several processes at once and on one (bench/README).
+.PHONY: bench-jobs
+bench-jobs: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' \
+	$(SHELL) $(top_srcdir)/bench/bench-jobs.sh

@@ -27,8 +27,10 @@
    Dwfl and reads its modules' CFI and symbols, until that worker is this
    many samples behind the least busy one: then the process moves.  One
    busy process so moves back and forth in runs of samples, and every
-   worker gets its share.  */
-#define IMBALANCE 48
+   worker gets its share.  Under BATCH: the samples of one batch count
+   before any is written, so one process is split even when a worker keeps
+   up with the reader.  */
+#define IMBALANCE (BATCH / 2)
 
 struct job {
   struct st_event ev;

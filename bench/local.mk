@@ -12,7 +12,9 @@ EXTRA_DIST += \
 	bench/bench-debuginfod.sh \
 	bench/bench-ns-helper.sh \
 	bench/bench-many-processes.sh \
-	bench/bench-arch.sh
+	bench/bench-arch.sh \
+	bench/bench-startup.sh \
+	bench/bench-jobs.sh
 
 .PHONY: bench
 bench: all
@@ -66,3 +68,18 @@ bench-arch: all
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PYTHON3='$(PYTHON3)' \
 	TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/bench/bench-arch.sh
+
+# Start-up time to the command's first instruction, and peak RSS at -j 1 on
+# a recording and on one four times longer (bench/README).
+.PHONY: bench-startup
+bench-startup: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' \
+	$(SHELL) $(top_srcdir)/bench/bench-startup.sh
+
+# -j 2 against -j 1 on several processes at once and on one (bench/README).
+.PHONY: bench-jobs
+bench-jobs: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
+	PYTHON3='$(PYTHON3)' CC='$(CC)' \
+	$(SHELL) $(top_srcdir)/bench/bench-jobs.sh

@@ -387,7 +387,7 @@ debuginfod_start (struct st_options *o)
   o->debuginfod = st_debuginfod_new (&dopts);
   if (o->debuginfod == NULL)
     {
-      st_error ("cannot start the debuginfod client: out of memory");
+      st_error ("cannot start the debuginfod client");
       return EXIT_RUNTIME;
     }
   st_info ("debuginfod: %s (timeout %u s, budget %u s)", urls, o->debuginfod_timeout,

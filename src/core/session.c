@@ -1,11 +1,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/session.h"
 #include "core/session-summary.h"
@@ -20,6 +23,14 @@
  * the others, which only apply process events.  */
 #define RING_SIZE 512
 #define BATCH 32
+/* A process's samples stay with one worker, which then alone builds its
+   Dwfl and reads its modules' CFI and symbols, until that worker is this
+   many samples behind the least busy one: then the process moves.  One
+   busy process so moves back and forth in runs of samples, and every
+   worker gets its share.  Under BATCH: the samples of one batch count
+   before any is written, so one process is split even when a worker keeps
+   up with the reader.  */
+#define IMBALANCE (BATCH / 2)
 
 struct job {
   struct st_event ev;
@@ -30,17 +41,20 @@ struct job {
   struct st_strbuf text;      /* the sink's formatting of it, done there */
   bool formatted;
   bool dropped;               /* a sample not unwound: stopped at once */
-  struct st_frame *frames;    /* result.frames storage */
+  struct st_frame *frames;    /* result.frames storage: a copy of the */
+  size_t frames_cap;          /* worker's, as long as the chain is */
 };
 
 struct worker {
   struct st_session *session;
   unsigned index;
   struct st_unwinder *unwinder;
+  struct st_frame *frames;    /* what the unwinder writes, max_out long */
   pthread_t thread;
   bool started;
   uint64_t cursor;            /* next job to look at (under the lock) */
   int error;
+  double cpu;                 /* the thread's CPU seconds, at its end */
 };
 
 struct st_session {
@@ -63,7 +77,10 @@ struct st_session {
   uint64_t filled;            /* next job to fill (only the reader's) */
   uint64_t head;              /* jobs before this are the workers' */
   uint64_t tail;              /* oldest job not yet written */
-  unsigned next_worker;
+  struct st_hashmap *affinity; /* pid -> its worker + 1 */
+  uint64_t *in_flight;        /* per worker: samples given, not written */
+  uint64_t *given;            /* per worker: samples given in the run */
+  uint64_t moves;             /* processes moved to a less busy worker */
   bool closing;
   pthread_mutex_t lock;
   pthread_cond_t work_ready;  /* head moved, or closing */
@@ -238,6 +255,36 @@ job_fill (struct job *job, const struct st_event *ev)
   return 0;
 }
 
+/* The frames the worker wrote, copied into JOB: the worker's buffer is
+   the next sample's.  A slot keeps only as many as its longest chain.  */
+static int
+job_keep_frames (struct job *job)
+{
+  size_t n = job->result.n_frames;
+  if (n > job->frames_cap)
+    {
+      size_t cap = n < 32 ? 32 : n;
+      struct st_frame *f = realloc (job->frames, cap * sizeof *f);
+      if (f == NULL)
+        return -ENOMEM;
+      job->frames = f;
+      job->frames_cap = cap;
+    }
+  if (n > 0)
+    memcpy (job->frames, job->result.frames, n * sizeof *job->frames);
+  job->result.frames = job->frames;
+  return 0;
+}
+
+static double
+thread_cpu (void)
+{
+  struct timespec ts;
+  if (clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+    return 0;
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static void *
 worker_main (void *arg)
 {
@@ -265,6 +312,7 @@ worker_main (void *arg)
           else if (job->worker == w->index)
             {
               job->dropped = false;
+              job->result.frames = w->frames;
               r = st_unwinder_sample (w->unwinder, &job->ev.sample, &job->result);
               /* Formatting is as costly as unwinding is: do it here, in
                  parallel, not in the thread that writes.  */
@@ -276,6 +324,8 @@ worker_main (void *arg)
                   r = s->sink_ops->format (&chain, &job->text);
                   job->formatted = r == 0;
                 }
+              if (r == 0)
+                r = job_keep_frames (job);
             }
           if (r < 0 && w->error == 0)
             w->error = r;
@@ -285,6 +335,7 @@ worker_main (void *arg)
       pthread_cond_signal (&s->progress);
     }
   pthread_mutex_unlock (&s->lock);
+  w->cpu = thread_cpu ();
   return NULL;
 }
 
@@ -311,6 +362,8 @@ retire (struct st_session *s)
   for (; s->tail < done; s->tail++)
     {
       struct job *job = &s->ring[s->tail % RING_SIZE];
+      if (job->ev.kind == ST_EVENT_SAMPLE)
+        s->in_flight[job->worker]--;
       if (job->ev.kind == ST_EVENT_SAMPLE && job->dropped)
         s->stats.dropped++;
       else if (s->output_error == 0)
@@ -333,6 +386,32 @@ publish (struct st_session *s)
   s->head = s->filled;
   pthread_cond_broadcast (&s->work_ready);
   pthread_mutex_unlock (&s->lock);
+}
+
+/* Who unwinds a sample of PID: its process's worker, unless that one is
+   IMBALANCE samples behind the least busy, who then takes the process.  */
+static int
+pick_worker (struct st_session *s, pid_t pid, unsigned *out)
+{
+  unsigned least = 0;
+  for (unsigned i = 1; i < s->n_workers; i++)
+    if (s->in_flight[i] < s->in_flight[least])
+      least = i;
+  void *v = st_hashmap_get_u64 (s->affinity, (uint32_t) pid);
+  unsigned w = v != NULL ? (unsigned) ((uintptr_t) v - 1) : least;
+  if (v == NULL || s->in_flight[w] > s->in_flight[least] + IMBALANCE)
+    {
+      if (v != NULL)
+        s->moves++;
+      w = least;
+      int r = st_hashmap_put_u64 (s->affinity, (uint32_t) pid, (void *) (uintptr_t) (w + 1));
+      if (r < 0)
+        return r;
+    }
+  s->in_flight[w]++;
+  s->given[w]++;
+  *out = w;
+  return 0;
 }
 
 static int
@@ -360,8 +439,9 @@ dispatch (struct st_session *s, const struct st_event *ev)
     return r;
   if (ev->kind == ST_EVENT_SAMPLE)
     {
-      job->worker = s->next_worker;
-      s->next_worker = (s->next_worker + 1) % s->n_workers;
+      r = pick_worker (s, ev->sample.pid, &job->worker);
+      if (r < 0)
+        return r;
     }
   s->filled++;
   /* In batches: waking the workers for every event costs more than
@@ -412,7 +492,11 @@ start_workers (struct st_session *s, const struct st_unwinder_options *uopts)
   s->n_workers = s->opts.jobs;
   s->workers = calloc (s->n_workers, sizeof *s->workers);
   s->ring = calloc (RING_SIZE, sizeof *s->ring);
-  if (s->workers == NULL || s->ring == NULL)
+  s->in_flight = calloc (s->n_workers, sizeof *s->in_flight);
+  s->given = calloc (s->n_workers, sizeof *s->given);
+  s->affinity = st_hashmap_new (NULL);
+  if (s->workers == NULL || s->ring == NULL || s->in_flight == NULL || s->given == NULL
+      || s->affinity == NULL)
     return -ENOMEM;
   for (unsigned i = 0; i < s->n_workers; i++)
     {
@@ -421,14 +505,10 @@ start_workers (struct st_session *s, const struct st_unwinder_options *uopts)
       s->workers[i].unwinder = st_unwinder_new (uopts);
       if (s->workers[i].unwinder == NULL)
         return -ENOMEM;
-    }
-  size_t max_out = st_unwinder_max_out_frames (s->workers[0].unwinder);
-  for (size_t i = 0; i < RING_SIZE; i++)
-    {
-      s->ring[i].frames = calloc (max_out, sizeof (struct st_frame));
-      if (s->ring[i].frames == NULL)
+      size_t max_out = st_unwinder_max_out_frames (s->workers[i].unwinder);
+      s->workers[i].frames = calloc (max_out, sizeof (struct st_frame));
+      if (s->workers[i].frames == NULL)
         return -ENOMEM;
-      s->ring[i].result.frames = s->ring[i].frames;
     }
   pthread_mutex_init (&s->lock, NULL);
   pthread_cond_init (&s->work_ready, NULL);
@@ -499,7 +579,10 @@ st_session_free (struct st_session *s)
     {
       drain (s);
       for (unsigned i = 0; i < s->n_workers; i++)
-        st_unwinder_free (s->workers[i].unwinder);
+        {
+          st_unwinder_free (s->workers[i].unwinder);
+          free (s->workers[i].frames);
+        }
       pthread_mutex_destroy (&s->lock);
       pthread_cond_destroy (&s->work_ready);
       pthread_cond_destroy (&s->progress);
@@ -513,6 +596,9 @@ st_session_free (struct st_session *s)
       }
   free (s->ring);
   free (s->workers);
+  free (s->in_flight);
+  free (s->given);
+  st_hashmap_free (s->affinity);
   st_unwinder_free (s->inline_unwinder);
   free (s->inline_result.frames);
   free (s);
@@ -592,4 +678,24 @@ st_session_print_summary (const struct st_session *s, FILE *out)
   for (unsigned i = 0; i < s->n_workers; i++)
     unwinders[n++] = s->workers[i].unwinder;
   st_session_summary_print (out, &s->stats, unwinders, n, &s->opts);
+  if (s->n_workers == 0)
+    return;
+  /* How the samples were split: by process, and one busy process in runs
+     of samples, each worker then building that process's Dwfl too.  */
+  fprintf (out, "unwinding threads: %u, samples each:", s->n_workers);
+  for (unsigned i = 0; i < s->n_workers; i++)
+    fprintf (out, " %" PRIu64, s->given[i]);
+  fprintf (out, " (%zu processes; a process stays with one thread until that one is %d "
+           "samples behind: moved %" PRIu64 " times)\n", st_hashmap_size (s->affinity),
+           IMBALANCE, s->moves);
+  /* The reader's thread is the critical path: with N CPUs the run takes
+     at least the larger of its time and the total over N.  */
+  double total = 0;
+  fprintf (out, "CPU seconds: reading and writing %.3f, unwinding", thread_cpu ());
+  for (unsigned i = 0; i < s->n_workers; i++)
+    {
+      fprintf (out, " %.3f", s->workers[i].cpu);
+      total += s->workers[i].cpu;
+    }
+  fprintf (out, " (total %.3f)\n", total + thread_cpu ());
 }

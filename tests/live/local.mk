@@ -5,6 +5,9 @@ EXTRA_DIST += tests/live/live.sh tests/live/check-chains.py
 # every mode and format, with the sanitizer build: well-formed outputs, no
 # profiled command left running.  Needs tests/sysprof/sysprof-check.
 TESTS += tests/live/interrupt.sh
+# 999 Hz with 8 KiB stacks on every CPU: no sample lost, all written.
+TESTS += tests/live/no-lost.sh
+EXTRA_DIST += tests/live/no-lost.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

@@ -228,13 +228,6 @@ pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
   close (mnt_fd);
   if (userns_fd >= 0)
     close (userns_fd);
-  int root = -1;
-  if (e == 0)
-    {
-      root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-      if (root < 0)
-        e = errno;
-    }
   static char buf[MAX_JOB];
   for (;;)
     {
@@ -274,7 +267,21 @@ pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
           reply.gone = 1;
         }
       else
-        n_out = open_paths (root, fd_dir, paths, n, &reply, out);
+        {
+          /* The namespace's root as it is now, for each job: a
+             pivot_root in the namespace (a container starting) moves
+             every root in it, and a root opened once would go on serving
+             the old tree, which setns for one job would not.  */
+          int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+          if (root < 0)
+            for (size_t i = 0; i < n; i++)
+              reply.errs[i] = errno;
+          else
+            {
+              n_out = open_paths (root, fd_dir, paths, n, &reply, out);
+              close (root);
+            }
+        }
       r = st_nsh_send (sock, &reply, sizeof reply, out, n_out);
       for (size_t i = 0; i < n_out; i++)
         close (out[i]);

@@ -132,6 +132,15 @@ open_by (const struct st_ways *ways, const struct st_pin *pin, bool by_setns,
 {
   int errs[ST_BROKER_MAX_PATHS];
   int r;
+  /* Every slot starts as "not opened": a way that fails before it fills
+     them must not leave a stale number, which the checks below would
+     fstat and close as if it were a file of ours (it would be one of the
+     opener's own descriptors).  */
+  for (size_t i = 0; i < n; i++)
+    {
+      fds[i] = -1;
+      errs[i] = EIO;
+    }
   if (by_setns)
     {
       int userns = owning_user_namespace (ways, pin);
@@ -147,8 +156,12 @@ open_by (const struct st_ways *ways, const struct st_pin *pin, bool by_setns,
   else
     r = st_broker_open (ways->resolver, pin->root_fd, -1, paths, n, fds, errs);
   for (size_t i = 0; i < n; i++)
-    if (fds[i] < 0)
-      fds[i] = r < 0 ? r : -errs[i];
+    {
+      if (r < 0 && fds[i] >= 0)
+        close (fds[i]);   /* a way that failed part way: nothing of it is used */
+      if (r < 0 || fds[i] < 0)
+        fds[i] = r < 0 ? r : -errs[i];
+    }
   return r;
 }
 

@@ -59,6 +59,11 @@ int
 st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pin,
               int userns_fd, const char *const *paths, size_t n, int *fds, int *errs)
 {
+  for (size_t i = 0; i < n; i++)
+    {
+      fds[i] = -1;
+      errs[i] = EIO;
+    }
   struct stat mnt, user;
   if (fstat (pin->mnt_fd, &mnt) != 0 || (userns_fd >= 0 && fstat (userns_fd, &user) != 0))
     return -errno;

@@ -29,7 +29,7 @@
 #include "ns-helper/broker.h"
 #include "ns-helper/pin.h"
 
-#define ST_POOL_MAX 4
+#define ST_POOL_MAX 3   /* + opener, parser, resolver, broker, one one-job worker and one worker being let go: TasksMax=10 */
 
 struct st_pool_worker {
   int sock;                 /* the opener's end; -1: a free entry */

@@ -6,7 +6,7 @@
 # service) never share a worker, even for the same namespace, and each
 # worker runs as its own client with the sandbox of a worker of one job;
 # a worker whose pinned process died exits and is never used again; a
-# connection has at most 4 workers.
+# connection has at most 3 workers.
 . "$TOP_SRCDIR/tests/ns-helper/ns-lib.sh"
 make_stage
 # shellcheck disable=SC2119  # make_user takes no argument here
@@ -56,7 +56,13 @@ def workers(opener):
     return kids(brokers[0]) if brokers else []
 
 def mnt(pid):
-    return os.stat(f"/proc/{pid}/ns/mnt").st_ino
+    """The mount namespace of PID, None once it has exited: a worker may
+    leave between the listing and this look (idle for 30 s on a loaded
+    machine, or let go as the least recently used)."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/mnt").st_ino
+    except FileNotFoundError:
+        return None
 
 def wait_gone(pid, seconds=20):
     """A worker exits by itself once its process is gone; wait for it."""
@@ -180,8 +186,8 @@ for p in roots[2:] + [roots[0], user_pid]:
     oks.append(served(reply, fd))
 now = workers(h.pid)
 live = [x for x in now if not nsh.status_field(x, "State").startswith("Z")]
-tap.ok(all(oks) and len(live) <= 4, f"{len(oks)} namespaces in turn: all served, "
-       f"{len(live)} live workers (at most 4)", (oks, now))
+tap.ok(all(oks) and len(live) <= 3, f"{len(oks)} namespaces in turn: all served, "
+       f"{len(live)} live workers (at most 3)", (oks, now))
 
 cout.close()
 os.waitpid(child, 0)

@@ -18,7 +18,7 @@ trap 'exit 129' HUP
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-n_tests=0
+n_tests=1   # the line on the files local.mk lists
 for d in "$CORPORA"/*/; do
   [ -d "$d" ] || continue
   n_tests=$((n_tests + 1))
@@ -84,4 +84,28 @@ for d in "$CORPORA"/*/; do
     tap_not_ok "corpus/$target files missing from FUZZ_CORPUS in tests/fuzz/local.mk:$unlisted"
   fi
 done
+
+# The other way round: each file FUZZ_CORPUS lists is in the tree and, in a
+# git checkout, tracked (a seed that .gitignore hides, such as a *.so, is
+# there where it was made and missing from every clone: make dist fails).
+missing=""
+untracked=""
+in_git=""
+# Only where the source tree is a git checkout's top (distcheck unpacks the
+# tarball inside the checkout, where git would see untracked copies).
+top=$(git -C "$TOP_SRCDIR" rev-parse --show-toplevel 2> /dev/null)
+[ -n "$top" ] && [ "$top" = "$(cd "$TOP_SRCDIR" && pwd -P)" ] && in_git=1
+grep -v '^[[:space:]]*#' "$LOCAL_MK" | grep -o 'tests/fuzz/corpus/[^ 	\\]*' > "$tmp/listed"
+while read -r p; do
+  if [ ! -f "$TOP_SRCDIR/$p" ]; then
+    missing="$missing $p"
+  elif [ -n "$in_git" ] && ! git -C "$TOP_SRCDIR" ls-files --error-unmatch "$p" > /dev/null 2>&1; then
+    untracked="$untracked $p"
+  fi
+done < "$tmp/listed"
+if [ -z "$missing$untracked" ]; then
+  tap_ok "every corpus file tests/fuzz/local.mk lists is in the tree${in_git:+ and tracked by git}"
+else
+  tap_not_ok "corpus files listed in tests/fuzz/local.mk:${missing:+ missing:$missing}${untracked:+ not tracked by git (.gitignore?):$untracked}"
+fi
 tap_done

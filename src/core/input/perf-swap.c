@@ -16,31 +16,16 @@
 
 #include "core/input/perf-reader.h"
 
+/* The field of WIDTH bytes (2, 4 or 8) at P, into the other byte order.  */
 static void
-swap16 (uint8_t *p)
+swap_field (uint8_t *p, unsigned width)
 {
-  uint16_t v;
-  memcpy (&v, p, sizeof v);
-  v = bswap_16 (v);
-  memcpy (p, &v, sizeof v);
-}
-
-static void
-swap32 (uint8_t *p)
-{
-  uint32_t v;
-  memcpy (&v, p, sizeof v);
-  v = bswap_32 (v);
-  memcpy (p, &v, sizeof v);
-}
-
-static void
-swap64 (uint8_t *p)
-{
-  uint64_t v;
-  memcpy (&v, p, sizeof v);
-  v = bswap_64 (v);
-  memcpy (p, &v, sizeof v);
+  for (unsigned i = 0; i < width / 2; i++)
+    {
+      uint8_t b = p[i];
+      p[i] = p[width - 1 - i];
+      p[width - 1 - i] = b;
+    }
 }
 
 static uint64_t
@@ -65,25 +50,29 @@ fits (struct walk *w, uint64_t n)
   return w->ok;
 }
 
+/* N fields of WIDTH bytes (4 or 8) at the cursor.  */
 static void
-u64s (struct walk *w, uint64_t n)
+words (struct walk *w, unsigned width, uint64_t n)
 {
-  if (n > (uint64_t) (w->end - w->p) / 8 || !fits (w, 8 * n))
+  if (n > (uint64_t) (w->end - w->p) / width || !fits (w, width * n))
     {
       w->ok = false;
       return;
     }
-  for (uint64_t i = 0; i < n; i++, w->p += 8)
-    swap64 (w->p);
+  for (uint64_t i = 0; i < n; i++, w->p += width)
+    swap_field (w->p, width);
+}
+
+static void
+u64s (struct walk *w, uint64_t n)
+{
+  words (w, 8, n);
 }
 
 static void
 u32s (struct walk *w, unsigned n)
 {
-  if (!fits (w, 4 * n))
-    return;
-  for (unsigned i = 0; i < n; i++, w->p += 4)
-    swap32 (w->p);
+  words (w, 4, n);
 }
 
 static void
@@ -102,19 +91,19 @@ st_perf_swap_file_header (struct perf_file_header *fh)
 {
   uint8_t *p = (uint8_t *) fh;
   for (size_t off = 0; off < offsetof (struct perf_file_header, features); off += 8)
-    swap64 (p + off);
+    swap_field (p + off, 8);
   uint8_t *bits = (uint8_t *) fh->features;
   uint8_t raw[sizeof fh->features];
   memcpy (raw, bits, sizeof raw);
   for (size_t off = 0; off < sizeof raw; off += 8)
-    swap64 (bits + off);
+    swap_field (bits + off, 8);
   const unsigned hostname = 3;   /* HEADER_HOSTNAME */
   if (fh->features[0] & (1ULL << hostname))
     return;
   uint8_t as32[sizeof raw];
   memcpy (as32, raw, sizeof raw);
   for (size_t off = 0; off < sizeof as32; off += 4)
-    swap32 (as32 + off);
+    swap_field (as32 + off, 4);
   uint64_t first;
   memcpy (&first, as32, sizeof first);
   if (first & (1ULL << hostname))
@@ -149,13 +138,7 @@ st_perf_swap_attr (uint8_t *attr, size_t len)
     {
       if ((size_t) fields[i].off + fields[i].width > len)
         break;
-      uint8_t *f = attr + fields[i].off;
-      if (fields[i].width == 8)
-        swap64 (f);
-      else if (fields[i].width == 4)
-        swap32 (f);
-      else
-        swap16 (f);
+      swap_field (attr + fields[i].off, fields[i].width);
     }
   if (len >= 48)
     for (size_t i = 40; i < 48; i++)
@@ -165,9 +148,9 @@ st_perf_swap_attr (uint8_t *attr, size_t len)
 static void
 swap_event_header (uint8_t *rec)
 {
-  swap32 (rec);
-  swap16 (rec + 4);
-  swap16 (rec + 6);
+  swap_field (rec, 4);
+  swap_field (rec + 4, 2);
+  swap_field (rec + 6, 2);
 }
 
 void
@@ -192,7 +175,7 @@ st_perf_swap_feature (unsigned feature, uint8_t *data, size_t len)
       for (size_t pos = 0; pos + sizeof (struct perf_build_id_entry) <= len;)
         {
           swap_event_header (data + pos);
-          swap32 (data + pos + 8);
+          swap_field (data + pos + 8, 4);
           uint16_t size;
           memcpy (&size, data + pos + 6, sizeof size);
           if (size < sizeof (struct perf_event_header))
@@ -205,24 +188,33 @@ st_perf_swap_feature (unsigned feature, uint8_t *data, size_t len)
     }
 }
 
-/* The sample_id_all trailer: TID (two u32), TIME, ID, STREAM_ID, CPU (two
-   u32), IDENTIFIER, each present with its sample_type bit.  */
+/* Fixed-size fields of a sample or of its sample_id_all trailer: present
+   with their sample_type bit, COUNT fields of WIDTH bytes.  */
+struct id_field {
+  uint64_t bit;
+  uint8_t width, count;
+};
+
+/* The trailer: TID (two u32), TIME, ID, STREAM_ID, CPU (two u32),
+   IDENTIFIER.  */
+static const struct id_field trailer_fields[] = {
+  { PERF_SAMPLE_TID, 4, 2 }, { PERF_SAMPLE_TIME, 8, 1 }, { PERF_SAMPLE_ID, 8, 1 },
+  { PERF_SAMPLE_STREAM_ID, 8, 1 }, { PERF_SAMPLE_CPU, 4, 2 }, { PERF_SAMPLE_IDENTIFIER, 8, 1 },
+};
+
+/* A sample's fields before READ, in perf's order.  */
+static const struct id_field sample_head_fields[] = {
+  { PERF_SAMPLE_IDENTIFIER, 8, 1 }, { PERF_SAMPLE_IP, 8, 1 }, { PERF_SAMPLE_TID, 4, 2 },
+  { PERF_SAMPLE_TIME, 8, 1 }, { PERF_SAMPLE_ADDR, 8, 1 }, { PERF_SAMPLE_ID, 8, 1 },
+  { PERF_SAMPLE_STREAM_ID, 8, 1 }, { PERF_SAMPLE_CPU, 4, 2 }, { PERF_SAMPLE_PERIOD, 8, 1 },
+};
+
 static void
-swap_id_trailer (uint64_t t, uint8_t *p, uint8_t *end)
+id_fields (struct walk *w, uint64_t sample_type, const struct id_field *fields, size_t n)
 {
-  struct walk w = { p, end, true };
-  if (t & PERF_SAMPLE_TID)
-    u32s (&w, 2);
-  if (t & PERF_SAMPLE_TIME)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_ID)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_STREAM_ID)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_CPU)
-    u32s (&w, 2);
-  if (t & PERF_SAMPLE_IDENTIFIER)
-    u64s (&w, 1);
+  for (size_t i = 0; i < n; i++)
+    if (sample_type & fields[i].bit)
+      words (w, fields[i].width, fields[i].count);
 }
 
 /* A sample, field by field in perf's order (perf-record.c's parse_sample
@@ -232,24 +224,7 @@ swap_sample (const struct attr_info *a, uint8_t *rec, uint32_t size)
 {
   uint64_t t = a->sample_type;
   struct walk w = { rec + 8, rec + size, true };
-  if (t & PERF_SAMPLE_IDENTIFIER)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_IP)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_TID)
-    u32s (&w, 2);
-  if (t & PERF_SAMPLE_TIME)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_ADDR)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_ID)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_STREAM_ID)
-    u64s (&w, 1);
-  if (t & PERF_SAMPLE_CPU)
-    u32s (&w, 2);
-  if (t & PERF_SAMPLE_PERIOD)
-    u64s (&w, 1);
+  id_fields (&w, t, sample_head_fields, sizeof sample_head_fields / sizeof *sample_head_fields);
   if (t & PERF_SAMPLE_READ)
     {
       uint64_t rf = a->read_format;
@@ -315,6 +290,36 @@ swap_sample (const struct attr_info *a, uint8_t *rec, uint32_t size)
     }
 }
 
+/* The fixed fields that follow a record's header, as runs of fields of
+   one width (a zero width ends them).  The variable parts of MMAP2,
+   HEADER_ATTR and HEADER_FEATURE are swapped by their own code.  */
+static const struct record_layout {
+  uint32_t type;
+  struct { uint8_t width, count; } runs[2];
+} record_layouts[] = {
+  { PERF_RECORD_MMAP, { { 4, 2 }, { 8, 3 } } },    /* pid, tid; start, len, pgoff */
+  { PERF_RECORD_MMAP2, { { 4, 2 }, { 8, 3 } } },
+  { PERF_RECORD_COMM, { { 4, 2 } } },              /* pid, tid */
+  { PERF_RECORD_FORK, { { 4, 4 }, { 8, 1 } } },    /* pid, ppid, tid, ptid; time */
+  { PERF_RECORD_EXIT, { { 4, 4 }, { 8, 1 } } },
+  { PERF_RECORD_LOST, { { 8, 2 } } },              /* id, lost */
+  { PERF_RECORD_LOST_SAMPLES, { { 8, 1 } } },
+  { PERF_RECORD_HEADER_BUILD_ID, { { 4, 1 } } },   /* pid */
+  { PERF_RECORD_HEADER_TRACING_DATA, { { 4, 1 } } },  /* size */
+  /* size, offset, reference; idx, tid, cpu, reserved */
+  { PERF_RECORD_AUXTRACE, { { 8, 3 }, { 4, 4 } } },
+  { PERF_RECORD_HEADER_FEATURE, { { 8, 1 } } },    /* feat_id */
+};
+
+static void
+fixed_fields (struct walk *w, uint32_t type)
+{
+  for (size_t i = 0; i < sizeof record_layouts / sizeof *record_layouts; i++)
+    if (record_layouts[i].type == type)
+      for (size_t j = 0; j < 2 && record_layouts[i].runs[j].width != 0; j++)
+        words (w, record_layouts[i].runs[j].width, record_layouts[i].runs[j].count);
+}
+
 /* Where the record's sample id sits, swapped into this machine's order
    for the attribute lookup and back again, so that the walk below swaps
    every field exactly once.  */
@@ -323,10 +328,10 @@ attr_of_swapped (const struct st_perf_source *src, uint8_t *rec, uint32_t size)
 {
   size_t at = st_perf_record_id_offset (src, rec, size);
   if (at != 0)
-    swap64 (rec + at);
+    swap_field (rec + at, 8);
   const struct attr_info *a = st_perf_attr_for_record (src, rec, size);
   if (at != 0)
-    swap64 (rec + at);
+    swap_field (rec + at, 8);
   return a;
 }
 
@@ -348,43 +353,22 @@ swap_kernel_record (const struct st_perf_source *src, uint8_t *rec, uint32_t siz
   if (trailer > 0)
     {
       end -= trailer;
-      swap_id_trailer (a->sample_type, end, rec + size);
+      struct walk tw = { end, rec + size, true };
+      id_fields (&tw, a->sample_type, trailer_fields,
+                 sizeof trailer_fields / sizeof *trailer_fields);
     }
   struct walk w = { rec + 8, end, true };
-  switch (type)
+  fixed_fields (&w, type);   /* other kinds: only their header and trailer are read */
+  if (type == PERF_RECORD_MMAP2)
     {
-    case PERF_RECORD_MMAP:
-      u32s (&w, 2);
-      u64s (&w, 3);
-      break;
-    case PERF_RECORD_MMAP2:
-      u32s (&w, 2);
-      u64s (&w, 3);
       if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
         skip (&w, 24);   /* u8 size, 3 pad, build_id[20] */
       else
         {
-          u32s (&w, 2);
-          u64s (&w, 2);
+          u32s (&w, 2);   /* maj, min */
+          u64s (&w, 2);   /* ino, ino_generation */
         }
       u32s (&w, 2);     /* prot, flags */
-      break;
-    case PERF_RECORD_COMM:
-      u32s (&w, 2);
-      break;
-    case PERF_RECORD_FORK:
-    case PERF_RECORD_EXIT:
-      u32s (&w, 4);
-      u64s (&w, 1);
-      break;
-    case PERF_RECORD_LOST:
-      u64s (&w, 2);
-      break;
-    case PERF_RECORD_LOST_SAMPLES:
-      u64s (&w, 1);
-      break;
-    default:
-      break;   /* only their header and trailer are read */
     }
 }
 
@@ -410,23 +394,14 @@ swap_user_record (const struct st_perf_source *src, uint8_t *rec, uint32_t size,
           u64s (&w, (size - 8 - attr_size) / 8);
         }
       break;
-    case PERF_RECORD_HEADER_BUILD_ID:
-      u32s (&w, 1);
-      break;
-    case PERF_RECORD_HEADER_TRACING_DATA:
-      u32s (&w, 1);
-      break;
-    case PERF_RECORD_AUXTRACE:
-      u64s (&w, 3);
-      u32s (&w, 4);
-      break;
     case PERF_RECORD_HEADER_FEATURE:
-      u64s (&w, 1);
+      fixed_fields (&w, type);
       if (w.ok)
         st_perf_swap_feature ((unsigned) get64 (rec + 8), rec + 16, size - 16);
       break;
     default:
-      break;   /* FINISHED_ROUND, COMPRESSED (bytes), and what is not read */
+      fixed_fields (&w, type);   /* none for FINISHED_ROUND, COMPRESSED (bytes) */
+      break;
     }
   (void) src;
 }

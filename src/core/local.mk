@@ -38,6 +38,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/sysprof-host.c src/core/output/sysprof-host.h \
 	src/core/output/sysprof-procs.c src/core/output/sysprof-procs.h \
 	src/core/output/sink-text.c \
+	src/core/output/sink-tree.c src/core/output/sink-tree.h \
 	src/core/input/source.c src/core/input/source.h \
 	src/core/output/stack-tree.c src/core/output/stack-tree.h \
 	src/core/input/source-perf.c src/core/input/source-perf.h \

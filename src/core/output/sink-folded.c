@@ -11,34 +11,17 @@
 #include <string.h>
 
 #include "basic/array.h"
-#include "core/output/sink.h"
-#include "core/output/stack-tree.h"
+#include "core/output/sink-tree.h"
 
 struct st_sink {
-  FILE *out;
-  struct st_stack_tree *stacks;
+  struct st_tree_sink tree;
 };
 
 static struct st_sink *
 folded_new (FILE *out, const struct st_sink_options *opts)
 {
-  struct st_sink *s = calloc (1, sizeof *s);
-  if (s == NULL)
-    return NULL;
-  s->out = out;
-  s->stacks = st_stack_tree_new (false);
-  if (s->stacks == NULL)
-    {
-      free (s);
-      return NULL;
-    }
-  return s;
-}
-
-static int
-folded_sample (struct st_sink *s, const struct st_callchain *c)
-{
-  return st_stack_tree_add (s->stacks, c, 1);
+  (void) opts;
+  return st_tree_sink_new (sizeof (struct st_sink), out, false);
 }
 
 struct line {
@@ -139,7 +122,7 @@ static int
 folded_finish (struct st_sink *s)
 {
   struct lines lines = { 0 };
-  int r = collect_lines (s->stacks, &lines);
+  int r = collect_lines (s->tree.stacks, &lines);
   if (r == 0)
     {
       /* Sorted output: the same input always gives the same file.  Names
@@ -152,7 +135,7 @@ folded_finish (struct st_sink *s)
           uint64_t count = lines.v[i].count;
           for (; j < lines.n && compare_lines (&lines.v[i], &lines.v[j]) == 0; j++)
             count += lines.v[j].count;
-          fprintf (s->out, "%.*s %" PRIu64 "\n", (int) lines.v[i].len, lines.v[i].text, count);
+          fprintf (s->tree.out, "%.*s %" PRIu64 "\n", (int) lines.v[i].len, lines.v[i].text, count);
           i = j;
         }
     }
@@ -161,22 +144,8 @@ folded_finish (struct st_sink *s)
   free (lines.v);
   if (r < 0)
     return r;
-  return st_sink_flush (s->out);
+  return st_sink_flush (s->tree.out);
 }
 
-static void
-folded_free (struct st_sink *s)
-{
-  st_stack_tree_free (s->stacks);
-  free (s);
-}
-
-const struct st_sink_ops st_sink_folded = {
-  .name = "folded",
-  .description = "collapsed stacks for flame graphs",
-  .whole_file = true,
-  .new = folded_new,
-  .sample = folded_sample,
-  .finish = folded_finish,
-  .free = folded_free,
-};
+ST_DEFINE_TREE_SINK (st_sink_folded, "folded", "collapsed stacks for flame graphs", folded_new,
+                     folded_finish);

@@ -75,18 +75,4 @@ json_format (const struct st_callchain *c, struct st_strbuf *b)
   return st_strbuf_failed (b) ? -ENOMEM : 0;
 }
 
-static struct st_sink *
-json_new (FILE *out, const struct st_sink_options *opts)
-{
-  return st_line_sink_new (out, json_format);
-}
-
-const struct st_sink_ops st_sink_json = {
-  .name = "json",
-  .description = "JSON Lines, one object per sample",
-  .new = json_new,
-  .format = json_format,
-  .sample = st_line_sink_sample,
-  .finish = st_line_sink_finish,
-  .free = st_line_sink_free,
-};
+ST_DEFINE_LINE_SINK (st_sink_json, "json", "JSON Lines, one object per sample", json_format);

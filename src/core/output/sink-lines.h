@@ -16,3 +16,22 @@ struct st_sink *st_line_sink_new (FILE *out,
 int st_line_sink_sample (struct st_sink *s, const struct st_callchain *chain);
 int st_line_sink_finish (struct st_sink *s);
 void st_line_sink_free (struct st_sink *s);
+
+/* Defines the ops table VAR of a line sink: format NAME (-f NAME) whose
+   samples FORMAT_FN formats; its .new is FORMAT_FN's line sink.  */
+#define ST_DEFINE_LINE_SINK(var, name_, description_, format_fn)               \
+  static struct st_sink *                                                     \
+  format_fn##_sink_new (FILE *out, const struct st_sink_options *opts)        \
+  {                                                                           \
+    (void) opts;                                                              \
+    return st_line_sink_new (out, format_fn);                                 \
+  }                                                                           \
+  const struct st_sink_ops var = {                                            \
+    .name = name_,                                                            \
+    .description = description_,                                              \
+    .new = format_fn##_sink_new,                                              \
+    .format = format_fn,                                                      \
+    .sample = st_line_sink_sample,                                            \
+    .finish = st_line_sink_finish,                                            \
+    .free = st_line_sink_free,                                                \
+  }

@@ -23,8 +23,7 @@
 #include <string.h>
 
 #include "core/output/sink-svg.h"
-#include "core/output/sink.h"
-#include "core/output/stack-tree.h"
+#include "core/output/sink-tree.h"
 
 #define DEFAULT_WIDTH 1200
 #define XPAD 10
@@ -44,8 +43,7 @@
 #define BOTTOM_PAD 34   /* details line and search result */
 
 struct st_sink {
-  FILE *out;
-  struct st_stack_tree *stacks;
+  struct st_tree_sink tree;
   const char *title;
   unsigned width;
   double min_width;      /* in force: --minwidth, or more (SIZE_BUDGET) */
@@ -62,27 +60,14 @@ struct st_sink {
 static struct st_sink *
 svg_new (FILE *out, const struct st_sink_options *opts)
 {
-  struct st_sink *s = calloc (1, sizeof *s);
+  struct st_sink *s = st_tree_sink_new (sizeof *s, out, opts->reverse);
   if (s == NULL)
     return NULL;
-  s->out = out;
   s->title = opts->title;
   s->width = opts->width > 0 ? opts->width : DEFAULT_WIDTH;
   s->min_width = opts->min_width > 0 ? opts->min_width : 0;
   s->reverse = opts->reverse;
-  s->stacks = st_stack_tree_new (s->reverse);
-  if (s->stacks == NULL)
-    {
-      free (s);
-      return NULL;
-    }
   return s;
-}
-
-static int
-svg_sample (struct st_sink *s, const struct st_callchain *c)
-{
-  return st_stack_tree_add (s->stacks, c, 1);
 }
 
 /* The length of the valid UTF-8 sequence at P (which ends with a NUL), or 0.
@@ -94,24 +79,14 @@ utf8_sequence (const unsigned char *p)
   unsigned char c = p[0];
   if (c < 0x80)
     return 1;
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xbf;
-  if (c >= 0xc2 && c <= 0xdf)
-    n = 2;
-  else if (c >= 0xe0 && c <= 0xef)
-    {
-      n = 3;
-      lo = c == 0xe0 ? 0xa0 : 0x80;
-      hi = c == 0xed ? 0x9f : 0xbf;  /* no surrogates */
-    }
-  else if (c >= 0xf0 && c <= 0xf4)
-    {
-      n = 4;
-      lo = c == 0xf0 ? 0x90 : 0x80;
-      hi = c == 0xf4 ? 0x8f : 0xbf;
-    }
-  else
+  size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+             : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  if (n == 0)
     return 0;
+  /* The second byte's range: no overlong forms (after 0xe0, 0xf0), no
+     surrogates (0xed), nothing past U+10FFFF (0xf4).  */
+  unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+  unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
   if (p[1] < lo || p[1] > hi)
     return 0;
   for (size_t i = 2; i < n; i++)
@@ -173,30 +148,24 @@ color (enum st_frame_kind kind, const char *name)
   uint32_t h = 2166136261u;
   for (const unsigned char *p = (const unsigned char *) name; *p; p++)
     h = (h ^ *p) * 16777619u;
-  unsigned a = h & 0xff, b = (h >> 8) & 0xff, c = (h >> 16) & 0xff;
-  unsigned r, g, bl;
-  switch (kind)
+  /* Each channel (red, green, blue) of each palette: a base, a span, and
+     which byte of the name's hash picks the value in the span.  */
+  static const struct channel { uint8_t base, span, byte; } palettes[ST_KIND_N][3] = {
+    [ST_KIND_LABEL] = { { 185, 25, 0 }, { 170, 25, 0 }, { 225, 25, 1 } },     /* lilac */
+    [ST_KIND_PROGRAM] = { { 205, 50, 2 }, { 60, 100, 0 }, { 20, 40, 1 } },    /* warm */
+    [ST_KIND_LIBRARY] = { { 200, 40, 0 }, { 185, 40, 0 }, { 50, 50, 1 } },    /* yellow */
+    [ST_KIND_LIBC] = { { 70, 60, 0 }, { 150, 50, 0 }, { 215, 35, 1 } },       /* blue */
+    [ST_KIND_KERNEL] = { { 70, 60, 0 }, { 180, 50, 1 }, { 70, 50, 0 } },      /* green */
+    [ST_KIND_UNRESOLVED] = { { 170, 30, 0 }, { 170, 30, 0 }, { 170, 30, 0 } },  /* grey */
+  };
+  const unsigned hash_bytes[3] = { h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff };
+  unsigned rgb = 0;
+  for (int i = 0; i < 3; i++)
     {
-    case ST_KIND_PROGRAM:  /* warm: red to orange */
-      r = 205 + 50 * c / 255; g = 60 + 100 * a / 255; bl = 20 + 40 * b / 255;
-      break;
-    case ST_KIND_LIBRARY:  /* yellow */
-      r = 200 + 40 * a / 255; g = 185 + 40 * a / 255; bl = 50 + 50 * b / 255;
-      break;
-    case ST_KIND_LIBC:     /* blue */
-      r = 70 + 60 * a / 255; g = 150 + 50 * a / 255; bl = 215 + 35 * b / 255;
-      break;
-    case ST_KIND_KERNEL:   /* green */
-      r = 70 + 60 * a / 255; g = 180 + 50 * b / 255; bl = 70 + 50 * a / 255;
-      break;
-    case ST_KIND_UNRESOLVED:  /* grey */
-      r = g = bl = 170 + 30 * a / 255;
-      break;
-    default:               /* labels: lilac */
-      r = 185 + 25 * a / 255; g = 170 + 25 * a / 255; bl = 225 + 25 * b / 255;
-      break;
+      const struct channel *ch = &palettes[kind < ST_KIND_N ? kind : ST_KIND_LABEL][i];
+      rgb = rgb << 8 | (ch->base + ch->span * hash_bytes[ch->byte] / 255);
     }
-  return r << 16 | g << 8 | bl;
+  return rgb;
 }
 
 #define MERGED_COLOR 0xd8d8d8
@@ -215,8 +184,8 @@ static void
 put_frame (struct st_sink *s, const char *cls, const char *name, const char *module,
            bool inlined, uint64_t x, uint64_t samples, uint32_t depth, unsigned fill)
 {
-  FILE *out = s->out;
-  uint64_t total = st_stack_tree_node (s->stacks, 0)->total;
+  FILE *out = s->tree.out;
+  uint64_t total = st_stack_tree_node (s->tree.stacks, 0)->total;
   double px = XPAD + x * s->scale, width = samples * s->scale, y = frame_y (s, depth);
   fprintf (out, "<g class=\"%s\" data-x=\"%" PRIu64 "\" data-s=\"%" PRIu64 "\" data-d=\"%" PRIu32
            "\"><title>", cls, x, samples, depth);
@@ -252,7 +221,7 @@ struct pending {
 static int
 walk (struct st_sink *s, bool write)
 {
-  const struct st_stack_tree *t = s->stacks;
+  const struct st_stack_tree *t = s->tree.stacks;
   size_t n = st_stack_tree_size (t);
   struct pending *stack = malloc (n * sizeof *stack);
   struct pending *kids = malloc (n * sizeof *kids);
@@ -328,7 +297,7 @@ static const struct {
 static void
 put_header (struct st_sink *s, uint64_t total)
 {
-  FILE *out = s->out;
+  FILE *out = s->tree.out;
   const char *title = s->title ? s->title : s->reverse ? "Icicle Graph (reversed stacks)"
                                                          : "Flame Graph";
   fprintf (out,
@@ -377,7 +346,7 @@ put_header (struct st_sink *s, uint64_t total)
 static void
 put_footer (struct st_sink *s, uint64_t total)
 {
-  FILE *out = s->out;
+  FILE *out = s->tree.out;
   fprintf (out, "<text id=\"details\" x=\"%d\" y=\"%u\">%s</text>\n", XPAD, s->height - 12,
            s->hint);
   fprintf (out, "<text id=\"matched\" x=\"%u\" y=\"%u\"></text>\n", s->width - XPAD,
@@ -392,10 +361,10 @@ put_footer (struct st_sink *s, uint64_t total)
 static int
 svg_finish (struct st_sink *s)
 {
-  int r = st_stack_tree_finish (s->stacks);
+  int r = st_stack_tree_finish (s->tree.stacks);
   if (r < 0)
     return r;
-  uint64_t total = st_stack_tree_node (s->stacks, 0)->total;
+  uint64_t total = st_stack_tree_node (s->tree.stacks, 0)->total;
   s->scale = total > 0 ? (double) (s->width - 2 * XPAD) / total : 0;
   /* First what is drawn: its size (merging more when it is too big) and
      its depth, for the height; then the frames.  */
@@ -419,28 +388,13 @@ svg_finish (struct st_sink *s)
   put_header (s, total);
   if (total > 0)
     {
-      fputs ("<g id=\"frames\">\n", s->out);
+      fputs ("<g id=\"frames\">\n", s->tree.out);
       if ((r = walk (s, true)) < 0)
         return r;
-      fputs ("</g>\n", s->out);
+      fputs ("</g>\n", s->tree.out);
     }
   put_footer (s, total);
-  return st_sink_flush (s->out);
+  return st_sink_flush (s->tree.out);
 }
 
-static void
-svg_free (struct st_sink *s)
-{
-  st_stack_tree_free (s->stacks);
-  free (s);
-}
-
-const struct st_sink_ops st_sink_svg = {
-  .name = "svg",
-  .description = "interactive flame graph",
-  .whole_file = true,
-  .new = svg_new,
-  .sample = svg_sample,
-  .finish = svg_finish,
-  .free = svg_free,
-};
+ST_DEFINE_TREE_SINK (st_sink_svg, "svg", "interactive flame graph", svg_new, svg_finish);

@@ -78,18 +78,4 @@ text_format (const struct st_callchain *c, struct st_strbuf *b)
   return st_strbuf_failed (b) ? -ENOMEM : 0;
 }
 
-static struct st_sink *
-text_new (FILE *out, const struct st_sink_options *opts)
-{
-  return st_line_sink_new (out, text_format);
-}
-
-const struct st_sink_ops st_sink_text = {
-  .name = "text",
-  .description = "one block per sample, like perf script",
-  .new = text_new,
-  .format = text_format,
-  .sample = st_line_sink_sample,
-  .finish = st_line_sink_finish,
-  .free = st_line_sink_free,
-};
+ST_DEFINE_LINE_SINK (st_sink_text, "text", "one block per sample, like perf script", text_format);

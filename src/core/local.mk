@@ -60,6 +60,8 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/arm-exidx-step.c src/core/unwind/arm-exidx-step.h \
 	src/core/unwind/module-symbols.c src/core/unwind/module-symbols.h \
 	src/core/unwind/unwinder.c src/core/unwind/unwinder.h
+# A basic helper the input layer brought (src/basic/README).
+src_core_libcore_a_SOURCES += src/basic/io-retry.c src/basic/io-retry.h
 nodist_src_core_libcore_a_SOURCES = src/core/output/profile.pb-c.c src/core/output/profile.pb-c.h
 src_core_libcore_a_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) $(JSON_C_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) $(SYSPROF_CAPTURE_CFLAGS)

@@ -4,6 +4,7 @@
 
 #include <argp.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,26 +224,86 @@ parse_number (struct argp_state *state, const char *arg, uint64_t min, uint64_t 
   return n;
 }
 
+/* The options that only store their argument, or true, in struct
+   st_options: where, and for a number its range and what a usage error
+   says.  */
+enum store_kind { STORE_STRING, STORE_TRUE, STORE_UNSIGNED, STORE_SIZE, STORE_U64 };
+#define FIELD(name) offsetof (struct st_options, name)
+static const struct store {
+  int key;
+  enum store_kind kind;
+  size_t offset;
+  uint64_t min, max;
+  const char *wants;
+} stores[] = {
+  { 'i', STORE_STRING, FIELD (input), 0, 0, NULL },
+  { 'o', STORE_STRING, FIELD (output), 0, 0, NULL },
+  { OPT_INLINE, STORE_TRUE, FIELD (inline_frames), 0, 0, NULL },
+  { OPT_SYSROOT, STORE_STRING, FIELD (sysroot), 0, 0, NULL },
+  { OPT_SEARCH_PATH, STORE_STRING, FIELD (search_path), 0, 0, NULL },
+  { OPT_MAX_FRAMES, STORE_SIZE, FIELD (max_frames), 1, 65535,
+    "--max-frames wants a number from 1 to 65535" },
+  { 'j', STORE_UNSIGNED, FIELD (jobs), 1, 64, "--jobs wants a number from 1 to 64" },
+  { 's', STORE_TRUE, FIELD (stats), 0, 0, NULL },
+  { OPT_TITLE, STORE_STRING, FIELD (sink.title), 0, 0, NULL },
+  { OPT_WIDTH, STORE_UNSIGNED, FIELD (sink.width), 200, 100000,
+    "--width wants a number of pixels from 200 to 100000" },
+  { OPT_REVERSE, STORE_TRUE, FIELD (sink.reverse), 0, 0, NULL },
+  { 'a', STORE_TRUE, FIELD (all_cpus), 0, 0, NULL },
+  { 'c', STORE_U64, FIELD (period), 1, UINT64_MAX, "--period wants a positive number" },
+  { OPT_KERNEL, STORE_TRUE, FIELD (kernel), 0, 0, NULL },
+  { OPT_RECORD, STORE_STRING, FIELD (record), 0, 0, NULL },
+  { OPT_DEBUGINFOD, STORE_STRING, FIELD (debuginfod_urls), 0, 0, NULL },
+  { OPT_NO_DEBUGINFOD, STORE_TRUE, FIELD (no_debuginfod), 0, 0, NULL },
+  { OPT_DEBUGINFOD_TIMEOUT, STORE_UNSIGNED, FIELD (debuginfod_timeout), 1, 3600,
+    "--debuginfod-timeout wants 1 to 3600 seconds" },
+  { OPT_DEBUGINFOD_BUDGET, STORE_UNSIGNED, FIELD (debuginfod_budget), 0, 86400,
+    "--debuginfod-budget wants 0 to 86400 seconds" },
+  { OPT_DEBUGINFOD_SYMBOLS, STORE_TRUE, FIELD (debuginfod_symbols), 0, 0, NULL },
+};
+#undef FIELD
+
+static void
+store (const struct store *st, char *arg, struct argp_state *state, struct st_options *o)
+{
+  char *field = (char *) o + st->offset;
+  switch (st->kind)
+    {
+    case STORE_STRING:
+      *(const char **) field = arg;
+      break;
+    case STORE_TRUE:
+      *(bool *) field = true;
+      break;
+    case STORE_UNSIGNED:
+      *(unsigned *) field = parse_number (state, arg, st->min, st->max, st->wants);
+      break;
+    case STORE_SIZE:
+      *(size_t *) field = parse_number (state, arg, st->min, st->max, st->wants);
+      break;
+    case STORE_U64:
+      *(uint64_t *) field = parse_number (state, arg, st->min, st->max, st->wants);
+      break;
+    }
+}
+
 static error_t
 parse_opt (int key, char *arg, struct argp_state *state)
 {
   struct st_options *o = state->input;
   char *end;
+  for (size_t i = 0; i < sizeof stores / sizeof *stores; i++)
+    if (stores[i].key == key)
+      {
+        store (&stores[i], arg, state, o);
+        return 0;
+      }
   switch (key)
     {
-    case 'i':
-      o->input = arg;
-      break;
-    case 'o':
-      o->output = arg;
-      break;
     case 'f':
       if (st_sink_lookup (arg) == NULL)
         argp_error (state, "unknown output format `%s' (known: %s)", arg, st_sink_names ());
       o->format = arg;
-      break;
-    case OPT_INLINE:
-      o->inline_frames = true;
       break;
     case OPT_DEMANGLE:
       {
@@ -255,16 +316,6 @@ parse_opt (int key, char *arg, struct argp_state *state)
     case OPT_NO_DEMANGLE:
       st_demangle_set_style (ST_DEMANGLE_NONE);
       break;
-    case OPT_SYSROOT:
-      o->sysroot = arg;
-      break;
-    case OPT_SEARCH_PATH:
-      o->search_path = arg;
-      break;
-    case OPT_MAX_FRAMES:
-      o->max_frames = parse_number (state, arg, 1, 65535,
-                                    "--max-frames wants a number from 1 to 65535");
-      break;
     case OPT_UNWINDER:
       if (strcmp (arg, "cache") == 0)
         o->unwinder_libdwfl = false;
@@ -272,9 +323,6 @@ parse_opt (int key, char *arg, struct argp_state *state)
         o->unwinder_libdwfl = true;
       else
         argp_error (state, "--unwinder wants cache or libdwfl, not `%s'", arg);
-      break;
-    case 'j':
-      o->jobs = parse_number (state, arg, 1, 64, "--jobs wants a number from 1 to 64");
       break;
     case 'm':
       if (strcmp (arg, "naive") == 0)
@@ -299,21 +347,11 @@ parse_opt (int key, char *arg, struct argp_state *state)
                     "flatpak)", arg);
       o->container = arg;
       break;
-    case 's':
-      o->stats = true;
-      break;
     case 'v':
       o->verbose++;
       break;
     case OPT_DEBUG:
       o->verbose = 2;
-      break;
-    case OPT_TITLE:
-      o->sink.title = arg;
-      break;
-    case OPT_WIDTH:
-      o->sink.width = parse_number (state, arg, 200, 100000,
-                                    "--width wants a number of pixels from 200 to 100000");
       break;
     case OPT_MINWIDTH:
       {
@@ -324,22 +362,13 @@ parse_opt (int key, char *arg, struct argp_state *state)
         o->sink.min_width = min_width;
       }
       break;
-    case OPT_REVERSE:
-      o->sink.reverse = true;
-      break;
     case 'p':
       if (parse_pids (arg, o) < 0)
         argp_error (state, "--pid wants process ids separated by commas, not `%s'", arg);
       break;
-    case 'a':
-      o->all_cpus = true;
-      break;
     case 'F':
       o->freq = parse_number (state, arg, 1, 100000, "--freq wants a rate from 1 to 100000 Hz");
       o->period = 0;
-      break;
-    case 'c':
-      o->period = parse_number (state, arg, 1, UINT64_MAX, "--period wants a positive number");
       break;
     case 'e':
       if (strcmp (arg, "cpu-clock") == 0)
@@ -353,9 +382,6 @@ parse_opt (int key, char *arg, struct argp_state *state)
       o->stack_size = parse_number (state, arg, 8, 65528, "--stack-size wants 8 to 65528 bytes")
                       & ~7ul;
       break;
-    case OPT_KERNEL:
-      o->kernel = true;
-      break;
     case OPT_MMAP_PAGES:
       {
         static const char wants[] = "--mmap-pages wants a power of two from 1 to 1048576";
@@ -364,26 +390,6 @@ parse_opt (int key, char *arg, struct argp_state *state)
           argp_error (state, "%s, not `%s'", wants, arg);
         o->mmap_pages = pages;
       }
-      break;
-    case OPT_RECORD:
-      o->record = arg;
-      break;
-    case OPT_DEBUGINFOD:
-      o->debuginfod_urls = arg;
-      break;
-    case OPT_NO_DEBUGINFOD:
-      o->no_debuginfod = true;
-      break;
-    case OPT_DEBUGINFOD_TIMEOUT:
-      o->debuginfod_timeout = parse_number (state, arg, 1, 3600,
-                                            "--debuginfod-timeout wants 1 to 3600 seconds");
-      break;
-    case OPT_DEBUGINFOD_BUDGET:
-      o->debuginfod_budget = parse_number (state, arg, 0, 86400,
-                                           "--debuginfod-budget wants 0 to 86400 seconds");
-      break;
-    case OPT_DEBUGINFOD_SYMBOLS:
-      o->debuginfod_symbols = true;
       break;
     case ARGP_KEY_ARG:
       /* The command to profile: it and everything after it are its own.  */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,7 +11,9 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/io-retry.h"
 #include "basic/io.h"
+#include "basic/why.h"
 #include "core/input/input.h"
 
 #define BUFFER_SIZE (1u << 20)
@@ -180,13 +183,9 @@ fill (struct st_input *in, size_t n)
           if (w < 0)
             return w;
         }
-      ssize_t r = read (in->fd, in->buf + in->buf_end, BUFFER_SIZE - in->buf_end);
+      ssize_t r = st_read_retry (in->fd, in->buf + in->buf_end, BUFFER_SIZE - in->buf_end);
       if (r < 0)
-        {
-          if (errno == EINTR)
-            continue;
-          return -errno;
-        }
+        return r;
       if (r == 0)
         break;
       in->buf_end += r;
@@ -210,6 +209,20 @@ st_input_next (struct st_input *in, size_t n, const uint8_t **data)
   if (r > 0)
     in->buf_start += r;
   return r;
+}
+
+int
+st_input_next_record (struct st_input *in, size_t n, const uint8_t **data,
+                      const char *what, uint32_t type, uint64_t offset,
+                      struct st_why *err)
+{
+  ssize_t r = st_input_next (in, n, data);
+  if (r < 0)
+    return r;
+  if ((size_t) r < n)
+    return st_why_at (err, EBADMSG, offset, "truncated %s: type %" PRIu32 " says %zu bytes, "
+                      "the input has %zd", what, type, n, r);
+  return 0;
 }
 
 ssize_t

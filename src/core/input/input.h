@@ -29,6 +29,13 @@ uint64_t st_input_size (const struct st_input *in);
    end of input, or -errno.  The bytes stay valid until the next call on IN,
    or for as long as IN lives when st_input_stable() says so.  */
 ssize_t st_input_next (struct st_input *in, size_t n, const uint8_t **data);
+/* The whole of a record of N bytes whose header is at OFFSET: 0, -errno,
+   or -EBADMSG with ERR saying "truncated WHAT: type TYPE says N bytes, the
+   input has M" when the input ends first.  */
+struct st_why;
+int st_input_next_record (struct st_input *in, size_t n, const uint8_t **data,
+                          const char *what, uint32_t type, uint64_t offset,
+                          struct st_why *err);
 /* True when st_input_next() pointers stay valid as long as IN, so records
    need not be copied.  No input is (they are read, not mapped: input.c).  */
 bool st_input_stable (const struct st_input *in);

@@ -146,6 +146,12 @@ struct cursor {
                           what, (size_t) ((c)->end - (c)->start));            \
     }                                                                         \
   while (0)
+/* The u64 at the cursor into V, and the cursor past it.  */
+#define TAKE_U64(c, v, what) \
+  do { NEED (c, 8, what); (v) = st_get_u64 ((c)->p); (c)->p += 8; } while (0)
+/* NR entries of SIZE bytes at the cursor (NR * SIZE may overflow).  */
+#define NEED_ENTRIES(c, nr, size, what) \
+  do { if ((nr) > (uint64_t) ((c)->end - (c)->p) / (size)) NEED (c, UINT64_MAX, what); } while (0)
 
 /* perf record --call-graph lbr: the hardware's call stack, {from, to,
    flags} entries, the newest call first.  Shown as perf script shows it
@@ -193,7 +199,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_IDENTIFIER)
     { NEED (cp, 8, "sample identifier"); c.p += 8; }
   if (t & PERF_SAMPLE_IP)
-    { NEED (cp, 8, "sample ip"); s->ip = st_get_u64 (c.p); c.p += 8; }
+    TAKE_U64 (cp, s->ip, "sample ip");
   if (t & PERF_SAMPLE_TID)
     {
       NEED (cp, 8, "sample pid/tid");
@@ -202,7 +208,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
       c.p += 8;
     }
   if (t & PERF_SAMPLE_TIME)
-    { NEED (cp, 8, "sample time"); s->time = st_get_u64 (c.p); c.p += 8; }
+    TAKE_U64 (cp, s->time, "sample time");
   if (t & PERF_SAMPLE_ADDR)
     { NEED (cp, 8, "sample addr"); c.p += 8; }
   if (t & PERF_SAMPLE_ID)
@@ -212,7 +218,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   if (t & PERF_SAMPLE_CPU)
     { NEED (cp, 8, "sample cpu"); s->cpu = st_get_u32 (c.p); c.p += 8; }
   if (t & PERF_SAMPLE_PERIOD)
-    { NEED (cp, 8, "sample period"); s->period = st_get_u64 (c.p); c.p += 8; }
+    TAKE_U64 (cp, s->period, "sample period");
   if (t & PERF_SAMPLE_READ)
     {
       uint64_t rf = a->read_format;
@@ -221,13 +227,11 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                             + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING));
       if (rf & PERF_FORMAT_GROUP)
         {
-          NEED (cp, 8, "sample read group");
-          uint64_t nr = st_get_u64 (c.p);
-          c.p += 8;
+          uint64_t nr;
+          TAKE_U64 (cp, nr, "sample read group");
           NEED (cp, times, "sample read times");
           c.p += times;
-          if (nr > (uint64_t) (c.end - c.p) / per_value)
-            NEED (cp, UINT64_MAX, "sample read values");
+          NEED_ENTRIES (cp, nr, per_value, "sample read values");
           c.p += nr * per_value;
         }
       else
@@ -238,11 +242,9 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
     }
   if (t & PERF_SAMPLE_CALLCHAIN)
     {
-      NEED (cp, 8, "callchain length");
-      uint64_t nr = st_get_u64 (c.p);
-      c.p += 8;
-      if (nr > (uint64_t) (c.end - c.p) / 8)
-        NEED (cp, UINT64_MAX, "callchain");
+      uint64_t nr;
+      TAKE_U64 (cp, nr, "callchain length");
+      NEED_ENTRIES (cp, nr, 8, "callchain");
       const uint64_t *ips = (const uint64_t *) c.p;
       /* Kernel frames sit between PERF_CONTEXT_KERNEL and the next marker,
          the user chain the kernel walked (frame pointers) after
@@ -279,16 +281,14 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
     }
   if (t & PERF_SAMPLE_BRANCH_STACK)
     {
-      NEED (cp, 8, "branch stack length");
-      uint64_t nr = st_get_u64 (c.p);
-      c.p += 8;
+      uint64_t nr;
+      TAKE_U64 (cp, nr, "branch stack length");
       if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
         {
           NEED (cp, 8, "branch stack hw index");
           c.p += 8;
         }
-      if (nr > (uint64_t) (c.end - c.p) / 24)
-        NEED (cp, UINT64_MAX, "branch stack");
+      NEED_ENTRIES (cp, nr, 24, "branch stack");
       if ((a->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) && nr > 0)
         {
           int r = lbr_chain (src, c.p, nr, s);
@@ -299,9 +299,8 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
     }
   if (t & PERF_SAMPLE_REGS_USER)
     {
-      NEED (cp, 8, "user register abi");
-      uint64_t abi = st_get_u64 (c.p);
-      c.p += 8;
+      uint64_t abi;
+      TAKE_U64 (cp, abi, "user register abi");
       if (abi != 0)
         {
           if (abi != ST_REGS_ABI_32 && abi != ST_REGS_ABI_64)
@@ -318,17 +317,15 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
     }
   if (t & PERF_SAMPLE_STACK_USER)
     {
-      NEED (cp, 8, "user stack size");
-      uint64_t stack_size = st_get_u64 (c.p);
-      c.p += 8;
+      uint64_t stack_size;
+      TAKE_U64 (cp, stack_size, "user stack size");
       if (stack_size != 0)
         {
           NEED (cp, stack_size, "user stack");
           const uint8_t *stack = c.p;
           c.p += stack_size;
-          NEED (cp, 8, "user stack dyn_size");
-          uint64_t dyn = st_get_u64 (c.p);
-          c.p += 8;
+          uint64_t dyn;
+          TAKE_U64 (cp, dyn, "user stack dyn_size");
           if (dyn > stack_size)
             return st_why_at (src->err, EBADMSG, offset + (c.p - 8 - rec),
                               "user stack dyn_size %" PRIu64

@@ -33,22 +33,10 @@ st_perf_source_probe (const uint8_t *magic, size_t len)
   return m == PERF_MAGIC2 || m == PERF_MAGIC2_SWAPPED;
 }
 
-const char *
-st_perf_source_arch (const struct st_perf_source *src)
-{
-  return src->arch[0] ? src->arch : NULL;
-}
-
 bool
 st_perf_source_is_pipe (const struct st_perf_source *src)
 {
   return src->pipe_mode;
-}
-
-uint64_t
-st_perf_source_skipped_records (const struct st_perf_source *src)
-{
-  return src->skipped_records;
 }
 
 void
@@ -297,15 +285,8 @@ read_record (struct st_perf_source *src, const uint8_t **rec, uint32_t *size, ui
                       "record of type %u and %u bytes runs past the end of "
                       "the data section (byte %" PRIu64 ")",
                       h.type, h.size, src->data_end);
-  n = st_input_next (src->in, h.size, rec);
-  if (n < 0)
-    return n;
-  if ((size_t) n < h.size)
-    return st_why_at (src->err, EBADMSG, *offset,
-                      "truncated record: type %u says %u bytes, the input "
-                      "has %zd", h.type, h.size, n);
   *size = h.size;
-  return 0;
+  return st_input_next_record (src->in, h.size, rec, "record", h.type, *offset, src->err);
 }
 
 int
@@ -383,48 +364,23 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
 
 
 /* The generic face of this source (see source.h).  */
-static int
-perf_open (struct st_input *in, void **state, struct st_why *err)
-{
-  return st_perf_source_open (in, (struct st_perf_source **) state, err);
-}
-
-static int
-perf_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
-          struct st_why *err)
-{
-  return st_perf_source_run (state, fn, arg, stop, err);
-}
-
 static const char *
 perf_arch (const void *state)
 {
-  return st_perf_source_arch (state);
+  const struct st_perf_source *src = state;
+  return src->arch[0] ? src->arch : NULL;
 }
 
 static void
 perf_report (const void *state)
 {
-  uint64_t skipped = st_perf_source_skipped_records (state);
-  if (skipped > 0)
-    st_info ("%" PRIu64 " records of kinds not needed for unwinding were skipped", skipped);
+  const struct st_perf_source *src = state;
+  if (src->skipped_records > 0)
+    st_info ("%" PRIu64 " records of kinds not needed for unwinding were skipped",
+             src->skipped_records);
 }
 
-static void
-perf_free (void *state)
-{
-  st_perf_source_free (state);
-}
-
-const struct st_source_ops st_source_perf = {
-  .name = "perf.data",
-  .probe = st_perf_source_probe,
-  .open = perf_open,
-  .run = perf_run,
-  .arch = perf_arch,
-  .report = perf_report,
-  .free = perf_free,
-};
+ST_DEFINE_FILE_SOURCE (st_source_perf, "perf.data", st_perf_source, perf_arch, perf_report);
 
 /* Live mode: the records come from perf_event_open ring buffers, fed one
    by one by the live source, instead of from an input.  */

@@ -31,11 +31,7 @@ void st_perf_source_free (struct st_perf_source *src);
 int st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
                         volatile sig_atomic_t *stop, struct st_why *err);
 
-/* The recording machine's architecture (uname -m), or NULL if unknown.  */
-const char *st_perf_source_arch (const struct st_perf_source *src);
 bool st_perf_source_is_pipe (const struct st_perf_source *src);
-/* Records of kinds this tool skips (tracing data, aux traces, ...).  */
-uint64_t st_perf_source_skipped_records (const struct st_perf_source *src);
 
 /* Live mode (see source-live.c): records come from ring buffers.  The
    source parses them with ATTR (the one event every buffer carries) and

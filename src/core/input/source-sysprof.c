@@ -433,15 +433,8 @@ read_frame (struct st_sysprof_source *src, const uint8_t **frame, size_t *len,
                       "frame of type %" PRIu32 " and %u bytes runs past the end "
                       "of the input (%" PRIu64 " bytes)", type, h.len,
                       st_input_size (src->in));
-  n = st_input_next (src->in, h.len, frame);
-  if (n < 0)
-    return n;
-  if ((size_t) n < h.len)
-    return st_why_at (src->err, EBADMSG, *offset,
-                      "truncated frame: type %" PRIu32 " says %u bytes, the "
-                      "input has %zd", type, h.len, n);
   *len = h.len;
-  return 0;
+  return st_input_next_record (src->in, h.len, frame, "frame", type, *offset, src->err);
 }
 
 int
@@ -504,19 +497,6 @@ st_sysprof_source_run (struct st_sysprof_source *src, st_event_fn fn, void *arg,
 }
 
 /* The generic face of this source (see source.h).  */
-static int
-sysprof_open (struct st_input *in, void **state, struct st_why *err)
-{
-  return st_sysprof_source_open (in, (struct st_sysprof_source **) state, err);
-}
-
-static int
-sysprof_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
-             struct st_why *err)
-{
-  return st_sysprof_source_run (state, fn, arg, stop, err);
-}
-
 static const char *
 sysprof_arch (const void *state)
 {
@@ -540,18 +520,5 @@ sysprof_report (const void *state)
                 "their samples cannot be unwound (see -v)", src->proc_skipped);
 }
 
-static void
-sysprof_free (void *state)
-{
-  st_sysprof_source_free (state);
-}
-
-const struct st_source_ops st_source_sysprof = {
-  .name = "sysprof",
-  .probe = st_sysprof_source_probe,
-  .open = sysprof_open,
-  .run = sysprof_run,
-  .arch = sysprof_arch,
-  .report = sysprof_report,
-  .free = sysprof_free,
-};
+ST_DEFINE_FILE_SOURCE (st_source_sysprof, "sysprof", st_sysprof_source, sysprof_arch,
+                       sysprof_report);

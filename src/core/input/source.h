@@ -40,6 +40,38 @@ struct st_source_ops {
   void (*free) (void *state);
 };
 
+/* Defines the ops table VAR of a file format NAME read by the typed
+   functions PREFIX_probe, PREFIX_open, PREFIX_run and PREFIX_free of a
+   struct PREFIX (as st_perf_source_open and the others are declared):
+   the adapters from the table's void *state, and the table, with ARCH_FN
+   and REPORT_FN as they are.  */
+#define ST_DEFINE_FILE_SOURCE(var, name_, prefix, arch_fn, report_fn)          \
+  static int                                                                  \
+  prefix##_open_state (struct st_input *in, void **state, struct st_why *err) \
+  {                                                                           \
+    return prefix##_open (in, (struct prefix **) state, err);                 \
+  }                                                                           \
+  static int                                                                  \
+  prefix##_run_state (void *state, st_event_fn fn, void *arg,                 \
+                      volatile sig_atomic_t *stop, struct st_why *err)        \
+  {                                                                           \
+    return prefix##_run (state, fn, arg, stop, err);                          \
+  }                                                                           \
+  static void                                                                 \
+  prefix##_free_state (void *state)                                           \
+  {                                                                           \
+    prefix##_free (state);                                                    \
+  }                                                                           \
+  const struct st_source_ops var = {                                          \
+    .name = name_,                                                            \
+    .probe = prefix##_probe,                                                  \
+    .open = prefix##_open_state,                                              \
+    .run = prefix##_run_state,                                                \
+    .arch = arch_fn,                                                          \
+    .report = report_fn,                                                      \
+    .free = prefix##_free_state,                                              \
+  }
+
 extern const struct st_source_ops st_source_perf;
 extern const struct st_source_ops st_source_sysprof;
 

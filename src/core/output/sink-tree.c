@@ -3,22 +3,18 @@
 
 #include <stdlib.h>
 
+#include "basic/cleanup.h"
 #include "core/output/sink-tree.h"
 
 void *
 st_tree_sink_new (size_t size, FILE *out, bool reverse)
 {
-  struct st_tree_sink *s = calloc (1, size);
+  _cleanup_free_ struct st_tree_sink *s = calloc (1, size);
   if (s == NULL)
     return NULL;
   s->out = out;
   s->stacks = st_stack_tree_new (reverse);
-  if (s->stacks == NULL)
-    {
-      free (s);
-      return NULL;
-    }
-  return s;
+  return s->stacks != NULL ? ST_TAKE_PTR (s) : NULL;
 }
 
 /* A tree sink's struct st_sink starts with its struct st_tree_sink.  */

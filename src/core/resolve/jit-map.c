@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/bsearch.h"
 #include "basic/array.h"
 #include "basic/build-id.h"
 #include "basic/bytes.h"
@@ -537,18 +538,10 @@ load (struct st_jit_map *m)
 static const struct entry *
 find (const struct st_jit_map *m, uint64_t addr)
 {
-  size_t lo = 0, hi = m->n;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (m->entries[mid].start <= addr)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  if (lo == 0 || addr >= m->entries[lo - 1].end)
+  size_t n = ST_BSEARCH_UPPER (m->entries, m->n, start, addr);
+  if (n == 0 || addr >= m->entries[n - 1].end)
     return NULL;
-  return &m->entries[lo - 1];
+  return &m->entries[n - 1];
 }
 
 const char *

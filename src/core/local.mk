@@ -24,6 +24,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \
 	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
+	src/core/session-jobs.c src/core/session-private.h \
 	src/core/session-summary.c src/core/session-summary.h \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \

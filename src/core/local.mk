@@ -53,6 +53,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/symbol-table.c src/core/resolve/symbol-table.h \
 	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
+	src/core/resolve/jit-parse.c src/core/resolve/jitdump-format.h \
 	src/core/resolve/demangle.c src/core/resolve/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
 	src/core/unwind/epilogue.c src/core/unwind/epilogue.h \

@@ -367,9 +367,9 @@ st_session_jobs_start (struct st_session *s, const struct st_unwinder_options *u
     {
       s->workers[i].session = s;
       s->workers[i].index = i;
-      s->workers[i].unwinder = st_unwinder_new (uopts);
-      if (s->workers[i].unwinder == NULL)
-        return -ENOMEM;
+      int r = st_unwinder_new (uopts, &s->workers[i].unwinder);
+      if (r < 0)
+        return r;
       size_t max_out = st_unwinder_max_out_frames (s->workers[i].unwinder);
       s->workers[i].frames = calloc (max_out, sizeof (struct st_frame));
       if (s->workers[i].frames == NULL)

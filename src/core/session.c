@@ -129,11 +129,12 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
   if (s->opts.jobs == 1 || s->opts.mode != ST_MODE_NAIVE)
     {
       s->opts.jobs = 1;
-      s->inline_unwinder = st_unwinder_new (&uopts);
-      s->inline_result.frames = s->inline_unwinder
-        ? calloc (st_unwinder_max_out_frames (s->inline_unwinder), sizeof (struct st_frame))
-        : NULL;
-      r = s->inline_result.frames ? 0 : -ENOMEM;
+      r = st_unwinder_new (&uopts, &s->inline_unwinder);
+      if (r == 0)
+        s->inline_result.frames = calloc (st_unwinder_max_out_frames (s->inline_unwinder),
+                                          sizeof (struct st_frame));
+      if (r == 0 && s->inline_result.frames == NULL)
+        r = -ENOMEM;
     }
   else
     r = st_session_jobs_start (s, &uopts);

@@ -70,17 +70,23 @@ job_fill (struct job *job, const struct st_event *ev)
 {
   size_t need = 0;
   const struct st_sample *smp = &ev->sample;
+  /* The one string another event points to, in the copy: it is made to
+     point at the string's copy.  */
+  const char **str = NULL;
+  job->ev = *ev;
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:
       need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8 + smp->n_user_ips * 8;
       break;
-    case ST_EVENT_MMAP: need = strlen (ev->mmap.filename) + 1; break;
-    case ST_EVENT_COMM: need = strlen (ev->comm.comm) + 1; break;
-    case ST_EVENT_BUILD_ID: need = strlen (ev->build_id.filename) + 1; break;
+    case ST_EVENT_MMAP: str = &job->ev.mmap.filename; break;
+    case ST_EVENT_COMM: str = &job->ev.comm.comm; break;
+    case ST_EVENT_BUILD_ID: str = &job->ev.build_id.filename; break;
     case ST_EVENT_RAW: need = ev->raw.size; break;
     default: break;
     }
+  if (str != NULL)
+    need = strlen (*str) + 1;
   if (need > job->data_cap)
     {
       size_t cap = need < 16384 ? 16384 : need;
@@ -90,34 +96,19 @@ job_fill (struct job *job, const struct st_event *ev)
       job->data = data;
       job->data_cap = cap;
     }
-  job->ev = *ev;
   uint8_t *p = job->data;
-  switch (ev->kind)
+  if (ev->kind == ST_EVENT_SAMPLE)
     {
-    case ST_EVENT_SAMPLE:
-      {
-        struct st_sample *copy = &job->ev.sample;
-        copy->regs = copy_bytes (&p, smp->regs, smp->n_regs * 8);
-        copy->kernel_ips = copy_bytes (&p, smp->kernel_ips, smp->n_kernel_ips * 8);
-        copy->user_ips = copy_bytes (&p, smp->user_ips, smp->n_user_ips * 8);
-        copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
-        break;
-      }
-    case ST_EVENT_MMAP:
-      job->ev.mmap.filename = memcpy (p, ev->mmap.filename, need);
-      break;
-    case ST_EVENT_COMM:
-      job->ev.comm.comm = memcpy (p, ev->comm.comm, need);
-      break;
-    case ST_EVENT_BUILD_ID:
-      job->ev.build_id.filename = memcpy (p, ev->build_id.filename, need);
-      break;
-    case ST_EVENT_RAW:
-      job->ev.raw.data = memcpy (p, ev->raw.data, need);
-      break;
-    default:
-      break;
+      struct st_sample *copy = &job->ev.sample;
+      copy->regs = copy_bytes (&p, smp->regs, smp->n_regs * 8);
+      copy->kernel_ips = copy_bytes (&p, smp->kernel_ips, smp->n_kernel_ips * 8);
+      copy->user_ips = copy_bytes (&p, smp->user_ips, smp->n_user_ips * 8);
+      copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
     }
+  else if (str != NULL)
+    *str = memcpy (p, *str, need);
+  else if (ev->kind == ST_EVENT_RAW)
+    job->ev.raw.data = memcpy (p, ev->raw.data, need);
   return 0;
 }
 

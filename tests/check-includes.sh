@@ -10,7 +10,7 @@
 #   2  src/core/resolve
 #   3  src/core/unwind
 #   4  src/core/input  src/core/output
-#   5  src/core/session.[ch]  src/core/session-summary.[ch]
+#   5  src/core/session.[ch]  src/core/session-*.[ch]
 #   6  src/core/main.c  src/core/options.[ch]
 #
 # src/core/event.h, the event model every core folder shares, may be
@@ -35,7 +35,7 @@ place ()
     src/core/unwind/*) echo "unwind 3" ;;
     src/core/input/*) echo "input 4" ;;
     src/core/output/*) echo "output 4" ;;
-    src/core/session.[ch] | src/core/session-summary.[ch]) echo "session 5" ;;
+    src/core/session.[ch] | src/core/session-*.[ch]) echo "session 5" ;;
     src/core/main.c | src/core/options.[ch]) echo "main 6" ;;
     src/core/event.h) echo "event E" ;;
     *) echo "? ?" ;;

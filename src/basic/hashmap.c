@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 
 struct entry {
@@ -42,18 +43,12 @@ st_hash_bytes (const void *data, size_t len)
 struct st_hashmap *
 st_hashmap_new (st_hashmap_free_fn free_value)
 {
-  struct st_hashmap *map = calloc (1, sizeof *map);
-  if (map == NULL)
+  _cleanup_free_ struct st_hashmap *map = calloc (1, sizeof *map);
+  if (map == NULL || (map->buckets = calloc (64, sizeof *map->buckets)) == NULL)
     return NULL;
   map->n_buckets = 64;
-  map->buckets = calloc (map->n_buckets, sizeof *map->buckets);
-  if (map->buckets == NULL)
-    {
-      free (map);
-      return NULL;
-    }
   map->free_value = free_value;
-  return map;
+  return ST_TAKE_PTR (map);
 }
 
 void

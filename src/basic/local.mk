@@ -7,6 +7,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/log.c src/basic/log.h \
 	src/basic/procfs.c src/basic/procfs.h \
 	src/basic/build-id.h \
+	src/basic/bsearch.h \
 	src/basic/bytes.h \
 	src/basic/cleanup.h \
 	src/basic/signals.c src/basic/signals.h \

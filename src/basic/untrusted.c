@@ -90,8 +90,12 @@ record_name (int dir_fd, const char *dir_name, const char *path, char *out, size
   snprintf (out, size, "%s%s%s", n > 0 ? dir : "?", n == 1 && dir[0] == '/' ? "" : "/", path);
 }
 
-int
-st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat *st)
+/* st_reopen_untrusted of PATH_FD, which is PATH in DIR_FD (named DIR_NAME
+   when not NULL): a refusal is recorded under that name, made only then
+   (it may cost a readlink).  */
+static int
+reopen_checked (int path_fd, int dir_fd, const char *dir_name, const char *path, unsigned flags,
+                struct stat *st)
 {
   struct stat buf;
   if (st == NULL)
@@ -100,7 +104,11 @@ st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat 
   if (r < 0)
     {
       if (!(flags & ST_UNTRUSTED_QUIET) && (r == -ST_UNTRUSTED_ENOTREG || r == -ST_UNTRUSTED_EPSEUDO))
-        st_untrusted_refuse (name, NULL, st_untrusted_strerror (r));
+        {
+          char name[4096];
+          record_name (dir_fd, dir_name, path, name, sizeof name);
+          st_untrusted_refuse (name, NULL, st_untrusted_strerror (r));
+        }
       return r;
     }
   /* /proc/self/fd/N of an O_PATH fd reopens the inode it holds, not
@@ -117,6 +125,12 @@ st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat 
       return -ESTALE;
     }
   return fd;
+}
+
+int
+st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat *st)
+{
+  return reopen_checked (path_fd, AT_FDCWD, NULL, name, flags, st);
 }
 
 int
@@ -144,23 +158,7 @@ st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsign
     pfd = openat (dir_fd, path, O_PATH | O_CLOEXEC | ((flags & ST_UNTRUSTED_NOFOLLOW) ? O_NOFOLLOW : 0));
   if (pfd < 0)
     return -errno;
-  char name[4096];
-  name[0] = '\0';
-  struct stat buf;
-  if (st == NULL)
-    st = &buf;
-  int r = st_untrusted_check_fd (pfd, st);
-  if (r < 0)
-    {
-      if (!(flags & ST_UNTRUSTED_QUIET) && (r == -ST_UNTRUSTED_ENOTREG || r == -ST_UNTRUSTED_EPSEUDO))
-        {
-          record_name (dir_fd, dir_name, path, name, sizeof name);
-          st_untrusted_refuse (name, NULL, st_untrusted_strerror (r));
-        }
-      close (pfd);
-      return r;
-    }
-  r = st_reopen_untrusted (pfd, path, flags | ST_UNTRUSTED_QUIET, st);
+  int r = reopen_checked (pfd, dir_fd, dir_name, path, flags, st);
   close (pfd);
   return r;
 }

@@ -18,16 +18,6 @@ why_vset_at (struct st_why *why, int err, uint64_t offset, const char *fmt, va_l
 }
 
 int
-st_why_set (struct st_why *why, int err, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  int ret = why_vset_at (why, err, ST_WHY_NO_OFFSET, fmt, ap);
-  va_end (ap);
-  return ret;
-}
-
-int
 st_why_at (struct st_why *why, int err, uint64_t offset, const char *fmt, ...)
 {
   va_list ap;

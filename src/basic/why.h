@@ -25,13 +25,13 @@ struct st_why {
   char text[256];
 };
 
-/* Fills WHY (when not NULL) with the formatted text and no offset;
-   returns -ERR.  ERR is a positive errno value.  */
-int st_why_set (struct st_why *why, int err, const char *fmt, ...)
-  __attribute__ ((format (printf, 3, 4)));
-/* The same, for a failure at byte OFFSET of an input.  */
+/* Fills WHY (when not NULL) with the formatted text, for a failure at
+   byte OFFSET of an input (or ST_WHY_NO_OFFSET); returns -ERR.  ERR is a
+   positive errno value.  */
 int st_why_at (struct st_why *why, int err, uint64_t offset, const char *fmt, ...)
   __attribute__ ((format (printf, 4, 5)));
+/* The same, with no offset.  */
+#define st_why_set(why, err, ...) st_why_at ((why), (err), ST_WHY_NO_OFFSET, __VA_ARGS__)
 /* st_why_set for a function that takes its own arguments.  */
 int st_why_vset (struct st_why *why, int err, const char *fmt, va_list ap)
   __attribute__ ((format (printf, 3, 0)));

@@ -12,6 +12,7 @@
 
 #include "basic/array.h"
 #include "container/container.h"
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/untrusted.h"
@@ -151,20 +152,15 @@ st_containers_parse_kinds (const char *arg)
   return -1;
 }
 
-struct st_containers *
-st_containers_new (unsigned kinds)
+int
+st_containers_new (unsigned kinds, struct st_containers **out)
 {
-  struct st_containers *cs = calloc (1, sizeof *cs);
-  if (cs == NULL)
-    return NULL;
+  _cleanup_free_ struct st_containers *cs = calloc (1, sizeof *cs);
+  if (cs == NULL || (cs->by_pid = st_hashmap_new (free)) == NULL)
+    return -ENOMEM;
   cs->kinds = kinds;
-  cs->by_pid = st_hashmap_new (free);
-  if (cs->by_pid == NULL)
-    {
-      free (cs);
-      return NULL;
-    }
-  return cs;
+  *out = ST_TAKE_PTR (cs);
+  return 0;
 }
 
 void

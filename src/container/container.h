@@ -45,8 +45,9 @@ struct st_container {
 
 struct st_containers;
 
-/* KINDS: a mask of ST_CONTAINER_PODMAN, ST_CONTAINER_FLATPAK (0: none).  */
-struct st_containers *st_containers_new (unsigned kinds);
+/* KINDS: a mask of ST_CONTAINER_PODMAN, ST_CONTAINER_FLATPAK (0: none).
+   0 or -ENOMEM.  */
+int st_containers_new (unsigned kinds, struct st_containers **out);
 void st_containers_free (struct st_containers *cs);
 /* Parses --container: auto, none, podman, flatpak.  -1 when unknown.  */
 int st_containers_parse_kinds (const char *arg);

@@ -24,6 +24,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \
 	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
+	src/core/session-jobs.c src/core/session-private.h \
 	src/core/session-summary.c src/core/session-summary.h \
 	src/core/output/sink.c src/core/output/sink.h \
 	src/core/output/sink-folded.c \
@@ -53,6 +54,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/symbol-table.c src/core/resolve/symbol-table.h \
 	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
+	src/core/resolve/jit-parse.c src/core/resolve/jitdump-format.h \
 	src/core/resolve/demangle.c src/core/resolve/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
 	src/core/unwind/epilogue.c src/core/unwind/epilogue.h \

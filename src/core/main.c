@@ -384,8 +384,7 @@ debuginfod_start (struct st_options *o)
     .progress = isatty (STDERR_FILENO),
     .stop_now = st_signals_force_flag (),
   };
-  o->debuginfod = st_debuginfod_new (&dopts);
-  if (o->debuginfod == NULL)
+  if (st_debuginfod_new (&dopts, &o->debuginfod) < 0)
     {
       st_error ("cannot start the debuginfod client");
       return EXIT_RUNTIME;

@@ -2,7 +2,6 @@
  * lock, with a table of every answer (see debuginfod.h).  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,61 +14,16 @@
 #include <unistd.h>
 
 #include "basic/build-id.h"
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/why.h"
 #include "debuginfod/debuginfod.h"
 #include "debuginfod/env.h"
+#include "debuginfod/lib.h"
 
-/* libdebuginfod is opened when the first client starts, not linked: it
-   brings libcurl, GnuTLS, Kerberos and LDAP (27 more libraries), whose
-   loading and constructors were half of the start-up time of every run,
-   with debuginfod or without.  */
-static struct {
-  debuginfod_client *(*begin) (void);
-  void (*end) (debuginfod_client *);
-  void *(*get_user_data) (debuginfod_client *);
-  void (*set_user_data) (debuginfod_client *, void *);
-  const char *(*get_url) (debuginfod_client *);
-  void (*set_progressfn) (debuginfod_client *, debuginfod_progressfn_t);
-  int (*find_debuginfo) (debuginfod_client *, const unsigned char *, int, char **);
-  int (*find_executable) (debuginfod_client *, const unsigned char *, int, char **);
-} lib;
-
-#define LIBDEBUGINFOD_SONAME "libdebuginfod.so.1"
-
-/* Called before any thread starts (st_debuginfod_new's caller).  */
-static int
-lib_load (void)
-{
-  if (lib.begin != NULL)
-    return 0;
-  void *h = dlopen (LIBDEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
-  if (h == NULL)
-    {
-      st_error ("cannot load %s for debuginfod: %s", LIBDEBUGINFOD_SONAME, dlerror ());
-      return -ENOENT;
-    }
-  struct { void **fn; const char *name; } syms[] = {
-    { (void **) &lib.end, "debuginfod_end" },
-    { (void **) &lib.get_user_data, "debuginfod_get_user_data" },
-    { (void **) &lib.set_user_data, "debuginfod_set_user_data" },
-    { (void **) &lib.get_url, "debuginfod_get_url" },
-    { (void **) &lib.set_progressfn, "debuginfod_set_progressfn" },
-    { (void **) &lib.find_debuginfo, "debuginfod_find_debuginfo" },
-    { (void **) &lib.find_executable, "debuginfod_find_executable" },
-    { (void **) &lib.begin, "debuginfod_begin" },   /* last: it says "loaded" */
-  };
-  for (size_t i = 0; i < sizeof syms / sizeof *syms; i++)
-    if ((*syms[i].fn = dlsym (h, syms[i].name)) == NULL)
-      {
-        st_error ("%s has no %s", LIBDEBUGINFOD_SONAME, syms[i].name);
-        lib.begin = NULL;
-        dlclose (h);
-        return -ENOENT;
-      }
-  return 0;
-}
+/* libdebuginfod's functions, once a client started (lib.h).  */
+static const struct st_debuginfod_lib *lib;
 
 enum kind { KIND_DEBUGINFO, KIND_EXECUTABLE };
 static const char *const kind_names[] = { "debuginfo", "executable" };
@@ -230,12 +184,12 @@ stopping (const struct st_debuginfod *d)
 static int
 progress (debuginfod_client *client, long a, long b)
 {
-  struct st_debuginfod *d = lib.get_user_data (client);
+  struct st_debuginfod *d = lib->get_user_data (client);
   double t = now (), elapsed = t - d->q.start;
   /* The URL is known once the first bytes of the file came.  Before that,
      libcurl's own timeout (DEBUGINFOD_TIMEOUT) covers a server that
      accepted the connection; this covers one that never did.  */
-  const char *url = lib.get_url (client);
+  const char *url = lib->get_url (client);
   if (url == NULL && elapsed > d->opts.timeout + 1.0)
     {
       d->q.cancelled = FAIL_NO_ANSWER;
@@ -427,8 +381,8 @@ request_locked (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size
 
   st_debuginfod_env_begin_request (d->urls, d->opts.timeout);
   char *path = NULL;
-  int fd = kind == KIND_DEBUGINFO ? lib.find_debuginfo (d->client, id, (int) n, &path)
-                                  : lib.find_executable (d->client, id, (int) n, &path);
+  int fd = kind == KIND_DEBUGINFO ? lib->find_debuginfo (d->client, id, (int) n, &path)
+                                  : lib->find_executable (d->client, id, (int) n, &path);
   if (fd < 0 && d->q.cancelled != FAIL_N)
     forget_cancelled (hex, kind);
   st_debuginfod_env_end_request ();
@@ -526,12 +480,14 @@ st_debuginfod_find_executable (struct st_debuginfod *d, const uint8_t *build_id,
   return find (d, KIND_EXECUTABLE, build_id, build_id_size, module, 0, NULL, why);
 }
 
-struct st_debuginfod *
-st_debuginfod_new (const struct st_debuginfod_options *opts)
+ST_DEFINE_CLEANUP (debuginfod_freep, struct st_debuginfod, st_debuginfod_free)
+
+int
+st_debuginfod_new (const struct st_debuginfod_options *opts, struct st_debuginfod **out)
 {
-  struct st_debuginfod *d = calloc (1, sizeof *d);
+  _cleanup_ (debuginfod_freep) struct st_debuginfod *d = calloc (1, sizeof *d);
   if (d == NULL)
-    return NULL;
+    return -ENOMEM;
   d->opts = *opts;
   d->urls = strdup (opts->urls);
   d->opts.urls = d->urls;
@@ -539,15 +495,19 @@ st_debuginfod_new (const struct st_debuginfod_options *opts)
   d->down = FAIL_N;
   pthread_mutex_init (&d->lock, NULL);
   st_debuginfod_env_prepare ();
-  d->client = lib_load () == 0 ? lib.begin () : NULL;
-  if (d->urls == NULL || d->entries == NULL || d->client == NULL)
-    {
-      st_debuginfod_free (d);
-      return NULL;
-    }
-  lib.set_user_data (d->client, d);
-  lib.set_progressfn (d->client, progress);
-  return d;
+  if (d->urls == NULL || d->entries == NULL)
+    return -ENOMEM;
+  int r = st_debuginfod_lib_load (&lib);
+  if (r < 0)
+    return r;
+  /* debuginfod_begin fails only when an allocation does.  */
+  d->client = lib->begin ();
+  if (d->client == NULL)
+    return -ENOMEM;
+  lib->set_user_data (d->client, d);
+  lib->set_progressfn (d->client, progress);
+  *out = ST_TAKE_PTR (d);
+  return 0;
 }
 
 void
@@ -556,7 +516,7 @@ st_debuginfod_free (struct st_debuginfod *d)
   if (d == NULL)
     return;
   if (d->client != NULL)
-    lib.end (d->client);
+    lib->end (d->client);
   st_hashmap_free (d->entries);
   pthread_mutex_destroy (&d->lock);
   free (d->urls);

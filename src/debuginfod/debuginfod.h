@@ -43,8 +43,9 @@ struct st_debuginfod_options {
 struct st_debuginfod;
 
 /* Call it before any thread starts (it prepares the environment, see
-   env.c).  Returns NULL on allocation failure.  */
-struct st_debuginfod *st_debuginfod_new (const struct st_debuginfod_options *opts);
+   env.c).  0, -ENOMEM, or -ENOENT when libdebuginfod cannot be loaded
+   (said on stderr).  */
+int st_debuginfod_new (const struct st_debuginfod_options *opts, struct st_debuginfod **out);
 void st_debuginfod_free (struct st_debuginfod *d);
 
 /* What a module's separate debuginfo would give it.  */

@@ -1,6 +1,7 @@
 # Unit tests (cmocka, reporting TAP through CMOCKA_MESSAGE_OUTPUT=TAP).
 UNIT_TESTS = \
 	tests/unit/test-hashmap \
+	tests/unit/test-bsearch \
 	tests/unit/test-ordered-queue \
 	tests/unit/test-regs \
 	tests/unit/test-arm-exidx \
@@ -24,6 +25,8 @@ unit_ldadd = src/core/libcore.a $(CMOCKA_LIBS) $(core_libs)
 
 tests_unit_test_hashmap_CFLAGS = $(unit_cflags)
 tests_unit_test_hashmap_LDADD = $(unit_ldadd)
+tests_unit_test_bsearch_CFLAGS = $(unit_cflags)
+tests_unit_test_bsearch_LDADD = $(unit_ldadd)
 tests_unit_test_ordered_queue_CFLAGS = $(unit_cflags)
 tests_unit_test_ordered_queue_LDADD = $(unit_ldadd)
 tests_unit_test_regs_CFLAGS = $(unit_cflags)

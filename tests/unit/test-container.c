@@ -225,7 +225,8 @@ test_this_process_is_on_the_host (void **state)
   assert_int_equal (st_containers_parse_kinds ("podman"), ST_CONTAINER_PODMAN);
   assert_int_equal (st_containers_parse_kinds ("flatpak"), ST_CONTAINER_FLATPAK);
   assert_int_equal (st_containers_parse_kinds ("docker"), -1);
-  struct st_containers *cs = st_containers_new (ST_CONTAINER_ALL);
+  struct st_containers *cs = NULL;
+  assert_int_equal (st_containers_new (ST_CONTAINER_ALL, &cs), 0);
   assert_non_null (cs);
   assert_null (st_containers_of (cs, getpid ()));
   st_containers_free (cs);

@@ -34,7 +34,8 @@ static void
 test_maps_added_and_found_by_pc (void **state)
 {
   struct st_resolver *r = st_resolver_new ();
-  struct st_process_table *t = st_process_table_new (r);
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
   assert_non_null (t);
   struct st_mmap_event a = exec_map (100, 0x400000, 0x1000, "/no/such/prog");
   struct st_mmap_event b = exec_map (100, 0x7f0000000000, 0x20000, "/no/such/libc.so.6");
@@ -76,7 +77,8 @@ static void
 test_fork_copies_exec_drops_exit_evicts (void **state)
 {
   struct st_resolver *r = st_resolver_new ();
-  struct st_process_table *t = st_process_table_new (r);
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
   struct st_comm_event c = { .pid = 200, .tid = 200, .comm = "parent" };
   assert_int_equal (st_process_table_comm (t, &c), 0);
   struct st_mmap_event a = exec_map (200, 0x400000, 0x2000, "/no/such/parent");
@@ -118,7 +120,8 @@ static void
 test_recorded_build_id_reaches_mappings (void **state)
 {
   struct st_resolver *r = st_resolver_new ();
-  struct st_process_table *t = st_process_table_new (r);
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
   struct st_build_id_event b = { .pid = -1, .build_id_size = 20, .filename = "/no/such/lib.so" };
   for (int i = 0; i < 20; i++)
     b.build_id[i] = (uint8_t) (0xa0 + i);
@@ -176,7 +179,8 @@ static void
 test_own_maps_give_a_dwfl_that_symbolizes (void **state)
 {
   struct st_resolver *r = st_resolver_new ();
-  struct st_process_table *t = st_process_table_new (r);
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
   pid_t pid = getpid ();
   size_t n = feed_own_maps (t, pid);
   print_message ("%zu executable mappings in /proc/self/maps\n", n);

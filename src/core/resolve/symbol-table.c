@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "basic/array.h"
+#include "basic/bsearch.h"
 #include "core/resolve/demangle.h"
 #include "core/resolve/gopclntab.h"
 #include "core/resolve/symbol-table.h"
@@ -441,16 +442,7 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
   else
     {
       /* The last symbol starting at or below ADDR.  */
-      lo = 0;
-      size_t hi = t->n;
-      while (lo < hi)
-        {
-          size_t mid = lo + (hi - lo) / 2;
-          if (t->syms[mid].start <= addr)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
+      lo = ST_BSEARCH_UPPER (t->syms, t->n, start, addr);
       bool none = lo == 0 || addr >= t->syms[lo - 1].end || lo - 1 >= MEMO_NONE;
       m->addr_plus_1 = addr + 1;
       m->index = none ? MEMO_NONE : (uint32_t) (lo - 1);

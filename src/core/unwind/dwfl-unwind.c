@@ -87,30 +87,15 @@ memory_read (Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *dwfl_arg)
         *result = slot->popped.value[i];
         return true;
       }
-  if (addr < slot->sp || addr - slot->sp >= slot->stack_size)
-    {
-      slot->memory_fault = true;
-      if (addr >= slot->sp && addr > slot->fault_above)
-        slot->fault_above = addr;
-      if (addr >= slot->sp && addr - slot->sp < STACK_REACH && addr + 8 > slot->read_end)
-        slot->read_end = addr + 8;
-      return false;
-    }
-  if (addr + 8 > slot->read_end)
+  if (st_stack_copy_read (slot->stack, slot->stack_size, slot->sp, slot->regs->big_endian, addr,
+                          &slot->read_end, result))
+    return true;
+  slot->memory_fault = true;
+  if (addr >= slot->sp && addr > slot->fault_above)
+    slot->fault_above = addr;
+  if (addr >= slot->sp && addr - slot->sp < STACK_REACH && addr + 8 > slot->read_end)
     slot->read_end = addr + 8;
-  uint64_t off = addr - slot->sp;
-  size_t avail = slot->stack_size - off;
-  uint64_t value = 0;
-  /* A 32-bit task's last word may be only 4 bytes from the end.  */
-  size_t n = avail < sizeof value ? avail : sizeof value;
-  if (slot->regs->big_endian)
-    /* The copy is the recording machine's memory (s390x): read its word.  */
-    for (size_t i = 0; i < n; i++)
-      value |= (uint64_t) slot->stack[off + i] << (8 * (sizeof value - 1 - i));
-  else
-    memcpy (&value, slot->stack + off, n);
-  *result = value;
-  return true;
+  return false;
 }
 
 static bool

@@ -7,6 +7,7 @@
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/event.h"
 #include "core/unwind/callchain.h"
@@ -43,3 +44,30 @@ struct st_unwind_result {
 void st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sample *sample,
                        const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
                        size_t max_frames, bool use_cache, struct st_unwind_result *result);
+
+/* The word at ADDR of a sample's stack copy (SIZE bytes of STACK, taken
+   from SP up) into *VALUE, in the recording machine's byte order
+   (BIG_ENDIAN: s390x), moving *READ_END past it; false, and nothing read,
+   when ADDR is outside the copy.  The one reader of the copy that libdwfl's
+   callback and the unwind-rule cache share, so both read the same.  */
+static inline bool
+st_stack_copy_read (const uint8_t *stack, size_t size, uint64_t sp, bool big_endian,
+                    uint64_t addr, uint64_t *read_end, uint64_t *value)
+{
+  if (addr < sp || addr - sp >= size)
+    return false;
+  if (addr + 8 > *read_end)
+    *read_end = addr + 8;
+  uint64_t off = addr - sp;
+  size_t avail = size - off;
+  uint64_t v = 0;
+  /* A 32-bit task's last word may be only 4 bytes from the end.  */
+  size_t n = avail < sizeof v ? avail : sizeof v;
+  if (big_endian)
+    for (size_t i = 0; i < n; i++)
+      v |= (uint64_t) stack[off + i] << (8 * (sizeof v - 1 - i));
+  else
+    memcpy (&v, stack + off, n);
+  *value = v;
+  return true;
+}

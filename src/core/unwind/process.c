@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/unwind/process.h"
@@ -88,23 +89,23 @@ thread_free (void *ptr)
   free (ptr);
 }
 
-struct st_process_table *
-st_process_table_new (struct st_resolver *resolver)
+ST_DEFINE_CLEANUP (process_table_freep, struct st_process_table, st_process_table_free)
+
+int
+st_process_table_new (struct st_resolver *resolver, struct st_process_table **out)
 {
-  struct st_process_table *t = calloc (1, sizeof *t);
+  _cleanup_ (process_table_freep) struct st_process_table *t = calloc (1, sizeof *t);
   if (t == NULL)
-    return NULL;
+    return -ENOMEM;
   t->resolver = resolver;
   t->processes = st_hashmap_new (process_free);
   t->threads = st_hashmap_new (thread_free);
   t->build_ids = st_hashmap_new (free);
   t->strings = st_hashmap_new (free);
   if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->strings == NULL)
-    {
-      st_process_table_free (t);
-      return NULL;
-    }
-  return t;
+    return -ENOMEM;
+  *out = ST_TAKE_PTR (t);
+  return 0;
 }
 
 void

@@ -40,7 +40,8 @@ struct st_process {
 
 struct st_process_table;
 
-struct st_process_table *st_process_table_new (struct st_resolver *resolver);
+/* 0 or -ENOMEM.  */
+int st_process_table_new (struct st_resolver *resolver, struct st_process_table **out);
 /* Where modules' find_debuginfo looks (NULL: the host only).  F must
    outlive the table.  */
 void st_process_table_set_debuginfo_finder (struct st_process_table *t,

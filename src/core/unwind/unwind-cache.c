@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/array.h"
+#include "basic/bsearch.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
 
@@ -92,15 +94,8 @@ module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
         c->last = i;
         return &c->mods[i];
       }
-  if (c->n_mods == c->cap_mods)
-    {
-      size_t cap = c->cap_mods ? 2 * c->cap_mods : 8;
-      struct module_rows *mods = realloc (c->mods, cap * sizeof *mods);
-      if (mods == NULL)
-        return NULL;
-      c->mods = mods;
-      c->cap_mods = cap;
-    }
+  if (ST_GROW (c->mods, c->cap_mods, c->n_mods, 8) < 0)
+    return NULL;
   c->last = c->n_mods;
   c->mods[c->n_mods] = (struct module_rows) { .mod = mod };
   return &c->mods[c->n_mods++];
@@ -110,16 +105,8 @@ module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
 static size_t
 row_index (const struct module_rows *m, uint64_t addr)
 {
-  size_t lo = 0, hi = m->n;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (m->rows[mid].start <= addr)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo == 0 ? m->n : lo - 1;
+  size_t n = ST_BSEARCH_UPPER (m->rows, m->n, start, addr);
+  return n == 0 ? m->n : n - 1;
 }
 
 /* The CFA rule of FRAME, when it is register + offset.  */
@@ -244,15 +231,8 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
     }
   free (frame);
 
-  if (m->n == m->cap)
-    {
-      size_t cap = m->cap ? 2 * m->cap : 64;
-      struct row *rows = realloc (m->rows, cap * sizeof *rows);
-      if (rows == NULL)
-        return NULL;
-      m->rows = rows;
-      m->cap = cap;
-    }
+  if (ST_GROW (m->rows, m->cap, m->n, 64) < 0)
+    return NULL;
   size_t at = i < m->n ? i + 1 : 0;
   /* Rows from an earlier lookup later in the same row: stop before them.  */
   if (at < m->n && m->rows[at].start < r.end)
@@ -275,16 +255,7 @@ struct copy {
 static bool
 copy_read (struct copy *k, uint64_t addr, uint64_t *value)
 {
-  if (addr < k->sp || addr - k->sp >= k->size)
-    return false;
-  if (addr + 8 > k->read_end)
-    k->read_end = addr + 8;
-  uint64_t off = addr - k->sp;
-  size_t avail = k->size - off;
-  uint64_t v = 0;
-  memcpy (&v, k->stack + off, avail < sizeof v ? avail : sizeof v);
-  *value = v;
-  return true;
+  return st_stack_copy_read (k->stack, k->size, k->sp, false, addr, &k->read_end, value);
 }
 
 struct state {

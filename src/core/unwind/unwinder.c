@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "container/container.h"
+#include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/resolve/demangle.h"
@@ -36,38 +37,37 @@ struct st_unwinder {
   const struct st_regs_arch *arch_of_files;
 };
 
-struct st_unwinder *
-st_unwinder_new (const struct st_unwinder_options *opts)
+ST_DEFINE_CLEANUP (unwinder_freep, struct st_unwinder, st_unwinder_free)
+
+int
+st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **out)
 {
-  struct st_unwinder *u = calloc (1, sizeof *u);
+  _cleanup_ (unwinder_freep) struct st_unwinder *u = calloc (1, sizeof *u);
   if (u == NULL)
-    return NULL;
+    return -ENOMEM;
   u->opts = *opts;
   u->max_out_frames = opts->max_frames * (opts->inline_frames ? INLINE_FRAMES_PER_FRAME : 1);
   u->finder.debuginfod = opts->debuginfod;
   u->finder.ns_client = opts->ns_client;
   u->finder.cfi_only = !opts->inline_frames;
   u->resolver = st_resolver_new ();
-  if (u->resolver != NULL)
-    st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
-  if (u->resolver != NULL)
-    st_resolver_set_ns_client (u->resolver, opts->ns_client);
-  if (u->resolver != NULL)
-    st_resolver_set_sysroot (u->resolver, opts->sysroot);
-  u->containers = st_containers_new (opts->containers);
-  if (u->resolver != NULL)
-    st_resolver_set_containers (u->resolver, u->containers);
-  u->processes = u->resolver ? st_process_table_new (u->resolver) : NULL;
-  if (u->processes != NULL)
-    st_process_table_set_debuginfo_finder (u->processes, &u->finder);
   u->raw = calloc (opts->max_frames, sizeof *u->raw);
   u->strings = st_hashmap_new (free);
-  if (u->processes == NULL || u->raw == NULL || u->strings == NULL || u->containers == NULL)
-    {
-      st_unwinder_free (u);
-      return NULL;
-    }
-  return u;
+  if (u->resolver == NULL || u->raw == NULL || u->strings == NULL)
+    return -ENOMEM;
+  int r = st_containers_new (opts->containers, &u->containers);
+  if (r < 0)
+    return r;
+  st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
+  st_resolver_set_ns_client (u->resolver, opts->ns_client);
+  st_resolver_set_sysroot (u->resolver, opts->sysroot);
+  st_resolver_set_containers (u->resolver, u->containers);
+  r = st_process_table_new (u->resolver, &u->processes);
+  if (r < 0)
+    return r;
+  st_process_table_set_debuginfo_finder (u->processes, &u->finder);
+  *out = ST_TAKE_PTR (u);
+  return 0;
 }
 
 void

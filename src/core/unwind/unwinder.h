@@ -40,7 +40,8 @@ struct st_unwound {
 
 struct st_unwinder;
 
-struct st_unwinder *st_unwinder_new (const struct st_unwinder_options *opts);
+/* 0 or -ENOMEM.  */
+int st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **out);
 void st_unwinder_free (struct st_unwinder *u);
 
 /* Frames a result can hold (more than max_frames with inline frames).  */

@@ -238,7 +238,7 @@ static int
 drain_ring (struct st_live_source *lv, struct ring *ring)
 {
   uint64_t head = __atomic_load_n (&ring->meta->data_head, __ATOMIC_ACQUIRE);
-  uint64_t tail = ring->meta->data_tail;
+  uint64_t tail = ring->read;
   int r = 0;
   while (r == 0 && tail + sizeof (struct perf_event_header) <= head)
     {
@@ -277,12 +277,33 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
           memcpy (&n, rec + 16, sizeof n);
           lv->sideband_lost += n;
         }
+      else if (rec != lv->wrap_buf && h.type == PERF_RECORD_SAMPLE && !ring->sideband)
+        r = st_live_feed_in_place (lv, rec, h.size);
       else
         r = st_live_feed (lv, rec, h.size);
       tail += h.size;
     }
-  __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+  ring->read = tail;
+  /* Process records are copied: their room is free at once.  */
+  if (ring->sideband)
+    __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
   return r;
+}
+
+static void
+release_ring (struct ring *ring)
+{
+  if (ring->fd < 0)
+    return;
+  __atomic_store_n (&ring->meta->data_tail, ring->read_before, __ATOMIC_RELEASE);
+  ring->read_before = ring->read;
+}
+
+void
+st_live_release_rings (struct st_live_source *lv)
+{
+  for (size_t i = 0; i < lv->n_rings; i++)
+    release_ring (&lv->rings[i]);
 }
 
 int

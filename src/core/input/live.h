@@ -39,6 +39,11 @@ struct ring {
   struct perf_event_mmap_page *meta;
   uint8_t *data;
   uint64_t size;            /* bytes of data, a power of two */
+  /* Samples are unwound where the kernel wrote them: the ring's tail (what
+     the kernel may overwrite) stays at what the round before last read,
+     which the last round end released.  */
+  uint64_t read;            /* what was fed, up to here */
+  uint64_t read_before;     /* ... as of the last round end */
 };
 
 struct dead_thread {
@@ -91,6 +96,8 @@ st_live_put_trailer (uint8_t *p, pid_t pid, pid_t tid, uint64_t time)
 
 /* source-live.c: one record to the parser (and to --record).  */
 int st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size);
+/* The same for a sample left in its ring until st_live_release_rings.  */
+int st_live_feed_in_place (struct st_live_source *lv, const uint8_t *rec, uint32_t size);
 
 /* live-rings.c */
 /* The sampling event's and the process-record event's attributes.  */
@@ -101,6 +108,8 @@ int st_live_online_cpus (struct st_live_source *lv);
 int st_live_open_for_pid (struct st_live_source *lv, pid_t pid);
 /* Feeds every complete record of every ring, process records first.  */
 int st_live_drain_rings (struct st_live_source *lv);
+/* After a round end: gives the kernel back the room of what it released. */
+void st_live_release_rings (struct st_live_source *lv);
 /* PERF_EVENT_IOC_ENABLE or _DISABLE on every event.  */
 void st_live_enable_all (struct st_live_source *lv, unsigned long request);
 /* Unmaps the rings and closes the events.  */

@@ -62,10 +62,10 @@ record_open (struct st_live_source *lv)
   return 0;
 }
 
-/* One record to the parser, and to --record: a write error there is said
-   once, and the run goes on without it.  */
-int
-st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
+/* One record to --record: a write error there is said once, and the run
+   goes on without it.  */
+static void
+record_write (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
 {
   lv->records++;
   if (lv->record != NULL && fwrite (rec, size, 1, lv->record) != 1)
@@ -74,9 +74,25 @@ st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
       fclose (lv->record);
       lv->record = NULL;
     }
+}
+
+/* One record to the parser, and to --record.  */
+int
+st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
+{
+  record_write (lv, rec, size);
   return st_perf_source_feed (lv->parser, rec, size);
 }
 
+int
+st_live_feed_in_place (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
+{
+  record_write (lv, rec, size);
+  return st_perf_source_feed_in_place (lv->parser, rec, size);
+}
+
+/* The end of a round: what the previous one read is released, unwound
+   where it lies in the ring, and its room given back to the kernel.  */
 static int
 end_round (struct st_live_source *lv)
 {
@@ -85,7 +101,10 @@ end_round (struct st_live_source *lv)
       struct perf_event_header h = { PERF_RECORD_FINISHED_ROUND, 0, sizeof h };
       fwrite (&h, sizeof h, 1, lv->record);
     }
-  return st_perf_source_end_round (lv->parser);
+  int r = st_perf_source_end_round (lv->parser);
+  if (r == 0)
+    st_live_release_rings (lv);
+  return r;
 }
 
 static void

@@ -267,7 +267,7 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
           /* Its own exit is on its way: a sweep adds none.  */
           uint32_t tid;
           memcpy (&tid, rec + 16, sizeof tid);
-          st_hashmap_remove_u64 (lv->threads, tid);
+          st_live_untrack (lv, (pid_t) tid);
         }
       if (ring->sideband && h.type == PERF_RECORD_LOST && h.size >= 24)
         {

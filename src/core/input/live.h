@@ -64,6 +64,7 @@ struct st_live_source {
   st_event_fn fn;
   void *fn_arg;
   struct st_hashmap *threads;       /* tid -> pid, every thread seen */
+  pid_t last_tid, last_pid;         /* the thread tracked last, known */
   size_t threads_at_sweep;
   uint64_t last_sweep;              /* CLOCK_MONOTONIC ns */
   struct dead_thread *dead;
@@ -96,8 +97,11 @@ st_live_put_trailer (uint8_t *p, pid_t pid, pid_t tid, uint64_t time)
 
 /* source-live.c: one record to the parser (and to --record).  */
 int st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size);
-/* The same for a sample left in its ring until st_live_release_rings.  */
+/* The same as st_live_feed for a sample left in its ring until
+   st_live_release_rings.  */
 int st_live_feed_in_place (struct st_live_source *lv, const uint8_t *rec, uint32_t size);
+/* A thread forgotten: its exit is on its way to the process table.  */
+void st_live_untrack (struct st_live_source *lv, pid_t tid);
 
 /* live-rings.c */
 /* The sampling event's and the process-record event's attributes.  */

@@ -168,13 +168,29 @@ track (struct st_live_source *lv, pid_t pid, pid_t tid)
 {
   if (pid <= 0 || tid <= 0)
     return 0;
+  /* Most samples are of the thread the one before was of: two lookups
+     spared for each.  */
+  if (tid == lv->last_tid && pid == lv->last_pid)
+    return 0;
   int r = 0;
   if (st_hashmap_get_u64 (lv->threads, (uint32_t) tid) == NULL)
     r = st_hashmap_put_u64 (lv->threads, (uint32_t) tid, (void *) (uintptr_t) pid);
   /* The process's own entry goes with its leader's exit.  */
   if (r == 0 && tid != pid && st_hashmap_get_u64 (lv->threads, (uint32_t) pid) == NULL)
     r = st_hashmap_put_u64 (lv->threads, (uint32_t) pid, (void *) (uintptr_t) pid);
+  if (r == 0)
+    {
+      lv->last_tid = tid;
+      lv->last_pid = pid;
+    }
   return r;
+}
+
+void
+st_live_untrack (struct st_live_source *lv, pid_t tid)
+{
+  st_hashmap_remove_u64 (lv->threads, (uint32_t) tid);
+  lv->last_tid = 0;
 }
 
 static int
@@ -189,7 +205,7 @@ live_event (const struct st_event *ev, void *arg)
     case ST_EVENT_COMM: r = track (lv, ev->comm.pid, ev->comm.tid); break;
     case ST_EVENT_FORK: r = track (lv, ev->task.pid, ev->task.tid); break;
     case ST_EVENT_EXIT:
-      st_hashmap_remove_u64 (lv->threads, (uint32_t) ev->task.tid);
+      st_live_untrack (lv, ev->task.tid);
       break;
     default: break;
     }
@@ -258,7 +274,7 @@ sweep_evict (struct st_live_source *lv)
       memcpy (rec + 8, ids, sizeof ids);
       memcpy (rec + 24, &time, sizeof time);
       st_live_put_trailer (rec + 32, pid, tid, time);
-      st_hashmap_remove_u64 (lv->threads, (uint32_t) tid);
+      st_live_untrack (lv, tid);
       lv->evicted++;
       r = st_live_feed (lv, rec, sizeof rec);
     }

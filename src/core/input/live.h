@@ -25,8 +25,10 @@
  *
  * The sample buffer: 2 MiB per CPU by default (--mmap-pages).  At 999 Hz
  * and 8 KiB stacks a CPU writes ~8 MiB/s, so this holds a quarter of a
- * second while the unwinder is busy; a bigger one mostly costs memory (the
- * pages count in our RSS, and a round of records is copied out).  The
+ * second; the loop wakes when a quarter is written, and samples stay in it,
+ * unwound in place, until the round after (so about half is free when the
+ * unwinder starts); a bigger one mostly costs memory (the pages count in
+ * our RSS, and against the locked-memory limit).  The
  * side-band buffer, 512 KiB, holds the records of a few hundred new
  * processes (a dynamically linked exec writes ~2 KiB of them).  */
 #define SIDEBAND_PAGES 128

@@ -239,6 +239,10 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
 {
   uint64_t head = __atomic_load_n (&ring->meta->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = ring->read;
+  /* A sample is unwound in place, its room held until the round after,
+     except with -a: there a new process's first samples can keep the
+     unwinder for long, and the ring needs all its room.  */
+  bool in_place = !ring->sideband && !lv->opts->all_cpus;
   int r = 0;
   while (r == 0 && tail + sizeof (struct perf_event_header) <= head)
     {
@@ -277,16 +281,19 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
           memcpy (&n, rec + 16, sizeof n);
           lv->sideband_lost += n;
         }
-      else if (rec != lv->wrap_buf && h.type == PERF_RECORD_SAMPLE && !ring->sideband)
+      else if (in_place && rec != lv->wrap_buf && h.type == PERF_RECORD_SAMPLE)
         r = st_live_feed_in_place (lv, rec, h.size);
       else
         r = st_live_feed (lv, rec, h.size);
       tail += h.size;
     }
   ring->read = tail;
-  /* Process records are copied: their room is free at once.  */
-  if (ring->sideband)
-    __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+  /* Records copied: their room is free at once.  */
+  if (!in_place)
+    {
+      __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+      ring->read_before = tail;
+    }
   return r;
 }
 

@@ -238,7 +238,11 @@ static int
 drain_ring (struct st_live_source *lv, struct ring *ring)
 {
   uint64_t head = __atomic_load_n (&ring->meta->data_head, __ATOMIC_ACQUIRE);
-  uint64_t tail = ring->meta->data_tail;
+  uint64_t tail = ring->read;
+  /* A sample is unwound in place, its room held until the round after,
+     except with -a: there a new process's first samples can keep the
+     unwinder for long, and the ring needs all its room.  */
+  bool in_place = !ring->sideband && !lv->opts->all_cpus;
   int r = 0;
   while (r == 0 && tail + sizeof (struct perf_event_header) <= head)
     {
@@ -267,7 +271,7 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
           /* Its own exit is on its way: a sweep adds none.  */
           uint32_t tid;
           memcpy (&tid, rec + 16, sizeof tid);
-          st_hashmap_remove_u64 (lv->threads, tid);
+          st_live_untrack (lv, (pid_t) tid);
         }
       if (ring->sideband && h.type == PERF_RECORD_LOST && h.size >= 24)
         {
@@ -277,12 +281,36 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
           memcpy (&n, rec + 16, sizeof n);
           lv->sideband_lost += n;
         }
+      else if (in_place && rec != lv->wrap_buf && h.type == PERF_RECORD_SAMPLE)
+        r = st_live_feed_in_place (lv, rec, h.size);
       else
         r = st_live_feed (lv, rec, h.size);
       tail += h.size;
     }
-  __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+  ring->read = tail;
+  /* Records copied: their room is free at once.  */
+  if (!in_place)
+    {
+      __atomic_store_n (&ring->meta->data_tail, tail, __ATOMIC_RELEASE);
+      ring->read_before = tail;
+    }
   return r;
+}
+
+static void
+release_ring (struct ring *ring)
+{
+  if (ring->fd < 0)
+    return;
+  __atomic_store_n (&ring->meta->data_tail, ring->read_before, __ATOMIC_RELEASE);
+  ring->read_before = ring->read;
+}
+
+void
+st_live_release_rings (struct st_live_source *lv)
+{
+  for (size_t i = 0; i < lv->n_rings; i++)
+    release_ring (&lv->rings[i]);
 }
 
 int

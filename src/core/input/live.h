@@ -25,8 +25,10 @@
  *
  * The sample buffer: 2 MiB per CPU by default (--mmap-pages).  At 999 Hz
  * and 8 KiB stacks a CPU writes ~8 MiB/s, so this holds a quarter of a
- * second while the unwinder is busy; a bigger one mostly costs memory (the
- * pages count in our RSS, and a round of records is copied out).  The
+ * second; the loop wakes when a quarter is written, and samples stay in it,
+ * unwound in place, until the round after (so about half is free when the
+ * unwinder starts); a bigger one mostly costs memory (the pages count in
+ * our RSS, and against the locked-memory limit).  The
  * side-band buffer, 512 KiB, holds the records of a few hundred new
  * processes (a dynamically linked exec writes ~2 KiB of them).  */
 #define SIDEBAND_PAGES 128
@@ -39,6 +41,11 @@ struct ring {
   struct perf_event_mmap_page *meta;
   uint8_t *data;
   uint64_t size;            /* bytes of data, a power of two */
+  /* Samples are unwound where the kernel wrote them: the ring's tail (what
+     the kernel may overwrite) stays at what the round before last read,
+     which the last round end released.  */
+  uint64_t read;            /* what was fed, up to here */
+  uint64_t read_before;     /* ... as of the last round end */
 };
 
 struct dead_thread {
@@ -59,6 +66,7 @@ struct st_live_source {
   st_event_fn fn;
   void *fn_arg;
   struct st_hashmap *threads;       /* tid -> pid, every thread seen */
+  pid_t last_tid, last_pid;         /* the thread tracked last, known */
   size_t threads_at_sweep;
   uint64_t last_sweep;              /* CLOCK_MONOTONIC ns */
   struct dead_thread *dead;
@@ -91,6 +99,11 @@ st_live_put_trailer (uint8_t *p, pid_t pid, pid_t tid, uint64_t time)
 
 /* source-live.c: one record to the parser (and to --record).  */
 int st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size);
+/* The same as st_live_feed for a sample left in its ring until
+   st_live_release_rings.  */
+int st_live_feed_in_place (struct st_live_source *lv, const uint8_t *rec, uint32_t size);
+/* A thread forgotten: its exit is on its way to the process table.  */
+void st_live_untrack (struct st_live_source *lv, pid_t tid);
 
 /* live-rings.c */
 /* The sampling event's and the process-record event's attributes.  */
@@ -101,6 +114,8 @@ int st_live_online_cpus (struct st_live_source *lv);
 int st_live_open_for_pid (struct st_live_source *lv, pid_t pid);
 /* Feeds every complete record of every ring, process records first.  */
 int st_live_drain_rings (struct st_live_source *lv);
+/* After a round end: gives the kernel back the room of what it released. */
+void st_live_release_rings (struct st_live_source *lv);
 /* PERF_EVENT_IOC_ENABLE or _DISABLE on every event.  */
 void st_live_enable_all (struct st_live_source *lv, unsigned long request);
 /* Unmaps the rings and closes the events.  */

@@ -52,6 +52,7 @@ struct st_perf_source {
   uint64_t first_sample_time, last_sample_time;
 
   uint64_t live_offset;       /* live mode: bytes fed so far */
+  bool in_place;              /* live mode: the record at hand stays put */
   uint64_t *lbr_ips;          /* a sample's LBR call stack as a chain */
   size_t lbr_cap;
   bool swapped;               /* written in the other byte order (perf-swap.c) */
@@ -67,12 +68,13 @@ struct st_perf_source {
   struct st_why *err;
 };
 
-/* Records of a mapped file stay where they are for the whole run; those of
-   a stream or a live ring buffer are copied before they are queued.  */
+/* Records of a mapped file stay where they are for the whole run, and a
+   live ring's until the round after next; those of a stream are copied
+   before they are queued.  */
 static inline bool
 st_perf_records_stable (const struct st_perf_source *src)
 {
-  return src->in != NULL && st_input_stable (src->in);
+  return src->in_place || (src->in != NULL && st_input_stable (src->in));
 }
 
 /* Records need not be aligned in a hostile file: copy the header out.  */

@@ -24,16 +24,20 @@
 #include "basic/array.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/signals.h"
 #include "core/input/live.h"
 #include "core/input/perf-format.h"
-
-#define POLL_MS 100
 
 /* Processes whose exit records were lost would stay in the process table
  * for ever: every second (or every EVICT_EVERY new threads) each thread
  * seen is probed, and those that are gone get an exit record of ours.  */
 #define SWEEP_NS 1000000000ull
 #define EVICT_EVERY 4096
+
+/* The loop sleeps until a ring's watermark (wakeup_watermark: a quarter of
+   the ring), an exit or a signal, and at least once a second for the
+   sweep; a ring that cannot wake it any more is read this often.  */
+#define HUNG_NS 100000000ull
 
 
 /* --record: the records as they come, in perf's pipe format, which
@@ -58,10 +62,10 @@ record_open (struct st_live_source *lv)
   return 0;
 }
 
-/* One record to the parser, and to --record: a write error there is said
-   once, and the run goes on without it.  */
-int
-st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
+/* One record to --record: a write error there is said once, and the run
+   goes on without it.  */
+static void
+record_write (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
 {
   lv->records++;
   if (lv->record != NULL && fwrite (rec, size, 1, lv->record) != 1)
@@ -70,9 +74,25 @@ st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
       fclose (lv->record);
       lv->record = NULL;
     }
+}
+
+/* One record to the parser, and to --record.  */
+int
+st_live_feed (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
+{
+  record_write (lv, rec, size);
   return st_perf_source_feed (lv->parser, rec, size);
 }
 
+int
+st_live_feed_in_place (struct st_live_source *lv, const uint8_t *rec, uint32_t size)
+{
+  record_write (lv, rec, size);
+  return st_perf_source_feed_in_place (lv->parser, rec, size);
+}
+
+/* The end of a round: what the previous one read is released, unwound
+   where it lies in the ring, and its room given back to the kernel.  */
 static int
 end_round (struct st_live_source *lv)
 {
@@ -81,7 +101,10 @@ end_round (struct st_live_source *lv)
       struct perf_event_header h = { PERF_RECORD_FINISHED_ROUND, 0, sizeof h };
       fwrite (&h, sizeof h, 1, lv->record);
     }
-  return st_perf_source_end_round (lv->parser);
+  int r = st_perf_source_end_round (lv->parser);
+  if (r == 0)
+    st_live_release_rings (lv);
+  return r;
 }
 
 static void
@@ -145,13 +168,29 @@ track (struct st_live_source *lv, pid_t pid, pid_t tid)
 {
   if (pid <= 0 || tid <= 0)
     return 0;
+  /* Most samples are of the thread the one before was of: two lookups
+     spared for each.  */
+  if (tid == lv->last_tid && pid == lv->last_pid)
+    return 0;
   int r = 0;
   if (st_hashmap_get_u64 (lv->threads, (uint32_t) tid) == NULL)
     r = st_hashmap_put_u64 (lv->threads, (uint32_t) tid, (void *) (uintptr_t) pid);
   /* The process's own entry goes with its leader's exit.  */
   if (r == 0 && tid != pid && st_hashmap_get_u64 (lv->threads, (uint32_t) pid) == NULL)
     r = st_hashmap_put_u64 (lv->threads, (uint32_t) pid, (void *) (uintptr_t) pid);
+  if (r == 0)
+    {
+      lv->last_tid = tid;
+      lv->last_pid = pid;
+    }
   return r;
+}
+
+void
+st_live_untrack (struct st_live_source *lv, pid_t tid)
+{
+  st_hashmap_remove_u64 (lv->threads, (uint32_t) tid);
+  lv->last_tid = 0;
 }
 
 static int
@@ -166,7 +205,7 @@ live_event (const struct st_event *ev, void *arg)
     case ST_EVENT_COMM: r = track (lv, ev->comm.pid, ev->comm.tid); break;
     case ST_EVENT_FORK: r = track (lv, ev->task.pid, ev->task.tid); break;
     case ST_EVENT_EXIT:
-      st_hashmap_remove_u64 (lv->threads, (uint32_t) ev->task.tid);
+      st_live_untrack (lv, ev->task.tid);
       break;
     default: break;
     }
@@ -235,7 +274,7 @@ sweep_evict (struct st_live_source *lv)
       memcpy (rec + 8, ids, sizeof ids);
       memcpy (rec + 24, &time, sizeof time);
       st_live_put_trailer (rec + 32, pid, tid, time);
-      st_hashmap_remove_u64 (lv->threads, (uint32_t) tid);
+      st_live_untrack (lv, tid);
       lv->evicted++;
       r = st_live_feed (lv, rec, sizeof rec);
     }
@@ -244,15 +283,6 @@ sweep_evict (struct st_live_source *lv)
   return r;
 }
 
-static bool
-targets_alive (const struct st_live_source *lv)
-{
-  const struct st_live_options *o = lv->opts;
-  for (size_t i = 0; i < o->n_pids; i++)
-    if (kill (o->pids[i], 0) == 0 || errno == EPERM)
-      return true;
-  return false;
-}
 
 /* One pass: the rings drained, the gone threads evicted, a round ended.  */
 static int
@@ -267,29 +297,132 @@ pass (struct st_live_source *lv)
   return r < 0 ? r : end_round (lv);
 }
 
+/* What the loop waits on: the rings, and a pidfd for the command or each
+   -p process, so that an exit wakes it rather than a timer.  */
+struct waits {
+  struct pollfd *pfds;
+  size_t n, first_pid;      /* pfds[first_pid..n) are the pidfds */
+  size_t pids_left;         /* -p processes with a pidfd, not gone yet */
+  bool hung;                /* a ring's own event is gone: read on a timer */
+};
+
 static int
-sample_loop (struct st_live_source *lv, volatile sig_atomic_t *stop)
+pidfd_of (pid_t pid)
 {
-  struct pollfd *pfds = calloc (2 * lv->n_rings, sizeof *pfds);
-  if (pfds == NULL)
+  /* -1 when it cannot be had (gone already, an old kernel): poll skips
+     it and the sweep's timer checks that process instead.  */
+  return (int) syscall (SYS_pidfd_open, pid, 0);
+}
+
+static int
+waits_open (struct st_live_source *lv, struct waits *w)
+{
+  const struct st_live_options *o = lv->opts;
+  size_t n_pids = lv->child > 0 ? 1 : o->n_pids;
+  w->pfds = calloc (2 * lv->n_rings + n_pids, sizeof *w->pfds);
+  if (w->pfds == NULL)
     return -ENOMEM;
-  size_t n = 0;
+  w->n = 0;
+  w->hung = false;
   for (size_t i = 0; i < lv->n_rings; i++)
     {
       if (lv->rings[i].fd >= 0)
-        pfds[n++] = (struct pollfd) { .fd = lv->rings[i].fd, .events = POLLIN };
+        w->pfds[w->n++] = (struct pollfd) { .fd = lv->rings[i].fd, .events = POLLIN };
       if (lv->sb_rings[i].fd >= 0)
-        pfds[n++] = (struct pollfd) { .fd = lv->sb_rings[i].fd, .events = POLLIN };
+        w->pfds[w->n++] = (struct pollfd) { .fd = lv->sb_rings[i].fd, .events = POLLIN };
     }
+  w->first_pid = w->n;
+  for (size_t i = 0; i < n_pids; i++)
+    w->pfds[w->n++] = (struct pollfd) {
+      .fd = pidfd_of (lv->child > 0 ? lv->child : o->pids[i]), .events = POLLIN };
+  w->pids_left = 0;
+  for (size_t i = w->first_pid; lv->child <= 0 && i < w->n; i++)
+    w->pids_left += w->pfds[i].fd >= 0;
+  return 0;
+}
+
+static void
+waits_close (struct waits *w)
+{
+  for (size_t i = w->first_pid; i < w->n; i++)
+    if (w->pfds[i].fd >= 0)
+      close (w->pfds[i].fd);
+  free (w->pfds);
+}
+
+/* Waits for a ring's watermark, an exit, a signal or the next sweep.  The
+   signals are blocked from the check of STOP until ppoll waits, so that
+   one arriving in between is not slept through.  */
+static int
+wait_for_work (struct st_live_source *lv, struct waits *w, volatile sig_atomic_t *stop)
+{
+  uint64_t now = now_ns (), due = lv->last_sweep + SWEEP_NS;
+  uint64_t ns = due > now ? due - now : 0;
+  if (w->hung && ns > HUNG_NS)
+    ns = HUNG_NS;
+  struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
+  sigset_t old;
+  st_signals_block (&old);
   int r = 0;
+  if (!*stop && ppoll (w->pfds, w->n, &ts, &old) < 0 && errno != EINTR)
+    r = -errno;
+  st_signals_restore (&old);
+  /* The thread whose event a ring was made for (-p) exited: that event
+     says POLLHUP at every poll from then on, while the process's other
+     threads go on writing into its ring.  */
+  for (size_t i = 0; r == 0 && i < w->first_pid; i++)
+    if (w->pfds[i].fd >= 0 && (w->pfds[i].revents & (POLLHUP | POLLERR)))
+      {
+        w->pfds[i].fd = -1;
+        w->hung = true;
+      }
+  return r;
+}
+
+/* Whether a -p process the pidfds do not watch still exists (a zombie
+   does, until its parent reaps it).  */
+static bool
+targets_alive (const struct st_live_source *lv, const struct waits *w)
+{
+  const struct st_live_options *o = lv->opts;
+  for (size_t i = 0; i < o->n_pids; i++)
+    if (w->pfds[w->first_pid + i].fd == -1
+        && (kill (o->pids[i], 0) == 0 || errno == EPERM))
+      return true;
+  return false;
+}
+
+/* The -p processes' state after a wake: true when none is left.  A pidfd
+   that fired is dropped from the wait (a zombie's stays readable); a
+   process without one is probed.  */
+static bool
+targets_gone (struct st_live_source *lv, struct waits *w)
+{
+  const struct st_live_options *o = lv->opts;
+  for (size_t i = 0; i < o->n_pids; i++)
+    {
+      struct pollfd *p = &w->pfds[w->first_pid + i];
+      if (p->fd >= 0 && p->revents != 0)
+        {
+          close (p->fd);
+          p->fd = -2;   /* gone: neither waited on nor probed */
+          w->pids_left--;
+        }
+    }
+  return w->pids_left == 0 && !targets_alive (lv, w);
+}
+
+static int
+sample_loop (struct st_live_source *lv, volatile sig_atomic_t *stop)
+{
+  struct waits w;
+  int r = waits_open (lv, &w);
   bool done = false;
   while (r == 0 && !done)
     {
-      if (poll (pfds, n, POLL_MS) < 0 && errno != EINTR)
-        {
-          r = -errno;
-          break;
-        }
+      r = wait_for_work (lv, &w, stop);
+      if (r < 0)
+        break;
       if (*stop)
         done = true;
       if (lv->child > 0)
@@ -304,12 +437,13 @@ sample_loop (struct st_live_source *lv, volatile sig_atomic_t *stop)
                 done = true;
             }
         }
-      else if (lv->opts->n_pids > 0 && !targets_alive (lv))
+      else if (lv->opts->n_pids > 0 && targets_gone (lv, &w))
         done = true;
       /* One more pass after the end: what the last moments wrote.  */
       r = pass (lv);
     }
-  free (pfds);
+  if (w.pfds != NULL)
+    waits_close (&w);
   return r;
 }
 

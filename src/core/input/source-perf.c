@@ -423,6 +423,15 @@ st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t si
 }
 
 int
+st_perf_source_feed_in_place (struct st_perf_source *src, const uint8_t *rec, uint32_t size)
+{
+  src->in_place = true;
+  int r = st_perf_source_feed (src, rec, size);
+  src->in_place = false;
+  return r;
+}
+
+int
 st_perf_source_end_round (struct st_perf_source *src)
 {
   return st_ordered_queue_round (src->queue);

@@ -41,6 +41,11 @@ int st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn,
                              struct st_why *err, struct st_perf_source **out);
 /* One record, copied: the ring buffer may reuse its bytes at once.  */
 int st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size);
+/* One record queued where it is: its bytes must stay until the end of the
+   round after the one it was fed in (every record fed before a round ends
+   is released by the end of the next one).  */
+int st_perf_source_feed_in_place (struct st_perf_source *src, const uint8_t *rec,
+                                  uint32_t size);
 /* Every buffer has been read once: release what can no longer be overtaken. */
 int st_perf_source_end_round (struct st_perf_source *src);
 /* The latest record time fed so far: a record fed now with this time is

@@ -29,12 +29,16 @@ uint64_t st_input_size (const struct st_input *in);
    end of input, or -errno.  The bytes stay valid until the next call on IN,
    or for as long as IN lives when st_input_stable() says so.  */
 ssize_t st_input_next (struct st_input *in, size_t n, const uint8_t **data);
-/* True when st_input_next() pointers stay valid as long as IN, so records
-   need not be copied.  No input is (they are read, not mapped: input.c).  */
+/* True when st_input_next() pointers stay valid until
+   st_input_release_before() passes them, so records need not be copied:
+   after st_input_keep().  */
 bool st_input_stable (const struct st_input *in);
-/* Tells the input that nothing before OFFSET will be read again (a mapped
-   input could let its pages go).  Inputs are read through one buffer, so
-   their memory is flat however large the file: a no-op.  */
+/* From now on, bytes st_input_next() consumed stay where they are until
+   st_input_release_before() passes them.  The caller must release as it
+   goes: kept bytes are memory.  */
+void st_input_keep (struct st_input *in);
+/* Tells the input that nothing before OFFSET will be read again: a kept
+   buffer wholly before it is let go.  */
 void st_input_release_before (struct st_input *in, uint64_t offset);
 
 /* Makes the next N bytes visible without consuming them.  Returns how many

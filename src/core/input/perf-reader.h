@@ -67,8 +67,8 @@ struct st_perf_source {
   struct st_why *err;
 };
 
-/* Records of a mapped file stay where they are for the whole run; those of
-   a stream or a live ring buffer are copied before they are queued.  */
+/* Records the input keeps (st_input_keep) stay where they were read until
+   released; those of a live ring buffer are copied before they are queued.  */
 static inline bool
 st_perf_records_stable (const struct st_perf_source *src)
 {

@@ -15,9 +15,8 @@
 #define NREGS 17
 #define RA_REG 16
 
+/* The listed rules; undefined and same-value registers are not listed.  */
 enum rule {
-  RULE_UNDEFINED,
-  RULE_SAME,
   RULE_OFFSET,      /* saved at CFA + off */
   RULE_VAL_OFFSET,  /* is CFA + off */
 };
@@ -31,15 +30,16 @@ struct reg_rule {
 
 /* The rules of one pc range, in the process's addresses.  A row that is
    not USABLE stands for "libdwfl steps here" (no CFI, an expression, a
-   signal frame), so that the answer is not asked of libdw again.  Only the
-   registers whose rule is not "undefined" are listed: a step visits those
-   alone.  */
+   signal frame), so that the answer is not asked of libdw again.  The
+   registers of the same value are a mask; only those at or from the CFA
+   are listed: a step visits those alone.  */
 struct row {
   uint64_t start, end;
   int64_t cfa_off;
   uint8_t cfa_reg;
   bool usable;
   bool ra_undefined;
+  uint32_t same;            /* bit i: register i keeps its value */
   uint8_t n_rules;
   struct reg_rule rules[NREGS];
 };
@@ -199,8 +199,7 @@ parse_register (Dwarf_Frame *frame, int regno, struct row *r)
         }
       if (ops != NULL)
         return false;
-      rule.rule = RULE_SAME;
-      r->rules[r->n_rules++] = rule;
+      r->same |= 1u << regno;
       return true;
     }
   size_t i = 0;
@@ -316,7 +315,10 @@ copy_read (struct copy *k, uint64_t addr, uint64_t *value)
   uint64_t off = addr - k->sp;
   size_t avail = k->size - off;
   uint64_t v = 0;
-  memcpy (&v, k->stack + off, avail < sizeof v ? avail : sizeof v);
+  if (avail >= sizeof v)
+    memcpy (&v, k->stack + off, sizeof v);
+  else
+    memcpy (&v, k->stack + off, avail);
   *value = v;
   return true;
 }
@@ -336,20 +338,15 @@ step (const struct row *row, const struct state *s, struct copy *k, struct state
   if (!(s->set & (1u << row->cfa_reg)))
     return STEP_LIBDWFL;
   uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
-  out->set = 0;
+  /* All values at once; the mask says which of them count.  */
+  memcpy (out->val, s->val, sizeof out->val);
+  out->set = s->set & row->same;
   for (unsigned j = 0; j < row->n_rules; j++)
     {
       const struct reg_rule *rule = &row->rules[j];
       unsigned i = rule->reg;
       switch (rule->rule)
         {
-        case RULE_SAME:
-          if (s->set & (1u << i))
-            {
-              out->val[i] = s->val[i];
-              out->set |= 1u << i;
-            }
-          break;
         case RULE_OFFSET:
           if (!copy_read (k, cfa + (uint64_t) (int64_t) rule->off, &out->val[i]))
             return STEP_LIBDWFL;

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "basic/hashmap.h"
@@ -668,6 +669,28 @@ st_session_finish (struct st_session *s)
   return r;
 }
 
+/* Why a split pays or does not: one thread reads the input (the kernel's
+   copy of every byte of every stack is its system time), parses, orders
+   and writes; only unwinding and formatting are split.  The run cannot end
+   before the reader does, nor before the total is spread over N CPUs.  */
+static void
+print_split_bound (FILE *out, double reader, double unwinding, unsigned n)
+{
+  struct rusage ru;
+  double kernel = getrusage (RUSAGE_THREAD, &ru) == 0
+                  ? ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 : 0;
+  double total = reader + unwinding;
+  double bound = reader > total / n ? reader : total / n;
+  if (bound <= 0)
+    return;
+  fprintf (out, "split: on %u idle CPUs at least %.3f s, %.2fx the same work on one thread (%.3f s); the limit is %s "
+           "(the reading thread's %.3f s, %.3f s of it in the kernel reading the input)\n",
+           n, bound, total / bound, total,
+           reader >= total / n ? "the reading thread, which is not split"
+                               : "the unwinding spread over the CPUs",
+           reader, kernel);
+}
+
 void
 st_session_print_summary (const struct st_session *s, FILE *out)
 {
@@ -698,4 +721,5 @@ st_session_print_summary (const struct st_session *s, FILE *out)
       total += s->workers[i].cpu;
     }
   fprintf (out, " (total %.3f)\n", total + thread_cpu ());
+  print_split_bound (out, thread_cpu (), total, s->n_workers);
 }

@@ -32,6 +32,11 @@
    before any is written, so one process is split even when a worker keeps
    up with the reader.  */
 #define IMBALANCE (BATCH / 2)
+/* ... but only once it has had this many samples: a move makes the other
+   worker build the process's Dwfl, read its files' CFI and symbols, which
+   a short process (one of many run one after the other) never pays back.
+   Its samples then overlap with the reading, not with each other.  */
+#define MOVE_AFTER 256
 
 struct job {
   struct st_event ev;
@@ -78,7 +83,7 @@ struct st_session {
   uint64_t filled;            /* next job to fill (only the reader's) */
   uint64_t head;              /* jobs before this are the workers' */
   uint64_t tail;              /* oldest job not yet written */
-  struct st_hashmap *affinity; /* pid -> its worker + 1 */
+  struct st_hashmap *affinity; /* pid -> its samples << 8 | worker + 1 */
   uint64_t *in_flight;        /* per worker: samples given, not written */
   uint64_t *given;            /* per worker: samples given in the run */
   uint64_t moves;             /* processes moved to a less busy worker */
@@ -398,17 +403,20 @@ pick_worker (struct st_session *s, pid_t pid, unsigned *out)
   for (unsigned i = 1; i < s->n_workers; i++)
     if (s->in_flight[i] < s->in_flight[least])
       least = i;
-  void *v = st_hashmap_get_u64 (s->affinity, (uint32_t) pid);
-  unsigned w = v != NULL ? (unsigned) ((uintptr_t) v - 1) : least;
-  if (v == NULL || s->in_flight[w] > s->in_flight[least] + IMBALANCE)
+  /* The value: the process's samples so far << 8 | its worker + 1.  */
+  uintptr_t v = (uintptr_t) st_hashmap_get_u64 (s->affinity, (uint32_t) pid);
+  unsigned w = v != 0 ? (unsigned) (v & 0xff) - 1 : least;
+  uintptr_t seen = v >> 8;
+  if (v == 0 || (seen >= MOVE_AFTER && s->in_flight[w] > s->in_flight[least] + IMBALANCE))
     {
-      if (v != NULL)
+      if (v != 0)
         s->moves++;
       w = least;
-      int r = st_hashmap_put_u64 (s->affinity, (uint32_t) pid, (void *) (uintptr_t) (w + 1));
-      if (r < 0)
-        return r;
     }
+  int r = st_hashmap_put_u64 (s->affinity, (uint32_t) pid,
+                              (void *) (((seen + 1) << 8) | (uintptr_t) (w + 1)));
+  if (r < 0)
+    return r;
   s->in_flight[w]++;
   s->given[w]++;
   *out = w;
@@ -709,8 +717,8 @@ st_session_print_summary (const struct st_session *s, FILE *out)
   for (unsigned i = 0; i < s->n_workers; i++)
     fprintf (out, " %" PRIu64, s->given[i]);
   fprintf (out, " (%zu processes; a process stays with one thread until that one is %d "
-           "samples behind: moved %" PRIu64 " times)\n", st_hashmap_size (s->affinity),
-           IMBALANCE, s->moves);
+           "samples behind, after its first %d: moved %" PRIu64 " times)\n",
+           st_hashmap_size (s->affinity), IMBALANCE, MOVE_AFTER, s->moves);
   /* The reader's thread is the critical path: with N CPUs the run takes
      at least the larger of its time and the total over N.  */
   double total = 0;

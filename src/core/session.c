@@ -11,6 +11,7 @@
 
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "core/input/input.h"
 #include "core/session.h"
 #include "core/session-summary.h"
 #include "basic/strbuf.h"
@@ -49,6 +50,7 @@ struct job {
   bool dropped;               /* a sample not unwound: stopped at once */
   struct st_frame *frames;    /* result.frames storage: a copy of the */
   size_t frames_cap;          /* worker's, as long as the chain is */
+  bool held;                  /* a sample whose stack the input holds */
 };
 
 struct worker {
@@ -84,6 +86,8 @@ struct st_session {
   uint64_t head;              /* jobs before this are the workers' */
   uint64_t tail;              /* oldest job not yet written */
   struct st_hashmap *affinity; /* pid -> its samples << 8 | worker + 1 */
+  struct st_input *input;     /* keeps samples' stacks for the ring, or NULL */
+  uint64_t hold;              /* the oldest held sample's input offset */
   uint64_t *in_flight;        /* per worker: samples given, not written */
   uint64_t *given;            /* per worker: samples given in the run */
   uint64_t moves;             /* processes moved to a less busy worker */
@@ -204,16 +208,18 @@ copy_bytes (uint8_t **p, const void *src, size_t n)
 }
 
 /* Copies what EV points to into JOB, so that it outlives the source's
-   buffer.  */
+   buffer; a sample's stack not when the input holds it (HELD).  */
 static int
-job_fill (struct job *job, const struct st_event *ev)
+job_fill (struct job *job, const struct st_event *ev, bool held)
 {
   size_t need = 0;
   const struct st_sample *smp = &ev->sample;
+  job->held = held;
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:
-      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8 + smp->n_user_ips * 8;
+      need = smp->n_regs * 8 + (held ? 0 : smp->stack_size) + smp->n_kernel_ips * 8
+             + smp->n_user_ips * 8;
       break;
     case ST_EVENT_MMAP: need = strlen (ev->mmap.filename) + 1; break;
     case ST_EVENT_COMM: need = strlen (ev->comm.comm) + 1; break;
@@ -240,7 +246,8 @@ job_fill (struct job *job, const struct st_event *ev)
         copy->regs = copy_bytes (&p, smp->regs, smp->n_regs * 8);
         copy->kernel_ips = copy_bytes (&p, smp->kernel_ips, smp->n_kernel_ips * 8);
         copy->user_ips = copy_bytes (&p, smp->user_ips, smp->n_user_ips * 8);
-        copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
+        if (!held)
+          copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
         break;
       }
     case ST_EVENT_MMAP:
@@ -379,6 +386,18 @@ retire (struct st_session *s)
             s->output_error = r;
         }
     }
+  if (s->input != NULL)
+    {
+      /* What the ring still holds of the input: its oldest sample.  */
+      s->hold = UINT64_MAX;
+      for (uint64_t seq = s->tail; seq < s->filled; seq++)
+        {
+          const struct job *job = &s->ring[seq % RING_SIZE];
+          if (job->held && job->ev.sample.input_offset < s->hold)
+            s->hold = job->ev.sample.input_offset;
+        }
+      st_input_hold (s->input, s->hold);
+    }
   return s->output_error;
 }
 
@@ -443,9 +462,16 @@ dispatch (struct st_session *s, const struct st_event *ev)
     }
 
   struct job *job = &s->ring[s->filled % RING_SIZE];
-  int r = job_fill (job, ev);
+  bool held = s->input != NULL && ev->kind == ST_EVENT_SAMPLE && ev->sample.stack_size > 0
+              && st_input_holds (s->input, ev->sample.stack);
+  int r = job_fill (job, ev, held);
   if (r < 0)
     return r;
+  if (held && ev->sample.input_offset < s->hold)
+    {
+      s->hold = ev->sample.input_offset;
+      st_input_hold (s->input, s->hold);
+    }
   if (ev->kind == ST_EVENT_SAMPLE)
     {
       r = pick_worker (s, ev->sample.pid, &job->worker);
@@ -697,6 +723,17 @@ print_split_bound (FILE *out, double reader, double unwinding, unsigned n)
            reader >= total / n ? "the reading thread, which is not split"
                                : "the unwinding spread over the CPUs",
            reader, kernel);
+}
+
+void
+st_session_hold_input (struct st_session *s, struct st_input *in)
+{
+  /* -j 1 unwinds each sample before the source goes on.  */
+  if (s->n_workers > 0)
+    {
+      s->input = in;
+      s->hold = UINT64_MAX;
+    }
 }
 
 void

@@ -47,6 +47,7 @@ struct st_input {
   /* st_input_keep: buffers set aside, oldest first, until released */
   bool keep;
   uint64_t released;          /* st_input_release_before's highest offset */
+  uint64_t hold;              /* st_input_hold: nothing from here on goes */
   struct kept *kept;
   size_t n_kept, cap_kept;
   uint8_t *spare[SPARES];     /* released buffers, for the next ones */
@@ -67,6 +68,7 @@ st_input_open (const char *path, struct st_input **out)
   _cleanup_ (input_freep) struct st_input *in = calloc (1, sizeof *in);
   if (in == NULL)
     return -ENOMEM;
+  in->hold = UINT64_MAX;
   in->name = strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
   if (in->name == NULL)
     return -ENOMEM;
@@ -138,6 +140,26 @@ st_input_keep (struct st_input *in)
 {
   in->keep = true;
   in->released = in->buf_offset + in->buf_start;
+}
+
+void
+st_input_hold (struct st_input *in, uint64_t offset)
+{
+  in->hold = offset;
+}
+
+bool
+st_input_holds (const struct st_input *in, const void *p)
+{
+  const uint8_t *b = p;
+  if (!in->keep)
+    return false;
+  if (b >= in->buf && b < in->buf + in->buf_end)
+    return true;
+  for (size_t i = 0; i < in->n_kept; i++)
+    if (b >= in->kept[i].buf && b < in->kept[i].buf + BUFFER_SIZE)
+      return true;
+  return false;
 }
 
 uint64_t
@@ -327,6 +349,8 @@ st_input_pread (struct st_input *in, void *buf, size_t n, uint64_t offset)
 void
 st_input_release_before (struct st_input *in, uint64_t offset)
 {
+  if (offset > in->hold)
+    offset = in->hold;
   if (!in->keep || offset <= in->released)
     return;
   in->released = offset;

@@ -40,6 +40,12 @@ void st_input_keep (struct st_input *in);
 /* Tells the input that nothing before OFFSET will be read again: a kept
    buffer wholly before it is let go.  */
 void st_input_release_before (struct st_input *in, uint64_t offset);
+/* A second holder of kept records (the unwinding threads): nothing from
+   OFFSET on is let go, whatever st_input_release_before says, until the
+   next st_input_hold.  UINT64_MAX holds nothing.  */
+void st_input_hold (struct st_input *in, uint64_t offset);
+/* True when P lies in bytes IN keeps: st_input_hold can keep them.  */
+bool st_input_holds (const struct st_input *in, const void *p);
 
 /* Makes the next N bytes visible without consuming them.  Returns how many
    are available (less than N only at end of input) or -errno.  */

@@ -33,6 +33,12 @@ reserve (struct st_strbuf *b, size_t n)
   return true;
 }
 
+char *
+st_strbuf_room (struct st_strbuf *b, size_t n)
+{
+  return reserve (b, n) ? b->data + b->len : NULL;
+}
+
 void
 st_strbuf_put (struct st_strbuf *b, const void *data, size_t n)
 {

@@ -25,6 +25,16 @@ st_strbuf_failed (const struct st_strbuf *b)
   return b->failed;
 }
 
+/* Room for N more bytes at the end of B, for a formatter that writes them
+   itself and then calls st_strbuf_end_at() with where it stopped.  NULL
+   when memory ran out.  */
+char *st_strbuf_room (struct st_strbuf *b, size_t n);
+static inline void
+st_strbuf_end_at (struct st_strbuf *b, char *end)
+{
+  b->len = (size_t) (end - b->data);
+}
+
 void st_strbuf_put (struct st_strbuf *b, const void *data, size_t n);
 void st_strbuf_put_str (struct st_strbuf *b, const char *s);
 void st_strbuf_put_char (struct st_strbuf *b, char c);

@@ -335,7 +335,10 @@ run (const struct st_options *o)
       /* From here on, a stop ends a read that waits on a pipe (a source
          opening its input reads what it must, whatever comes).  */
       if (s.in != NULL)
-        st_input_set_interrupt (s.in, stop);
+        {
+          st_input_set_interrupt (s.in, stop);
+          st_session_hold_input (out.session, s.in);
+        }
       struct st_why why;
       st_why_clear (&why);
       int r = s.ops->run (s.state, st_session_handle_event, out.session, stop, &why);

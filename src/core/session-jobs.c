@@ -6,9 +6,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "basic/signals.h"
+#include "core/input/input.h"
 #include "core/session-private.h"
 
 /* Events in flight between the reader and the unwinding threads.  Each
@@ -26,6 +28,11 @@
    before any is written, so one process is split even when a worker keeps
    up with the reader.  */
 #define IMBALANCE (BATCH / 2)
+/* ... but only once it has had this many samples: a move makes the other
+   worker build the process's Dwfl, read its files' CFI and symbols, which
+   a short process (one of many run one after the other) never pays back.
+   Its samples then overlap with the reading, not with each other.  */
+#define MOVE_AFTER 256
 
 struct job {
   struct st_event ev;
@@ -38,6 +45,7 @@ struct job {
   bool dropped;               /* a sample not unwound: stopped at once */
   struct st_frame *frames;    /* result.frames storage: a copy of the */
   size_t frames_cap;          /* worker's, as long as the chain is */
+  bool held;                  /* a sample whose stack the input holds */
 };
 
 struct worker {
@@ -64,9 +72,9 @@ copy_bytes (uint8_t **p, const void *src, size_t n)
 }
 
 /* Copies what EV points to into JOB, so that it outlives the source's
-   buffer.  */
+   buffer; a sample's stack not when the input holds it (HELD).  */
 static int
-job_fill (struct job *job, const struct st_event *ev)
+job_fill (struct job *job, const struct st_event *ev, bool held)
 {
   size_t need = 0;
   const struct st_sample *smp = &ev->sample;
@@ -74,10 +82,12 @@ job_fill (struct job *job, const struct st_event *ev)
      point at the string's copy.  */
   const char **str = NULL;
   job->ev = *ev;
+  job->held = held;
   switch (ev->kind)
     {
     case ST_EVENT_SAMPLE:
-      need = smp->n_regs * 8 + smp->stack_size + smp->n_kernel_ips * 8 + smp->n_user_ips * 8;
+      need = smp->n_regs * 8 + (held ? 0 : smp->stack_size) + smp->n_kernel_ips * 8
+             + smp->n_user_ips * 8;
       break;
     case ST_EVENT_MMAP: str = &job->ev.mmap.filename; break;
     case ST_EVENT_COMM: str = &job->ev.comm.comm; break;
@@ -103,7 +113,8 @@ job_fill (struct job *job, const struct st_event *ev)
       copy->regs = copy_bytes (&p, smp->regs, smp->n_regs * 8);
       copy->kernel_ips = copy_bytes (&p, smp->kernel_ips, smp->n_kernel_ips * 8);
       copy->user_ips = copy_bytes (&p, smp->user_ips, smp->n_user_ips * 8);
-      copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
+      if (!held)
+        copy->stack = copy_bytes (&p, smp->stack, smp->stack_size);
     }
   else if (str != NULL)
     *str = memcpy (p, *str, need);
@@ -230,6 +241,18 @@ retire (struct st_session *s)
             s->output_error = r;
         }
     }
+  if (s->input != NULL)
+    {
+      /* What the ring still holds of the input: its oldest sample.  */
+      s->hold = UINT64_MAX;
+      for (uint64_t seq = s->tail; seq < s->filled; seq++)
+        {
+          const struct job *job = &s->ring[seq % RING_SIZE];
+          if (job->held && job->ev.sample.input_offset < s->hold)
+            s->hold = job->ev.sample.input_offset;
+        }
+      st_input_hold (s->input, s->hold);
+    }
   return s->output_error;
 }
 
@@ -254,17 +277,20 @@ pick_worker (struct st_session *s, pid_t pid, unsigned *out)
   for (unsigned i = 1; i < s->n_workers; i++)
     if (s->in_flight[i] < s->in_flight[least])
       least = i;
-  void *v = st_hashmap_get_u64 (s->affinity, (uint32_t) pid);
-  unsigned w = v != NULL ? (unsigned) ((uintptr_t) v - 1) : least;
-  if (v == NULL || s->in_flight[w] > s->in_flight[least] + IMBALANCE)
+  /* The value: the process's samples so far << 8 | its worker + 1.  */
+  uintptr_t v = (uintptr_t) st_hashmap_get_u64 (s->affinity, (uint32_t) pid);
+  unsigned w = v != 0 ? (unsigned) (v & 0xff) - 1 : least;
+  uintptr_t seen = v >> 8;
+  if (v == 0 || (seen >= MOVE_AFTER && s->in_flight[w] > s->in_flight[least] + IMBALANCE))
     {
-      if (v != NULL)
+      if (v != 0)
         s->moves++;
       w = least;
-      int r = st_hashmap_put_u64 (s->affinity, (uint32_t) pid, (void *) (uintptr_t) (w + 1));
-      if (r < 0)
-        return r;
     }
+  int r = st_hashmap_put_u64 (s->affinity, (uint32_t) pid,
+                              (void *) (((seen + 1) << 8) | (uintptr_t) (w + 1)));
+  if (r < 0)
+    return r;
   s->in_flight[w]++;
   s->given[w]++;
   *out = w;
@@ -291,9 +317,16 @@ st_session_jobs_dispatch (struct st_session *s, const struct st_event *ev)
     }
 
   struct job *job = &s->ring[s->filled % RING_SIZE];
-  int r = job_fill (job, ev);
+  bool held = s->input != NULL && ev->kind == ST_EVENT_SAMPLE && ev->sample.stack_size > 0
+              && st_input_holds (s->input, ev->sample.stack);
+  int r = job_fill (job, ev, held);
   if (r < 0)
     return r;
+  if (held && ev->sample.input_offset < s->hold)
+    {
+      s->hold = ev->sample.input_offset;
+      st_input_hold (s->input, s->hold);
+    }
   if (ev->kind == ST_EVENT_SAMPLE)
     {
       r = pick_worker (s, ev->sample.pid, &job->worker);
@@ -420,6 +453,28 @@ st_session_jobs_unwinders (const struct st_session *s, struct st_unwinder **out)
   return s->n_workers;
 }
 
+/* Why a split pays or does not: one thread reads the input (the kernel's
+   copy of every byte of every stack is its system time), parses, orders
+   and writes; only unwinding and formatting are split.  The run cannot end
+   before the reader does, nor before the total is spread over N CPUs.  */
+static void
+print_split_bound (FILE *out, double reader, double unwinding, unsigned n)
+{
+  struct rusage ru;
+  double kernel = getrusage (RUSAGE_THREAD, &ru) == 0
+                  ? ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 : 0;
+  double total = reader + unwinding;
+  double bound = reader > total / n ? reader : total / n;
+  if (bound <= 0)
+    return;
+  fprintf (out, "split: on %u idle CPUs at least %.3f s, %.2fx the same work on one thread (%.3f s); the limit is %s "
+           "(the reading thread's %.3f s, %.3f s of it in the kernel reading the input)\n",
+           n, bound, total / bound, total,
+           reader >= total / n ? "the reading thread, which is not split"
+                               : "the unwinding spread over the CPUs",
+           reader, kernel);
+}
+
 void
 st_session_jobs_print (const struct st_session *s, FILE *out)
 {
@@ -431,8 +486,8 @@ st_session_jobs_print (const struct st_session *s, FILE *out)
   for (unsigned i = 0; i < s->n_workers; i++)
     fprintf (out, " %" PRIu64, s->given[i]);
   fprintf (out, " (%zu processes; a process stays with one thread until that one is %d "
-           "samples behind: moved %" PRIu64 " times)\n", st_hashmap_size (s->affinity),
-           IMBALANCE, s->moves);
+           "samples behind, after its first %d: moved %" PRIu64 " times)\n",
+           st_hashmap_size (s->affinity), IMBALANCE, MOVE_AFTER, s->moves);
   /* The reader's thread is the critical path: with N CPUs the run takes
      at least the larger of its time and the total over N.  */
   double total = 0;
@@ -443,4 +498,16 @@ st_session_jobs_print (const struct st_session *s, FILE *out)
       total += s->workers[i].cpu;
     }
   fprintf (out, " (total %.3f)\n", total + thread_cpu ());
+  print_split_bound (out, thread_cpu (), total, s->n_workers);
+}
+
+void
+st_session_hold_input (struct st_session *s, struct st_input *in)
+{
+  /* -j 1 unwinds each sample before the source goes on.  */
+  if (s->n_workers > 0)
+    {
+      s->input = in;
+      s->hold = UINT64_MAX;
+    }
 }

@@ -36,7 +36,9 @@ struct st_session {
   uint64_t filled;            /* next job to fill (only the reader's) */
   uint64_t head;              /* jobs before this are the workers' */
   uint64_t tail;              /* oldest job not yet written */
-  struct st_hashmap *affinity; /* pid -> its worker + 1 */
+  struct st_hashmap *affinity; /* pid -> its samples << 8 | worker + 1 */
+  struct st_input *input;     /* keeps samples' stacks for the ring, or NULL */
+  uint64_t hold;              /* the oldest held sample's input offset */
   uint64_t *in_flight;        /* per worker: samples given, not written */
   uint64_t *given;            /* per worker: samples given in the run */
   uint64_t moves;             /* processes moved to a less busy worker */

@@ -87,6 +87,11 @@ int st_session_output_error (const struct st_session *s);
 const struct st_stats *st_session_stats (const struct st_session *s);
 /* The summary printed by --stats and -v.  */
 void st_session_print_summary (const struct st_session *s, FILE *out);
+/* With unwinding threads, samples whose stack IN keeps (st_input_keep)
+   are not copied for them: the session holds IN's bytes until the
+   threads are done.  IN outlives the session's last event.  */
+struct st_input;
+void st_session_hold_input (struct st_session *s, struct st_input *in);
 
 /* The default --jobs: the CPUs this process may run on, at most 4.  */
 unsigned st_session_default_jobs (void);

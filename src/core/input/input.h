@@ -36,13 +36,23 @@ struct st_why;
 int st_input_next_record (struct st_input *in, size_t n, const uint8_t **data,
                           const char *what, uint32_t type, uint64_t offset,
                           struct st_why *err);
-/* True when st_input_next() pointers stay valid as long as IN, so records
-   need not be copied.  No input is (they are read, not mapped: input.c).  */
+/* True when st_input_next() pointers stay valid until
+   st_input_release_before() passes them, so records need not be copied:
+   after st_input_keep().  */
 bool st_input_stable (const struct st_input *in);
-/* Tells the input that nothing before OFFSET will be read again (a mapped
-   input could let its pages go).  Inputs are read through one buffer, so
-   their memory is flat however large the file: a no-op.  */
+/* From now on, bytes st_input_next() consumed stay where they are until
+   st_input_release_before() passes them.  The caller must release as it
+   goes: kept bytes are memory.  */
+void st_input_keep (struct st_input *in);
+/* Tells the input that nothing before OFFSET will be read again: a kept
+   buffer wholly before it is let go.  */
 void st_input_release_before (struct st_input *in, uint64_t offset);
+/* A second holder of kept records (the unwinding threads): nothing from
+   OFFSET on is let go, whatever st_input_release_before says, until the
+   next st_input_hold.  UINT64_MAX holds nothing.  */
+void st_input_hold (struct st_input *in, uint64_t offset);
+/* True when P lies in bytes IN keeps: st_input_hold can keep them.  */
+bool st_input_holds (const struct st_input *in, const void *p);
 
 /* Makes the next N bytes visible without consuming them.  Returns how many
    are available (less than N only at end of input) or -errno.  */

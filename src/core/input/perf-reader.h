@@ -68,9 +68,9 @@ struct st_perf_source {
   struct st_why *err;
 };
 
-/* Records of a mapped file stay where they are for the whole run, and a
-   live ring's until the round after next; those of a stream are copied
-   before they are queued.  */
+/* Records the input keeps (st_input_keep) stay where they were read until
+   released, and a live ring's samples fed in place until the round after
+   next; other records are copied before they are queued.  */
 static inline bool
 st_perf_records_stable (const struct st_perf_source *src)
 {

@@ -78,8 +78,8 @@ release_queued (const struct st_queued_record *rec, void *arg)
 }
 
 /* A kernel record: ordered by time when it has one, else delivered now.
-   Records of a mapped file are queued in place; a stream's are copied,
-   since its buffer moves on.  */
+   Records the input keeps are queued in place; others (decompressed,
+   byte-swapped) are copied, since their buffer moves on.  */
 static int
 handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                       uint64_t offset)
@@ -325,6 +325,10 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
         r = fn (&ev, arg);
     }
 
+  /* Queued records stay in the input's buffers, not copied, until a round
+     or an empty queue lets them go.  */
+  if (src->in != NULL)
+    st_input_keep (src->in);
   /* Records are 8-byte aligned in the file, but a stream's buffer gives
      no such promise: parsers read fields with memcpy.  */
   while (r == 0 && !(stop && *stop))
@@ -342,6 +346,8 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
         r = handle_user_record (src, rec, size, offset);
       else
         r = handle_kernel_record (src, rec, size, offset);
+      if (src->in != NULL && st_ordered_queue_size (src->queue) == 0)
+        st_input_release_before (src->in, offset + size);
     }
   if (r == 1)
     r = 0;

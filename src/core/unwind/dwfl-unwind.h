@@ -61,6 +61,13 @@ st_stack_copy_read (const uint8_t *stack, size_t size, uint64_t sp, bool big_end
   uint64_t off = addr - sp;
   size_t avail = size - off;
   uint64_t v = 0;
+  if (!big_endian && avail >= sizeof v)
+    {
+      /* The common case in one fixed-size load.  */
+      memcpy (&v, stack + off, sizeof v);
+      *value = v;
+      return true;
+    }
   /* A 32-bit task's last word may be only 4 bytes from the end.  */
   size_t n = avail < sizeof v ? avail : sizeof v;
   if (big_endian)

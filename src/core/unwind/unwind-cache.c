@@ -17,23 +17,33 @@
 #define NREGS 17
 #define RA_REG 16
 
+/* The listed rules; undefined and same-value registers are not listed.  */
 enum rule {
-  RULE_UNDEFINED,
-  RULE_SAME,
   RULE_OFFSET,      /* saved at CFA + off */
   RULE_VAL_OFFSET,  /* is CFA + off */
 };
 
+/* The rule of one register that is not undefined.  */
+struct reg_rule {
+  uint8_t reg;
+  uint8_t rule;
+  int32_t off;
+};
+
 /* The rules of one pc range, in the process's addresses.  A row that is
    not USABLE stands for "libdwfl steps here" (no CFI, an expression, a
-   signal frame), so that the answer is not asked of libdw again.  */
+   signal frame), so that the answer is not asked of libdw again.  The
+   registers of the same value are a mask; only those at or from the CFA
+   are listed: a step visits those alone.  */
 struct row {
   uint64_t start, end;
   int64_t cfa_off;
-  int32_t off[NREGS];
-  uint8_t rule[NREGS];
   uint8_t cfa_reg;
   bool usable;
+  bool ra_undefined;
+  uint32_t same;            /* bit i: register i keeps its value */
+  uint8_t n_rules;
+  struct reg_rule rules[NREGS];
 };
 
 struct module_rows {
@@ -42,17 +52,33 @@ struct module_rows {
   size_t n, cap;
 };
 
+/* The row of a lookup address that was stepped from before, so that a
+   frame seen again costs neither dwfl_addrmodule nor a search.  Entries
+   of an older GEN are stale (a row was inserted: indexes moved).  */
+#define MEMO_SIZE 512
+struct memo {
+  uint64_t lookup;
+  uint32_t gen;
+  uint32_t mod;             /* index in mods */
+  uint32_t row;             /* index in its rows */
+};
+
 struct st_unwind_cache {
   struct module_rows *mods;
   size_t n_mods, cap_mods;
   size_t last;              /* the module entry of the last lookup */
+  uint32_t gen;             /* starts at 1: a zeroed memo entry is stale */
+  struct memo memo[MEMO_SIZE];
 };
 
 int
 st_unwind_cache_new (struct st_unwind_cache **out)
 {
   *out = calloc (1, sizeof **out);
-  return *out ? 0 : -ENOMEM;
+  if (*out == NULL)
+    return -ENOMEM;
+  (*out)->gen = 1;
+  return 0;
 }
 
 void
@@ -64,6 +90,7 @@ st_unwind_cache_clear (struct st_unwind_cache *c)
     free (c->mods[i].rows);
   c->n_mods = 0;
   c->last = 0;
+  c->gen++;
 }
 
 void
@@ -148,14 +175,18 @@ parse_register (Dwarf_Frame *frame, int regno, struct row *r)
   size_t nops;
   if (dwarf_frame_register (frame, regno, ops_mem, &ops, &nops) != 0)
     return false;
+  struct reg_rule rule = { .reg = regno };
   if (nops == 0)
     {
       if (ops == ops_mem)
-        r->rule[regno] = RULE_UNDEFINED;
-      else if (ops == NULL)
-        r->rule[regno] = RULE_SAME;
-      else
+        {
+          if (regno == RA_REG)
+            r->ra_undefined = true;
+          return true;
+        }
+      if (ops != NULL)
         return false;
+      r->same |= 1u << regno;
       return true;
     }
   size_t i = 0;
@@ -172,8 +203,9 @@ parse_register (Dwarf_Frame *frame, int regno, struct row *r)
     }
   if (i != nops || (int64_t) off != (int32_t) off)
     return false;
-  r->rule[regno] = location ? RULE_OFFSET : RULE_VAL_OFFSET;
-  r->off[regno] = (int32_t) off;
+  rule.rule = location ? RULE_OFFSET : RULE_VAL_OFFSET;
+  rule.off = (int32_t) off;
+  r->rules[r->n_rules++] = rule;
   return true;
 }
 
@@ -240,6 +272,7 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
   memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
   m->rows[at] = r;
   m->n++;
+  c->gen++;
   return &m->rows[at];
 }
 
@@ -273,34 +306,31 @@ step (const struct row *row, const struct state *s, struct copy *k, struct state
   if (!(s->set & (1u << row->cfa_reg)))
     return STEP_LIBDWFL;
   uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
-  out->set = 0;
-  for (int i = 0; i < NREGS; i++)
-    switch (row->rule[i])
-      {
-      case RULE_UNDEFINED:
-        break;
-      case RULE_SAME:
-        if (s->set & (1u << i))
-          {
-            out->val[i] = s->val[i];
-            out->set |= 1u << i;
-          }
-        break;
-      case RULE_OFFSET:
-        if (!copy_read (k, cfa + (uint64_t) (int64_t) row->off[i], &out->val[i]))
-          return STEP_LIBDWFL;
-        out->set |= 1u << i;
-        break;
-      case RULE_VAL_OFFSET:
-        out->val[i] = cfa + (uint64_t) (int64_t) row->off[i];
-        out->set |= 1u << i;
-        break;
-      }
+  /* All values at once; the mask says which of them count.  */
+  memcpy (out->val, s->val, sizeof out->val);
+  out->set = s->set & row->same;
+  for (unsigned j = 0; j < row->n_rules; j++)
+    {
+      const struct reg_rule *rule = &row->rules[j];
+      unsigned i = rule->reg;
+      switch (rule->rule)
+        {
+        case RULE_OFFSET:
+          if (!copy_read (k, cfa + (uint64_t) (int64_t) rule->off, &out->val[i]))
+            return STEP_LIBDWFL;
+          out->set |= 1u << i;
+          break;
+        case RULE_VAL_OFFSET:
+          out->val[i] = cfa + (uint64_t) (int64_t) rule->off;
+          out->set |= 1u << i;
+          break;
+        }
+    }
   /* The return address undefined is the outermost frame; a return address
      of 0 ends the stack too (libdwfl: "none of the archs supported for
      unwinding have zero as a valid PC").  Known but unreadable it would
      end libdwfl's unwind with its own classification: libdwfl's.  */
-  if (row->rule[RA_REG] == RULE_UNDEFINED)
+  if (row->ra_undefined)
     return STEP_END;
   if (!(out->set & (1u << RA_REG)))
     return STEP_LIBDWFL;
@@ -308,15 +338,51 @@ step (const struct row *row, const struct state *s, struct copy *k, struct state
   return *pc == 0 ? STEP_END : STEP_PC;
 }
 
+static struct memo *
+memo_of (struct st_unwind_cache *c, uint64_t lookup)
+{
+  return &c->memo[(lookup * 0x9e3779b97f4a7c15ull) >> 55];
+}
+
+static const struct row *
+memo_row (struct st_unwind_cache *c, uint64_t lookup)
+{
+  const struct memo *e = memo_of (c, lookup);
+  return e->gen == c->gen && e->lookup == lookup ? &c->mods[e->mod].rows[e->row] : NULL;
+}
+
+/* The usable row at LOOKUP, a frame that is not Go's outermost: NULL when
+   libdwfl steps there.  */
+static const struct row *
+frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
+{
+  const struct row *row = memo_row (c, lookup);
+  if (row != NULL)
+    return row;
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  if (mod == NULL || st_module_is_go_outermost (mod, lookup))
+    return NULL;
+  row = find_row (c, mod, lookup);
+  if (row == NULL || !row->usable)
+    return NULL;
+  /* find_row left c->last at the module's entry.  */
+  *memo_of (c, lookup) = (struct memo) { lookup, c->gen, c->last, row - c->mods[c->last].rows };
+  return row;
+}
+
 /* The step from the frame at PC (its rules looked up at LOOKUP).  */
 static enum step
 step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct state *s,
             struct copy *k, struct state *out, uint64_t *pc)
 {
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-  if (mod == NULL)
-    return STEP_LIBDWFL;
-  const struct row *row = find_row (c, mod, lookup);
+  const struct row *row = memo_row (c, lookup);
+  if (row == NULL)
+    {
+      Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+      if (mod == NULL)
+        return STEP_LIBDWFL;
+      row = find_row (c, mod, lookup);
+    }
   if (row == NULL || !row->usable)
     return STEP_LIBDWFL;
   return step (row, s, k, out, pc);
@@ -358,11 +424,8 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
           break;
         }
       frames[n++] = (struct st_raw_frame) { pc, initial };
-      Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-      if (mod == NULL || st_module_is_go_outermost (mod, lookup))
-        return false;
-      const struct row *row = find_row (c, mod, lookup);
-      if (row == NULL || !row->usable)
+      const struct row *row = frame_row (c, dwfl, lookup);
+      if (row == NULL)
         return false;
       enum step r = step (row, s, &k, next, &pc);
       if (r == STEP_LIBDWFL)

@@ -90,10 +90,10 @@ check "Sysprof stream -> -m naive -f sysprof: the same of Sysprof's tree" naive
 details ()
 {
   "$CALLGRAPH" --details "$2" > "$tmp/$1.details" || return 1
-  sed "s/^/$1: /" "$tmp/$1.details"
+  sed "s/^/# $1: /" "$tmp/$1.details"
   _at=$(sed -n 's/^capture_time //p' "$tmp/$1.details")
   _at_s=$(date -u -d "$_at" +%s) || return 1
-  echo "$1: Recorded At $_at_s, the recording ran $(cat "$tmp/$3.started")..$(cat "$tmp/$3.ended")"
+  echo "# $1: Recorded At $_at_s, the recording ran $(cat "$tmp/$3.started")..$(cat "$tmp/$3.ended")"
   [ "$_at_s" -ge "$(cat "$tmp/$3.started")" ] && [ "$_at_s" -le "$(cat "$tmp/$3.ended")" ] &&
     grep -q -x -F "cpu_model $4" "$tmp/$1.details"
 }
@@ -103,7 +103,7 @@ capture_details ()
   _perf_model=$(run_perf report -i "$tmp/perf.data" --header-only 2> /dev/null |
     sed -n 's/^# cpudesc : //p')
   _this_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
-  echo "perf.data's cpudesc: $_perf_model; this machine's: $_this_model"
+  echo "# perf.data's cpudesc: $_perf_model; this machine's: $_this_model"
   [ -n "$_perf_model" ] && [ -n "$_this_model" ] &&
     details conv "$tmp/conv.cap" conv "$_perf_model" &&
     details live "$tmp/live.cap" live "$_this_model" &&
@@ -131,9 +131,9 @@ for path in sys.argv[1:]:
             inode = struct.unpack_from("<Q", data, at + 48)[0]
             if inode != 0:
                 bad += 1
-                print("%s: pid %d: map frame with inode %d" % (path, pid, inode))
+                print("# %s: pid %d: map frame with inode %d" % (path, pid, inode))
         at += length
-    print("%s: %d map frames" % (path, maps))
+    print("# %s: %d map frames" % (path.rsplit("/", 1)[-1], maps))
 sys.exit(1 if bad else 0)
 PY
     ! grep 'inode mismatch' "$tmp/conv.cg" "$tmp/live.cg" "$tmp/naive.cg"
@@ -147,7 +147,7 @@ replace ()
   for _p in shellfork deep; do
     _before=$(stat -c %i "$tmp/$_p")
     cp -p "$tmp/$_p" "$tmp/$_p.new" && mv "$tmp/$_p.new" "$tmp/$_p" || return 1
-    echo "$_p: inode $_before -> $(stat -c %i "$tmp/$_p")"
+    echo "# $_p: inode $_before -> $(stat -c %i "$tmp/$_p")"
     [ "$(stat -c %i "$tmp/$_p")" != "$_before" ] || return 1
   done
 }

@@ -131,7 +131,7 @@ def main(argv):
     extra, missing, through, pairs = match(tree_n, folded_n, known, names_of(tree_n))
     print("# samples paired through those names: %d of %d" % (through, total))
     for (a, b), c in pairs.most_common(8):
-        print("#   Sysprof %s / -f folded %s: %d samples" % (a, b, c))
+        print("#   Sysprof %s / -f folded %s: %d frames" % (a, b, c))
     if extra or missing:
         ok = False
         print("function stacks differ: %d samples only in -f folded, %d only in "

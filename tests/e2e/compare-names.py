@@ -30,12 +30,21 @@ perf's names for the others are not an oracle.
                Display>::fmt" only demangled), the frame counts when ours
                has the address, offset and demangled name of --perf-script
                and P's name starts at the same address: it is reported.
+  pprof system_name
+               (--pprof-raw F --raw-perf-script P) each function of the pprof
+               profile, as `go tool pprof -raw` prints it, has the name and
+               system_name that perf script and P give the same frame:
+               the rate is the share of the frames of the profile's
+               samples whose (name, system_name) is such a pair of perf's;
+               and some functions of a C++ or Rust program have a mangled
+               system_name.
 
 Each check prints one TAP line and its rate.  Usage:
 
   compare-names.py --perf-script P --name N --tap-start K --min-rate R
                    [--json F] [--text F] [--folded F] [--svg F]
                    [--pprof F --go GO --home H] [--raw-of F --raw-perf-script P]
+                   [--pprof-raw F --raw-perf-script P --go GO --home H]
 """
 
 import argparse
@@ -140,6 +149,54 @@ def svg_stacks(path):
     return stacks
 
 
+# A location line of `go tool pprof -raw` (profile.Location's string):
+# "NAME FILE:LINE[:COLUMN] s=START", then "(SYSTEM_NAME)" when it differs.
+RAW_LINE_RE = re.compile(r"^(?P<name>.*) (?P<file>\S*):(?P<line>-?\d+)(?::-?\d+)? "
+                         r"s=-?\d+(?:\((?P<sys>.*)\))?$")
+RAW_LOC_RE = re.compile(r"^\s*(?P<id>\d+): 0x[0-9a-f]+ (?:M=\d+ )?(?:\[F\] )?(?P<rest>.*)$")
+
+
+def pprof_raw(text):
+    """(samples, locations) of `go tool pprof -raw`: samples as
+    (count, [location ids]), locations as {id: [(name, system_name)]}
+    (one per line of the location; inlined functions first)."""
+    samples, locs, part, cur = [], {}, None, None
+    for line in text.split("\n"):
+        if line.startswith("Samples:"):
+            part = "samples"
+            continue
+        if line.startswith("Locations"):
+            part = "locations"
+            continue
+        if line.startswith("Mappings"):
+            part = None
+            continue
+        if part == "samples" and ":" in line:
+            values, _, ids = line.partition(":")
+            try:
+                count = int(values.split()[0])
+                samples.append((count, [int(i) for i in ids.split()]))
+            except (ValueError, IndexError):
+                continue
+        elif part == "locations":
+            m = RAW_LOC_RE.match(line)
+            rest = None
+            if m:
+                cur = int(m.group("id"))
+                locs[cur] = []
+                rest = m.group("rest")
+            elif line.startswith("             ") and cur is not None:
+                rest = line.strip()
+            if rest is None or rest == "":
+                continue
+            fm = RAW_LINE_RE.match(rest)
+            if fm:
+                name = fm.group("name")
+                locs[cur].append((name, fm.group("sys") if fm.group("sys") is not None
+                                  else name))
+    return samples, locs
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--perf-script", required=True)
@@ -155,6 +212,7 @@ def main(argv):
     ap.add_argument("--go", default="go")
     ap.add_argument("--home")
     ap.add_argument("--raw-of")
+    ap.add_argument("--pprof-raw")
     ap.add_argument("--raw-perf-script")
     ap.add_argument("--what", default="", help="words added to each TAP line")
     args = ap.parse_args(argv)
@@ -258,6 +316,50 @@ def main(argv):
         else:
             stacks, _labels = check_pprof.parse_traces(out)
             aggregated("pprof", stacks)
+    if args.pprof_raw:
+        # perf's (name, --no-demangle name) of each frame of its complete
+        # samples: the pairs a function's name and system_name must be.
+        raw_perf = {(p.tid, p.time): p for p in cps.parse_perf_script(args.raw_perf_script)}
+        pairs = set()
+        for p in complete:
+            rp = raw_perf.get((p.tid, p.time))
+            if rp is None or len(rp.frames) != len(p.frames):
+                continue
+            for fd, fr in zip(p.frames, rp.frames):
+                if fd.symbol is not None and fr.symbol is not None:
+                    pairs.add((fd.symbol, fr.symbol))
+        rc, out, err = check_pprof.pprof(args.go, ["-raw"], args.pprof_raw, args.home)
+        if rc != 0:
+            diag("go tool pprof -raw failed (%d): %s" % (rc, err[:400]))
+            tap(False, "pprof system_name: go tool pprof -raw failed")
+        else:
+            samples, locs = pprof_raw(out)
+            perf_names = {d for d, _ in pairs}
+            matched = total = 0
+            wrong = Counter()
+            for count, ids in samples:
+                for i in ids:
+                    for fn in locs.get(i, []):
+                        if fn[0] not in perf_names:
+                            continue   # a frame perf's complete samples never name
+                        total += count
+                        if fn in pairs:
+                            matched += count
+                        else:
+                            wrong["%s / system_name %s / perf --no-demangle %s" % (
+                                fn[0], fn[1], sorted(r for d, r in pairs if d == fn[0])[:2])] += count
+            mangled = {fn for fl in locs.values() for fn in fl if fn[0] != fn[1]}
+            rate = 100.0 * matched / total if total else 0.0
+            diag("%s: pprof system_name: %d of %d frames of the profile's samples have perf's "
+                 "(name, --no-demangle name) (%.2f%%); %d functions with a system_name of "
+                 "their own, e.g. %s" % (args.name, matched, total, rate, len(mangled),
+                                         sorted(mangled)[:1]))
+            for k, c in wrong.most_common(3):
+                diag("  %d frames: %s" % (c, k))
+            tap(total >= args.min_samples and rate >= args.min_rate and len(mangled) > 0,
+                "pprof function name and system_name are perf script's and perf script "
+                "--no-demangle's in %.2f%% of %d frames (need %.1f%%, and mangled "
+                "system_names)" % (rate, total, args.min_rate))
     return 1 if failed[0] else 0
 
 

@@ -8,9 +8,11 @@
 # compare-names.py that in at least 99.5% of the samples perf unwound
 # completely, every frame name of -f json, text, folded, svg and pprof equals
 # perf script's (demangled, with perf's "@@GLIBC_2.34" versions);
-# --no-demangle's names equal perf script --no-demangle's, and so does JSON's
-# raw_symbol; --demangle=full's equal perf script -v's (parameter lists); and
-# go tool pprof -top shows demangled names.
+# --no-demangle's names (json, text, folded) equal perf script
+# --no-demangle's, and so do JSON's raw_symbol and pprof's system_name (read
+# with go tool pprof -raw); --demangle=full's (json, text, folded) equal perf
+# script -v's (parameter lists); and go tool pprof -top shows demangled
+# names.
 #
 # Environment as e2e-lib.sh, and RUSTC (default: rustc in PATH; Debian 12's
 # rustc 1.63 from tools/install-deps.sh does) and GO (default: go).
@@ -19,7 +21,7 @@
 : "${RUSTC:=rustc}"
 : "${GO:=go}"
 NAMES="$TOP_SRCDIR/tests/e2e/compare-names.py"
-PER_WORKLOAD=12
+PER_WORKLOAD=17
 WORKLOADS_LIST="cxx rust-legacy rust-v0"
 tap_plan $((3 * PER_WORKLOAD + 1))
 e2e_setup
@@ -129,16 +131,21 @@ for w in $WORKLOADS_LIST; do
   run_ours ours.svg -f svg --minwidth 0
   run_ours ours.pb.gz -f pprof
   run_ours raw.json -f json --no-demangle
+  run_ours raw.txt -f text --no-demangle
+  run_ours raw.folded -f folded --no-demangle
   run_ours full.json -f json --demangle=full
+  run_ours full.txt -f text --demangle=full
+  run_ours full.folded -f folded --demangle=full
   if [ -z "$failed_runs" ]; then
-    tap_ok "$w: eu-stacktrace writes json, text, folded, svg, pprof, --no-demangle, --demangle=full"
+    tap_ok "$w: eu-stacktrace writes json, text, folded, svg, pprof; json, text, folded with \
+--no-demangle and --demangle=full"
   else
     tap_not_ok "$w: eu-stacktrace failed for:$failed_runs"
     fail_rest $((PER_WORKLOAD - 3)) "$w: not compared (eu-stacktrace failed)"
     continue
   fi
 
-  # 4..11. The names.
+  # 4..16. The names.
   compare ()
   {
     "$PYTHON3" "$NAMES" --name "$w" --tap-start $((tap_n + 1)) "$@" \
@@ -154,16 +161,19 @@ for w in $WORKLOADS_LIST; do
   compare --perf-script "$dir/perf.txt" --json "$dir/ours.json" --text "$dir/ours.txt" \
     --folded "$dir/ours.folded" --svg "$dir/ours.svg" --pprof "$dir/ours.pb.gz" \
     --go "$GO" --home "$tmp/go"
-  compare --perf-script "$dir/perf-raw.txt" --json "$dir/raw.json" --what " (--no-demangle)"
+  compare --perf-script "$dir/perf-raw.txt" --json "$dir/raw.json" --text "$dir/raw.txt" \
+    --folded "$dir/raw.folded" --what " (--no-demangle)"
   compare --perf-script "$dir/perf.txt" --raw-perf-script "$dir/perf-raw.txt" \
     --raw-of "$dir/ours.json"
-  compare --perf-script "$dir/perf-full.txt" --json "$dir/full.json" \
-    --what " (--demangle=full, perf script -v)"
-  while [ $((tap_n - before)) -lt 8 ]; do
+  compare --perf-script "$dir/perf.txt" --raw-perf-script "$dir/perf-raw.txt" \
+    --pprof-raw "$dir/ours.pb.gz" --go "$GO" --home "$tmp/go"
+  compare --perf-script "$dir/perf-full.txt" --json "$dir/full.json" --text "$dir/full.txt" \
+    --folded "$dir/full.folded" --what " (--demangle=full, perf script -v)"
+  while [ $((tap_n - before)) -lt 13 ]; do
     tap_not_ok "$w: a name comparison did not complete"
   done
 
-  # 12. go tool pprof -top: demangled names, none mangled.
+  # 17. go tool pprof -top: demangled names, none mangled.
   HOME="$tmp/go" PPROF_TMPDIR="$tmp/go" GOCACHE="$tmp/go/cache" GOTOOLCHAIN=local \
     PPROF_BINARY_PATH=/nonexistent \
     "$GO" tool pprof -top -sample_index=samples -nodecount=1000000 "$dir/ours.pb.gz" \

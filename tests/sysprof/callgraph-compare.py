@@ -17,8 +17,8 @@ Holds:
     alias: memcpy for memmove; "In file ..." for a size-less symbol such
     as ld.so's _start), or -f folded one Sysprof never uses, that frame
     matches any name at its depth: the program's own functions, named
-    alike on both sides, must match exactly.  Those
-    names and the samples paired through them are printed;
+    alike on both sides, must match exactly.  Those names, the samples
+    paired through them and the pairs of names are printed;
   - every process row is the name of a pid's exec'd command: the samples
     under each row are as many as the samples of the pids whose last comm
     (the command they exec'd) is that name; no row is "[perf-exec]";
@@ -54,6 +54,7 @@ def match(tree, folded, known, known_tree):
     tree -= common
     folded -= common
     through = 0
+    pairs = collections.Counter()
     for t in sorted(tree):
         tn = t.split(";")
         for f in sorted(folded):
@@ -68,7 +69,10 @@ def match(tree, folded, known, known_tree):
                 tree[t] -= n
                 folded[f] -= n
                 through += n
-    return +tree, +folded, through
+                for a, b in zip(tn, fn):
+                    if a != b:
+                        pairs[(a, b)] += n
+    return +tree, +folded, through, pairs
 
 
 def normalize(stacks):
@@ -124,8 +128,10 @@ def main(argv):
     known = names_of(folded_n)
     print("# names only in Sysprof's tree: %s" % sorted(names_of(tree_n) - known))
     print("# names only in -f folded: %s" % sorted(names_of(folded_n) - names_of(tree_n)))
-    extra, missing, through = match(tree_n, folded_n, known, names_of(tree_n))
-    print("# samples paired through those names: %d" % through)
+    extra, missing, through, pairs = match(tree_n, folded_n, known, names_of(tree_n))
+    print("# samples paired through those names: %d of %d" % (through, total))
+    for (a, b), c in pairs.most_common(8):
+        print("#   Sysprof %s / -f folded %s: %d frames" % (a, b, c))
     if extra or missing:
         ok = False
         print("function stacks differ: %d samples only in -f folded, %d only in "

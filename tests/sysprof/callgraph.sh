@@ -8,14 +8,16 @@
 # runs in its parent's image, then execs a shell that forks a command.
 # Three captures: a perf.data conversion, a live capture (its samples kept
 # with --record for the oracle), and a Sysprof stack-user stream through
-# -m naive.  Then the binaries are replaced by same-content copies
+# -m naive.  Each capture's Details (libsysprof's reader, as Sysprof's
+# Details page reads them): Recorded At within the recording, the CPU
+# model perf's (or this machine's, live).  Then the binaries are replaced by same-content copies
 # (cp -p prog x && mv x prog: a new inode) and the same trees must come out.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/sysprof/sysprof-lib.sh"
 
 CALLGRAPH="$TOP_BUILDDIR/tests/sysprof/sysprof-callgraph"
 COMPARE="$TOP_SRCDIR/tests/sysprof/callgraph-compare.py"
 
-plan=9
+plan=10
 tap_plan "$plan"
 e2e_setup
 problem=$(tools_problem)
@@ -44,8 +46,10 @@ tree ()
 # shellcheck disable=SC2317  # called by name through check
 convert ()
 {
+  date -u +%s > "$tmp/conv.started"
   # shellcheck disable=SC2086  # PROG is split into the command and its arguments
   record "$tmp/perf.data" $PROG &&
+    date -u +%s > "$tmp/conv.ended" &&
     "$E" -i "$tmp/perf.data" -f sysprof -o "$tmp/conv.cap" &&
     "$E" -i "$tmp/perf.data" -f folded -o "$tmp/conv.folded" &&
     "$E" -i "$tmp/perf.data" -f json -o "$tmp/conv.json" &&
@@ -57,8 +61,10 @@ functions and counts as -f folded" convert
 # shellcheck disable=SC2317  # called by name through check
 live ()
 {
+  date -u +%s > "$tmp/live.started"
   # shellcheck disable=SC2086  # PROG is split into the command and its arguments
   "$E" -f sysprof -o "$tmp/live.cap" --record="$tmp/live.data" -- $PROG > /dev/null &&
+    date -u +%s > "$tmp/live.ended" &&
     "$E" -i "$tmp/live.data" -f folded -o "$tmp/live.folded" &&
     "$E" -i "$tmp/live.data" -f json -o "$tmp/live.json" &&
     tree live "$tmp/live.cap"
@@ -75,6 +81,36 @@ naive ()
     tree naive "$tmp/naive.cap"
 }
 check "Sysprof stream -> -m naive -f sysprof: the same of Sysprof's tree" naive
+
+# details NAME CAPTURE RUN MODEL: what Sysprof's Details page reads of
+# CAPTURE: its Recorded At within the recording $tmp/RUN.started ..
+# $tmp/RUN.ended (whole seconds, as the header has them), its CPU Model
+# MODEL.
+# shellcheck disable=SC2317  # called by name through capture_details
+details ()
+{
+  "$CALLGRAPH" --details "$2" > "$tmp/$1.details" || return 1
+  sed "s/^/# $1: /" "$tmp/$1.details"
+  _at=$(sed -n 's/^capture_time //p' "$tmp/$1.details")
+  _at_s=$(date -u -d "$_at" +%s) || return 1
+  echo "# $1: Recorded At $_at_s, the recording ran $(cat "$tmp/$3.started")..$(cat "$tmp/$3.ended")"
+  [ "$_at_s" -ge "$(cat "$tmp/$3.started")" ] && [ "$_at_s" -le "$(cat "$tmp/$3.ended")" ] &&
+    grep -q -x -F "cpu_model $4" "$tmp/$1.details"
+}
+# shellcheck disable=SC2317  # called by name through check
+capture_details ()
+{
+  _perf_model=$(run_perf report -i "$tmp/perf.data" --header-only 2> /dev/null |
+    sed -n 's/^# cpudesc : //p')
+  _this_model=$(sed -n 's/^model name[[:space:]]*: *//p' /proc/cpuinfo | head -1)
+  echo "# perf.data's cpudesc: $_perf_model; this machine's: $_this_model"
+  [ -n "$_perf_model" ] && [ -n "$_this_model" ] &&
+    details conv "$tmp/conv.cap" conv "$_perf_model" &&
+    details live "$tmp/live.cap" live "$_this_model" &&
+    details naive "$tmp/naive.cap" conv "$_perf_model"
+}
+check "the Details of each capture (conversion, live, -m naive): Recorded At within the \
+recording, CPU Model the recording's" capture_details
 
 # Sysprof's [Process N] rows and inode checks, read from the frames.
 # shellcheck disable=SC2317  # called by name through check
@@ -95,9 +131,9 @@ for path in sys.argv[1:]:
             inode = struct.unpack_from("<Q", data, at + 48)[0]
             if inode != 0:
                 bad += 1
-                print("%s: pid %d: map frame with inode %d" % (path, pid, inode))
+                print("# %s: pid %d: map frame with inode %d" % (path, pid, inode))
         at += length
-    print("%s: %d map frames" % (path, maps))
+    print("# %s: %d map frames" % (path.rsplit("/", 1)[-1], maps))
 sys.exit(1 if bad else 0)
 PY
     ! grep 'inode mismatch' "$tmp/conv.cg" "$tmp/live.cg" "$tmp/naive.cg"
@@ -111,7 +147,7 @@ replace ()
   for _p in shellfork deep; do
     _before=$(stat -c %i "$tmp/$_p")
     cp -p "$tmp/$_p" "$tmp/$_p.new" && mv "$tmp/$_p.new" "$tmp/$_p" || return 1
-    echo "$_p: inode $_before -> $(stat -c %i "$tmp/$_p")"
+    echo "# $_p: inode $_before -> $(stat -c %i "$tmp/$_p")"
     [ "$(stat -c %i "$tmp/$_p")" != "$_before" ] || return 1
   done
 }

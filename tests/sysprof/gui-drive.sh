@@ -71,5 +71,5 @@ while [ $i -lt 60 ]; do
   sleep 0.5
   i=$((i + 1))
 done
-echo "$(wc -l < "$out/gui-tree.txt") rows copied from Sysprof's Descendants view"
+echo "# $(wc -l < "$out/gui-tree.txt") rows copied from Sysprof's Descendants view"
 import -window "$wid" "$out/sysprof-gui-tree.png"

@@ -39,7 +39,7 @@ capture ()
     { cat "$tmp/record.err"; return 1; }
   "$E" -i "$tmp/perf.data" -f sysprof -o "$OUT/shellfork.cap" &&
     "$CALLGRAPH" "$OUT/shellfork.cap" > "$OUT/library-tree.folded" &&
-    wc -l < "$OUT/library-tree.folded"
+    echo "# libsysprof-4's tree: $(wc -l < "$OUT/library-tree.folded") stacks"
 }
 check "perf.data of a program that forks a shell -> -f sysprof, and libsysprof-4's tree of it" \
   capture
@@ -87,16 +87,16 @@ their functions" \
 # shellcheck disable=SC2317  # called by name through check
 details ()
 {
-  cat "$OUT/gui-details.txt"
+  sed 's/^/# /' "$OUT/gui-details.txt"
   _model=$(run_perf report -i "$tmp/perf.data" --header-only 2> /dev/null |
     sed -n 's/^# cpudesc : //p')
-  echo "perf.data's cpudesc: $_model; recording started at $(date -u -d "@$(cat "$tmp/started")")"
+  echo "# perf.data's cpudesc: $_model; recording started at $(date -u -d "@$(cat "$tmp/started")")"
   [ -n "$_model" ] && grep -q -x -F "CPU Model: $_model" "$OUT/gui-details.txt" || return 1
   # "Recorded At" (%x %X in the C locale, UTC): within the recording.
   _at=$(sed -n 's/^Recorded At: //p' "$OUT/gui-details.txt")
   _at_s=$(date -u -d "$(echo "$_at" | sed 's|^\(..\)/\(..\)/\(..\) |20\3-\1-\2 |')" +%s) || return 1
   _start=$(cat "$tmp/started")
-  echo "Recorded At $_at_s, the recording ran from $_start"
+  echo "# Recorded At $_at_s, the recording ran from $_start"
   [ "$_at_s" -ge "$_start" ] && [ "$_at_s" -le $((_start + 30)) ]
 }
 check "Sysprof's Details page: Recorded At is the recording's start, CPU Model perf's cpudesc" \

@@ -5,6 +5,7 @@
  * its MAP frames by Sysprof's own ELF resolver), printed as folded stacks.
  *
  * Usage: sysprof-callgraph CAPTURE
+ *        sysprof-callgraph --details CAPTURE
  *
  * One line per distinct stack with its sample count, root first:
  *
@@ -12,9 +13,20 @@
  *
  * NAME is the row Sysprof shows for the pid ("[deep]", "[Process 42]").
  * Kernel frames (after Sysprof's "- - kernel - -" row) are left out: the
- * comparison is with -f folded, which has user frames only.  */
+ * comparison is with -f folded, which has user frames only.
+ *
+ * --details prints what Sysprof 3.46's Details page shows of the capture
+ * instead, read as that page reads it (sysprof-details-page.c):
+ *
+ *   capture_time ISO8601     the header's capture_time ("Recorded At")
+ *   cpu_model MODEL          the first "model name" line of the
+ *                            /proc/cpuinfo file chunks ("CPU Model"), its
+ *                            key and colon left out
+ *
+ * and how many of those chunks there are ("cpuinfo_chunks N").  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +61,7 @@ static const char *path[MAX_DEPTH];
 static GMainLoop *loop;
 static GError *gen_error;
 static gboolean gen_ok;
+static unsigned chunks;
 
 static void
 print_path (int depth, guint count)
@@ -80,6 +93,43 @@ walk (const StackNode *node, int depth)
     }
 }
 
+/* A /proc/cpuinfo chunk, as the Details page's cpu_info_cb reads it: the
+   first chunk with a "model name" line whose end is in the chunk gives the
+   model.  */
+static gboolean
+cpuinfo_chunk (const SysprofCaptureFrame *frame, gpointer data)
+{
+  const SysprofCaptureFileChunk *fc = (const SysprofCaptureFileChunk *) frame;
+  char **model = data;
+  const char *end = (const char *) fc->data + fc->len;
+  const char *line = memmem (fc->data, fc->len, "model name", 10);
+  chunks++;
+  if (line == NULL)
+    return FALSE;
+  const char *nl = memchr (line, '\n', end - line);
+  if (nl == NULL)
+    return TRUE;
+  const char *colon = memchr (line, ':', nl - line);
+  *model = g_strstrip (g_strndup (colon ? colon + 1 : nl, nl - (colon ? colon + 1 : nl)));
+  return FALSE;
+}
+
+static int
+details (SysprofCaptureReader *reader)
+{
+  const char *time = sysprof_capture_reader_get_time (reader);
+  printf ("capture_time %s\n", time != NULL ? time : "");
+  SysprofCaptureCursor *cursor = sysprof_capture_cursor_new (reader);
+  sysprof_capture_cursor_add_condition (cursor,
+                                        sysprof_capture_condition_new_where_file ("/proc/cpuinfo"));
+  char *model = NULL;
+  sysprof_capture_cursor_foreach (cursor, cpuinfo_chunk, &model);
+  printf ("cpuinfo_chunks %u\ncpu_model %s\n", chunks, model != NULL ? model : "");
+  g_free (model);
+  sysprof_capture_cursor_unref (cursor);
+  return 0;
+}
+
 static void
 generated (GObject *object, GAsyncResult *result, gpointer data)
 {
@@ -90,16 +140,24 @@ generated (GObject *object, GAsyncResult *result, gpointer data)
 int
 main (int argc, char **argv)
 {
-  if (argc != 2)
+  bool want_details = argc == 3 && strcmp (argv[1], "--details") == 0;
+  if (argc != 2 && !want_details)
     {
-      fprintf (stderr, "usage: sysprof-callgraph CAPTURE\n");
+      fprintf (stderr, "usage: sysprof-callgraph [--details] CAPTURE\n");
       return 2;
     }
-  SysprofCaptureReader *reader = sysprof_capture_reader_new (argv[1]);
+  const char *path = argv[argc - 1];
+  SysprofCaptureReader *reader = sysprof_capture_reader_new (path);
   if (reader == NULL)
     {
-      fprintf (stderr, "sysprof-callgraph: %s: libsysprof-capture cannot read it\n", argv[1]);
+      fprintf (stderr, "sysprof-callgraph: %s: libsysprof-capture cannot read it\n", path);
       return 1;
+    }
+  if (want_details)
+    {
+      int r = details (reader);
+      sysprof_capture_reader_unref (reader);
+      return r;
     }
   SysprofProfile *profile = sysprof_callgraph_profile_new ();
   sysprof_profile_set_reader (profile, reader);
@@ -108,7 +166,7 @@ main (int argc, char **argv)
   g_main_loop_run (loop);
   if (!gen_ok)
     {
-      fprintf (stderr, "sysprof-callgraph: %s: %s\n", argv[1],
+      fprintf (stderr, "sysprof-callgraph: %s: %s\n", path,
                gen_error ? gen_error->message : "no call graph");
       return 1;
     }
@@ -116,7 +174,7 @@ main (int argc, char **argv)
     = sysprof_callgraph_profile_get_stash (SYSPROF_CALLGRAPH_PROFILE (profile));
   if (stash == NULL)
     {
-      fprintf (stderr, "sysprof-callgraph: %s: an empty call graph\n", argv[1]);
+      fprintf (stderr, "sysprof-callgraph: %s: an empty call graph\n", path);
       return 1;
     }
   /* The roots are "[Everything]"; below it, one row per process.  */

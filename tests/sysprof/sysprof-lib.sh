@@ -23,6 +23,8 @@ check ()
   shift
   if "$@" > "$tmp/check.out" 2>&1; then
     tap_ok "$_name"
+    # The figures a check prints as "# " lines stay in the log as evidence.
+    grep '^# ' "$tmp/check.out" | head -20
   else
     tap_not_ok "$_name"
     tap_diag_file "$tmp/check.out" 30

@@ -148,7 +148,7 @@ st_broker_spawn (struct st_broker *b, int mnt_fd, int userns_fd, int pidfd, int 
   if (reply.errs[0] != 0)
     return -reply.errs[0];
   /* Like the broker, a worker stuck on a hung file system is given up
-     after 10 s (st_broker_worker_open).  */
+     after ST_BROKER_JOB_TIMEOUT_S (st_broker_worker_open).  */
   *sock = got[0];
   return 0;
 }
@@ -168,7 +168,8 @@ st_broker_worker_open (int sock, const char *const *paths, size_t n, int *fds, i
   struct job_reply reply;
   int got[ST_BROKER_MAX_PATHS];
   size_t n_got;
-  int r = exchange (sock, &h, paths, NULL, 0, 10 * 1000, &reply, got, &n_got);
+  int r = exchange (sock, &h, paths, NULL, 0, ST_BROKER_JOB_TIMEOUT_S * 1000, &reply, got,
+                    &n_got);
   if (r < 0)
     return r;
   r = spread_reply (&reply, n, got, n_got, fds, errs);

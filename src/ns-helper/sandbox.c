@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "ns-helper/landlock.h"
@@ -316,6 +317,8 @@ allow_broker (scmp_filter_ctx ctx, const struct st_sandbox_client *client)
      end of its idle time (pool.h).  */
   r |= ALLOW (ctx, poll, 0);
   r |= ALLOW (ctx, ppoll, 0);
+  /* A worker's job timer (broker.h): a signal to itself only.  */
+  r |= ALLOW (ctx, setitimer, 1, SCMP_A0 (SCMP_CMP_EQ, ITIMER_REAL));
   if (client != NULL)
     {
       /* A worker becomes the client, and no one else.  */

@@ -19,29 +19,19 @@ struct reader {
   bool swap;
 };
 
-static uint16_t
-u16 (const struct reader *r, const void *p)
-{
-  uint16_t v;
-  memcpy (&v, p, sizeof v);
-  return r->swap ? __builtin_bswap16 (v) : v;
-}
-
-static uint32_t
-u32 (const struct reader *r, const void *p)
-{
-  uint32_t v;
-  memcpy (&v, p, sizeof v);
-  return r->swap ? __builtin_bswap32 (v) : v;
-}
-
-static uint64_t
-u64 (const struct reader *r, const void *p)
-{
-  uint64_t v;
-  memcpy (&v, p, sizeof v);
-  return r->swap ? __builtin_bswap64 (v) : v;
-}
+/* u16, u32, u64: an integer of that width at P, in the file's order.  */
+#define READER(bits) \
+  static uint##bits##_t \
+  u##bits (const struct reader *r, const void *p) \
+  { \
+    uint##bits##_t v; \
+    memcpy (&v, p, sizeof v); \
+    return r->swap ? __builtin_bswap##bits (v) : v; \
+  }
+READER (16)
+READER (32)
+READER (64)
+#undef READER
 
 /* Looks for NT_GNU_BUILD_ID among the notes in BUF.  */
 static int

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "ns-helper/auth.h"
+#include "ns-helper/die.h"
 #include "ns-helper/broker.h"
 #include "ns-helper/opener.h"
 #include "ns-helper/parser.h"
@@ -54,17 +55,7 @@ struct options {
   const char *slots_dir;
 };
 
-static void __attribute__ ((noreturn, format (printf, 1, 2)))
-die (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  fputs ("eu-stacktrace-ns-helper: ", stderr);
-  vfprintf (stderr, fmt, ap);
-  fputc ('\n', stderr);
-  va_end (ap);
-  exit (EXIT_FAILURE);
-}
+#define die(...) st_nsh_die (NULL, __VA_ARGS__)
 
 static void
 usage (FILE *out)

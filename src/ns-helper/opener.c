@@ -19,6 +19,10 @@
    learns what exists where they may not look.  */
 #define NO_FILE_MESSAGE "no readable ELF file at that path"
 
+/* The fields an op carries as the request has them, both ways.  */
+#define OP_FIELDS(X) \
+  X (pid) X (ways) X (has_start_time) X (start_time) X (has_range) X (start) X (end) X (ns_fd)
+
 /* The parser's side.  */
 
 void
@@ -28,14 +32,9 @@ st_op_from_request (const struct st_nsh_request *req, struct st_op *op)
   op->magic = ST_OP_MAGIC;
   op->op = req->op == ST_NSH_OP_OPEN ? ST_OP_OPEN
            : req->op == ST_NSH_OP_DEBUGINFO ? ST_OP_DEBUGINFO : ST_OP_TRY;
-  op->pid = req->pid;
-  op->ways = req->ways;
-  op->has_start_time = req->has_start_time;
-  op->start_time = req->start_time;
-  op->has_range = req->has_range;
-  op->start = req->start;
-  op->end = req->end;
-  op->ns_fd = req->ns_fd;
+#define COPY(field) op->field = req->field;
+  OP_FIELDS (COPY)
+#undef COPY
   op->build_id_size = (uint8_t) req->build_id_size;
   memcpy (op->build_id, req->build_id, req->build_id_size);
   snprintf (op->path, sizeof op->path, "%s", req->path);
@@ -110,18 +109,13 @@ request_of (const struct st_op *op, struct st_nsh_request *req)
   memset (req, 0, sizeof *req);
   req->version = ST_NSH_VERSION;
   req->op = op->op == ST_OP_OPEN ? ST_NSH_OP_OPEN : ST_NSH_OP_DEBUGINFO;
-  req->pid = op->pid;
-  req->has_start_time = op->has_start_time;
-  req->start_time = op->start_time;
-  req->has_range = op->has_range;
-  req->start = op->start;
-  req->end = op->end;
+#define COPY(field) req->field = op->field;
+  OP_FIELDS (COPY)
+#undef COPY
   req->build_id_size = op->build_id_size;
   memcpy (req->build_id, op->build_id, op->build_id_size);
   memcpy (req->path, op->path, sizeof req->path);
   memcpy (req->debuglink, op->debuglink, sizeof req->debuglink);
-  req->ways = op->ways;
-  req->ns_fd = op->ns_fd;
 }
 
 static bool

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "basic/why.h"
+#include "ns-helper/die.h"
 #include "ns-helper/opener.h"
 #include "ns-helper/parser.h"
 #include "ns-helper/protocol.h"
@@ -19,17 +20,7 @@ struct parser {
   int opener;
 };
 
-static void __attribute__ ((noreturn, format (printf, 1, 2)))
-die (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  fputs ("eu-stacktrace-ns-helper: parser: ", stderr);
-  vfprintf (stderr, fmt, ap);
-  fputc ('\n', stderr);
-  va_end (ap);
-  exit (EXIT_FAILURE);
-}
+#define die(...) st_nsh_die ("parser", __VA_ARGS__)
 
 static void
 reply_send (struct parser *p, const struct st_nsh_reply *reply, int fd)

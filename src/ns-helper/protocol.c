@@ -94,7 +94,8 @@ new_build_id (const uint8_t *id, size_t n)
   return json_object_new_string (hex);
 }
 
-/* Writes OBJ into BUF and frees it.  */
+/* Writes OBJ into BUF (unless R, an earlier failure, is not 0) and frees
+   it.  */
 static int
 finish_encoding (struct json_object *obj, int r, char *buf, size_t size)
 {
@@ -117,15 +118,27 @@ finish_encoding (struct json_object *obj, int r, char *buf, size_t size)
   return r;
 }
 
-int
-st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t size)
+/* A message's object, with the version and ID.  Returns 0 or -errno;
+   either way *OUT goes to finish_encoding (NULL when it could not be
+   made).  */
+static int
+new_message (uint64_t id, struct json_object **out)
 {
   struct json_object *obj = json_object_new_object ();
+  *out = obj;
   if (obj == NULL)
     return -ENOMEM;
   int r = add (obj, "v", json_object_new_int (ST_NSH_VERSION));
   if (r == 0)
-    r = add (obj, "id", json_object_new_int64 ((int64_t) (req->id & INT64_MAX)));
+    r = add (obj, "id", json_object_new_int64 ((int64_t) (id & INT64_MAX)));
+  return r;
+}
+
+int
+st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t size)
+{
+  struct json_object *obj;
+  int r = new_message (req->id, &obj);
   if (r == 0)
     r = add (obj, "op", json_object_new_string (op_names[req->op]));
   if (r == 0 && req->pid > 0)
@@ -218,12 +231,8 @@ new_utf8_string (const char *s)
 int
 st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
 {
-  struct json_object *obj = json_object_new_object ();
-  if (obj == NULL)
-    return -ENOMEM;
-  int r = add (obj, "v", json_object_new_int (ST_NSH_VERSION));
-  if (r == 0)
-    r = add (obj, "id", json_object_new_int64 ((int64_t) (reply->id & INT64_MAX)));
+  struct json_object *obj;
+  int r = new_message (reply->id, &obj);
   if (r == 0)
     r = add (obj, "ok", json_object_new_boolean (reply->ok));
   if (r == 0 && reply->ok)

@@ -289,8 +289,10 @@ main (int argc, char **argv)
   if (r < 0)
     die ("starting the resolver: %s", strerror (-r));
   o.sock = start_parser (SOCKET_FD, (unsigned) opts.idle_timeout, &o.parser);
-  /* The opener never reads what the client sends.  */
-  close (SOCKET_FD);
+  /* The opener never reads what the client sends (its seccomp filter
+     refuses it): it keeps the socket only to send its replies.  */
+  _Static_assert (SOCKET_FD == ST_SANDBOX_OPENER_CLIENT_FD, "the opener's client socket");
+  o.client = SOCKET_FD;
   r = st_sandbox_enter (ST_SANDBOX_OPENER, NULL);
   if (r < 0)
     die ("entering the sandbox: %s", strerror (-r));

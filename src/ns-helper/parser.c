@@ -25,19 +25,7 @@ struct parser {
 static void
 reply_send (struct parser *p, const struct st_nsh_reply *reply, int fd)
 {
-  static char buf[ST_NSH_MAX_MESSAGE];
-  int len = st_nsh_encode_reply (reply, buf, sizeof buf);
-  if (len < 0)
-    {
-      /* Only an overlong message can fail: say so in a short one.  */
-      struct st_nsh_reply e = { .id = reply->id, .error = EMSGSIZE };
-      snprintf (e.message, sizeof e.message, "the reply did not fit in a message");
-      len = st_nsh_encode_reply (&e, buf, sizeof buf);
-      fd = -1;
-      if (len < 0)
-        die ("cannot encode a reply: %s", strerror (-len));
-    }
-  int r = st_nsh_send (p->client, buf, (size_t) len, &fd, fd >= 0 ? 1 : 0);
+  int r = st_nsh_send_reply (p->client, reply, fd, 0);
   if (r == -EPIPE || r == -ECONNRESET)
     exit (EXIT_SUCCESS);   /* the client went away mid-request */
   if (r < 0)
@@ -116,9 +104,7 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
   static struct st_nsh_request req;
   static struct st_nsh_reply reply;
   static struct st_op op;
-  static struct st_op_result res;
   memset (&reply, 0, sizeof reply);
-  int fd = -1;
   int r;
   if (flags & ST_NSH_RECV_TRUNCATED)
     {
@@ -167,26 +153,15 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
 #endif
   if (r == 0)
     {
+      /* The opener replies to the client itself (opener.h).  */
       st_op_from_request (&req, &op);
-      r = st_op_call (p->opener, &op, n_fds == 1 ? fds[0] : -1, &res, &fd);
+      r = st_op_send (p->opener, &op, n_fds == 1 ? fds[0] : -1);
       if (r < 0)
         die ("the opener is gone: %s", strerror (-r));
-      r = -res.error;
-      snprintf (reply.message, sizeof reply.message, "%s", res.message);
+      return;
     }
-  reply.ok = r == 0;
-  if (r == 0)
-    {
-      reply.way = (enum st_nsh_way) res.way;
-      snprintf (reply.path, sizeof reply.path, "%s", res.path);
-      memcpy (reply.build_id, res.build_id, res.build_id_size);
-      reply.build_id_size = res.build_id_size;
-    }
-  else
-    reply.error = -r;
-  reply_send (p, &reply, fd);
-  if (fd >= 0)
-    close (fd);
+  reply.error = -r;
+  reply_send (p, &reply, -1);
 }
 
 /* Waits for the client's next message, at most IDLE_TIMEOUT seconds.  */

@@ -257,6 +257,13 @@ st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
 int
 st_nsh_send (int sock, const void *buf, size_t len, const int *fds, size_t n_fds)
 {
+  return st_nsh_send_flags (sock, buf, len, fds, n_fds, 0);
+}
+
+int
+st_nsh_send_flags (int sock, const void *buf, size_t len, const int *fds, size_t n_fds,
+                   int flags)
+{
   assert (n_fds <= ST_NSH_MAX_FDS);
   struct iovec iov = { (void *) buf, len };
   union {
@@ -277,11 +284,30 @@ st_nsh_send (int sock, const void *buf, size_t len, const int *fds, size_t n_fds
     }
   ssize_t r;
   do
-    r = sendmsg (sock, &msg, MSG_NOSIGNAL);
+    r = sendmsg (sock, &msg, MSG_NOSIGNAL | flags);
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return -errno;
   return (size_t) r == len ? 0 : -EMSGSIZE;
+}
+
+int
+st_nsh_send_reply (int sock, const struct st_nsh_reply *reply, int fd, int flags)
+{
+  static char buf[ST_NSH_MAX_MESSAGE];
+  int len = st_nsh_encode_reply (reply, buf, sizeof buf);
+  if (len < 0)
+    {
+      /* Only an overlong message can fail: say so in a short one.  */
+      static struct st_nsh_reply e;
+      e = (struct st_nsh_reply) { .id = reply->id, .error = EMSGSIZE };
+      snprintf (e.message, sizeof e.message, "the reply did not fit in a message");
+      len = st_nsh_encode_reply (&e, buf, sizeof buf);
+      fd = -1;
+      if (len < 0)
+        return len;
+    }
+  return st_nsh_send_flags (sock, buf, (size_t) len, &fd, fd >= 0 ? 1 : 0, flags);
 }
 
 ssize_t

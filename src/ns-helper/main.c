@@ -236,10 +236,13 @@ start_parser (int client, unsigned idle_timeout, pid_t *pid_out)
         _exit (1);
       prctl (PR_SET_NAME, "nsh-parser");
       st_sandbox_short_slices ();
-      int r = st_sandbox_enter (ST_SANDBOX_PARSER, NULL);
+      int r = st_parser_set_idle_timeout (PARSER_CLIENT_FD, idle_timeout);
+      if (r < 0)
+        die ("parser: the idle timeout: %s", strerror (-r));
+      r = st_sandbox_enter (ST_SANDBOX_PARSER, NULL);
       if (r < 0)
         die ("parser: entering the sandbox: %s", strerror (-r));
-      st_parser_run (PARSER_CLIENT_FD, PARSER_OPENER_FD, idle_timeout);
+      st_parser_run (PARSER_CLIENT_FD, PARSER_OPENER_FD);
     }
   close (pair[1]);
   *pid_out = pid;

@@ -1,11 +1,12 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "basic/why.h"
@@ -164,25 +165,16 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
   reply_send (p, &reply, -1);
 }
 
-/* Waits for the client's next message, at most IDLE_TIMEOUT seconds.  */
-static void
-wait_for_request (struct parser *p, unsigned idle_timeout)
+int
+st_parser_set_idle_timeout (int client_sock, unsigned idle_timeout)
 {
-  if (idle_timeout == 0)
-    return;
-  struct pollfd pfd = { .fd = p->client, .events = POLLIN };
-  int r;
-  while ((r = poll (&pfd, 1, (int) (idle_timeout > 86400 ? 86400 : idle_timeout) * 1000)) < 0
-         && errno == EINTR)
-    ;
-  if (r == 0)
-    exit (EXIT_SUCCESS);   /* idle: the client reconnects when it needs us */
-  if (r < 0)
-    die ("poll: %s", strerror (errno));
+  /* One receive a request rather than a poll and a receive.  */
+  struct timeval tv = { .tv_sec = idle_timeout };
+  return setsockopt (client_sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 ? 0 : -errno;
 }
 
 void
-st_parser_run (int client_sock, int opener_sock, unsigned idle_timeout)
+st_parser_run (int client_sock, int opener_sock)
 {
   struct parser p = { client_sock, opener_sock };
   static char buf[ST_NSH_MAX_MESSAGE + 1];
@@ -191,9 +183,11 @@ st_parser_run (int client_sock, int opener_sock, unsigned idle_timeout)
       int fds[1];
       size_t n_fds;
       unsigned flags;
-      wait_for_request (&p, idle_timeout);
+      /* The client's socket has SO_RCVTIMEO of the idle timeout
+         (st_parser_set_idle_timeout): EAGAIN, the client was idle and
+         reconnects when it needs us.  */
       ssize_t len = st_nsh_recv (p.client, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
-      if (len < 0 && (len == -ECONNRESET || len == -ENOTCONN))
+      if (len < 0 && (len == -ECONNRESET || len == -ENOTCONN || len == -EAGAIN))
         exit (EXIT_SUCCESS);
       if (len < 0)
         die ("receiving a request: %s", strerror ((int) -len));

@@ -272,7 +272,7 @@ static int
 allow_parser (scmp_filter_ctx ctx)
 {
   int r = 0;
-  /* The idle timeout.  */
+  /* Whether the client hung up (st_nsh_peer_closed).  */
   r |= ALLOW (ctx, poll, 0);
   r |= ALLOW (ctx, ppoll, 0);
   return r < 0 ? -EINVAL : 0;

@@ -8,7 +8,7 @@ packages="
   libcmocka-dev libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libsysprof-4-dev
   linux-perf elfutils python3 groff-base debuginfod time shellcheck
   libc6-dbg libiberty-dev g++ rustc
-  systemd libcap2-bin
+  systemd libcap2-bin strace
   podman runc uidmap catatonit flatpak ostree dbus-daemon psmisc
   chromium fonts-dejavu-core golang-go nodejs
   clang libclang-rt-14-dev lld binutils

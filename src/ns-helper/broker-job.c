@@ -15,11 +15,37 @@
 /* One job on SOCK and its reply.  Returns 0, or -errno: then whatever
    answers on SOCK later could be taken for the next job's, so the caller
    gives SOCK up.  */
+/* What a job's process answered: the reply and the descriptors that came
+   with it.  */
+struct job_answer {
+  struct job_reply reply;
+  int got[ST_BROKER_MAX_PATHS];
+  size_t n_got;
+};
+
+static void
+close_got (struct job_answer *a)
+{
+  for (size_t i = 0; i < a->n_got; i++)
+    close (a->got[i]);
+  a->n_got = 0;
+}
+
+/* The process behind B answered nonsense, or not in time: it may answer
+   late, and its answers could then be taken for the next job's.  No more
+   jobs.  */
+static void
+give_up (struct st_broker *b)
+{
+  close (b->sock);
+  b->sock = -1;
+}
+
 static int
 exchange (int sock, const struct job_header *h, const char *const *paths, const int *send_fds,
-          size_t n_send, int timeout_ms, struct job_reply *reply, int *got, size_t *n_got)
+          size_t n_send, int timeout_ms, struct job_answer *a)
 {
-  *n_got = 0;
+  a->n_got = 0;
   static char buf[MAX_JOB];
   size_t len = sizeof *h;
   memcpy (buf, h, sizeof *h);
@@ -45,55 +71,46 @@ exchange (int sock, const struct job_header *h, const char *const *paths, const 
         return -ETIMEDOUT;
     }
   unsigned flags;
-  ssize_t m = st_nsh_recv (sock, reply, sizeof *reply, got, ST_BROKER_MAX_PATHS, n_got, &flags);
-  if (m == (ssize_t) sizeof *reply && reply->magic == JOB_MAGIC && flags == 0)
+  ssize_t m = st_nsh_recv (sock, &a->reply, sizeof a->reply, a->got, ST_BROKER_MAX_PATHS,
+                          &a->n_got, &flags);
+  if (m == (ssize_t) sizeof a->reply && a->reply.magic == JOB_MAGIC && flags == 0)
     return 0;
-  for (size_t i = 0; i < *n_got; i++)
-    close (got[i]);
-  *n_got = 0;
+  close_got (a);
   return m < 0 ? (m == -EAGAIN ? -ETIMEDOUT : (int) m) : m == 0 ? -ECONNRESET : -EPROTO;
 }
 
 static int
 job_round_trip (struct st_broker *b, const struct job_header *h, const char *const *paths,
-                const int *send_fds, size_t n_send, struct job_reply *reply, int *got,
-                size_t *n_got)
+                const int *send_fds, size_t n_send, struct job_answer *a)
 {
-  *n_got = 0;
+  a->n_got = 0;
   if (b->sock < 0)
     return -ENOTCONN;
-  int r = exchange (b->sock, h, paths, send_fds, n_send, 0, reply, got, n_got);
+  int r = exchange (b->sock, h, paths, send_fds, n_send, 0, a);
   if (r < 0 && r != -ENAMETOOLONG)
-    {
-      /* A process that timed out or talks nonsense may answer late: its
-         answers could then be taken for the next job's.  No more jobs.  */
-      close (b->sock);
-      b->sock = -1;
-    }
+    give_up (b);
   return r;
 }
 
 /* REPLY's errors and descriptors GOT into FDS and ERRS.  Returns 0, or
    -EPROTO when they do not match (GOT closed).  */
 static int
-spread_reply (const struct job_reply *reply, size_t n, int *got, size_t n_got, int *fds,
-              int *errs)
+spread_reply (struct job_answer *a, size_t n, int *fds, int *errs)
 {
   size_t want = 0;
   for (size_t i = 0; i < n; i++)
-    want += reply->errs[i] == 0;
-  if (want != n_got)
+    want += a->reply.errs[i] == 0;
+  if (want != a->n_got)
     {
-      for (size_t i = 0; i < n_got; i++)
-        close (got[i]);
+      close_got (a);
       return -EPROTO;
     }
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     {
-      errs[i] = reply->errs[i];
-      if (reply->errs[i] == 0)
-        fds[i] = got[k++];
+      errs[i] = a->reply.errs[i];
+      if (a->reply.errs[i] == 0)
+        fds[i] = a->got[k++];
     }
   return 0;
 }
@@ -110,18 +127,10 @@ st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *p
     }
   struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0, JOB_OPEN };
   int send_fds[2] = { fd, userns_fd };
-  struct job_reply reply;
-  int got[ST_BROKER_MAX_PATHS];
-  size_t n_got;
-  int r = job_round_trip (b, &h, paths, send_fds, userns_fd >= 0 ? 2 : 1, &reply, got, &n_got);
-  if (r < 0)
-    return r;
-  r = spread_reply (&reply, n, got, n_got, fds, errs);
-  if (r < 0)
-    {
-      close (b->sock);
-      b->sock = -1;
-    }
+  struct job_answer a;
+  int r = job_round_trip (b, &h, paths, send_fds, userns_fd >= 0 ? 2 : 1, &a);
+  if (r == 0 && (r = spread_reply (&a, n, fds, errs)) < 0)
+    give_up (b);
   return r;
 }
 
@@ -131,25 +140,21 @@ st_broker_spawn (struct st_broker *b, int mnt_fd, int userns_fd, int pidfd, int 
   *sock = -1;
   struct job_header h = { JOB_MAGIC, 0, userns_fd >= 0, JOB_SPAWN };
   int send_fds[3] = { mnt_fd, pidfd, userns_fd };
-  struct job_reply reply;
-  int got[ST_BROKER_MAX_PATHS];
-  size_t n_got;
-  int r = job_round_trip (b, &h, NULL, send_fds, userns_fd >= 0 ? 3 : 2, &reply, got, &n_got);
+  struct job_answer a;
+  int r = job_round_trip (b, &h, NULL, send_fds, userns_fd >= 0 ? 3 : 2, &a);
   if (r < 0)
     return r;
-  if ((reply.errs[0] == 0) != (n_got == 1) || n_got > 1)
+  if ((a.reply.errs[0] == 0) != (a.n_got == 1) || a.n_got > 1)
     {
-      for (size_t i = 0; i < n_got; i++)
-        close (got[i]);
-      close (b->sock);
-      b->sock = -1;
+      close_got (&a);
+      give_up (b);
       return -EPROTO;
     }
-  if (reply.errs[0] != 0)
-    return -reply.errs[0];
+  if (a.reply.errs[0] != 0)
+    return -a.reply.errs[0];
   /* Like the broker, a worker stuck on a hung file system is given up
-     after 10 s (st_broker_worker_open).  */
-  *sock = got[0];
+     after ST_BROKER_JOB_TIMEOUT_S (st_broker_worker_open).  */
+  *sock = a.got[0];
   return 0;
 }
 
@@ -165,15 +170,10 @@ st_broker_worker_open (int sock, const char *const *paths, size_t n, int *fds, i
     }
   *gone = true;
   struct job_header h = { JOB_MAGIC, (uint32_t) n, 0, JOB_OPEN };
-  struct job_reply reply;
-  int got[ST_BROKER_MAX_PATHS];
-  size_t n_got;
-  int r = exchange (sock, &h, paths, NULL, 0, 10 * 1000, &reply, got, &n_got);
-  if (r < 0)
-    return r;
-  r = spread_reply (&reply, n, got, n_got, fds, errs);
-  if (r == 0)
-    *gone = reply.gone != 0;
+  struct job_answer a;
+  int r = exchange (sock, &h, paths, NULL, 0, ST_BROKER_JOB_TIMEOUT_S * 1000, &a);
+  if (r == 0 && (r = spread_reply (&a, n, fds, errs)) == 0)
+    *gone = a.reply.gone != 0;
   return r;
 }
 
@@ -184,12 +184,9 @@ st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *resul
 {
   struct job_header h = { JOB_MAGIC, 1, 0, in_worker ? JOB_TRY_WORKER : JOB_TRY_HERE };
   const char *paths[] = { name };
-  struct job_reply reply;
-  int got[ST_BROKER_MAX_PATHS];
-  size_t n_got;
-  int r = job_round_trip (b, &h, paths, NULL, 0, &reply, got, &n_got);
-  for (size_t i = 0; i < n_got; i++)
-    close (got[i]);
+  struct job_answer a;
+  int r = job_round_trip (b, &h, paths, NULL, 0, &a);
+  close_got (&a);
   if (r < 0)
     {
       int status = 0;
@@ -201,7 +198,7 @@ st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *resul
         snprintf (why, why_size, "gone: %s", strerror (-r));
       return r;
     }
-  *result = reply.errs[0];
+  *result = a.reply.errs[0];
   return 0;
 }
 #endif

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +67,18 @@ open_paths (int root, int fd_dir, const char *const *paths, size_t n, struct job
   return n_fds;
 }
 
+/* A worker's job timer (broker.h): ON, the worker is killed by SIGALRM
+   when the job has not ended by the time the opener gave it up; off,
+   disarmed.  */
+static void
+job_timer (bool on)
+{
+  struct itimerval t = {
+    .it_value = { .tv_sec = on ? ST_BROKER_JOB_TIMEOUT_S + ST_BROKER_JOB_GRACE_S : 0 },
+  };
+  setitimer (ITIMER_REAL, &t, NULL);
+}
+
 /* The worker's way into the namespace.  Returns 0 or -errno.  */
 static int
 enter_namespaces (int mnt_fd, int userns_fd)
@@ -110,6 +123,7 @@ worker (int reply_sock, int mnt_fd, int userns_fd, const char *const *paths, siz
 #else
   (void) debug;
 #endif
+  job_timer (true);
   /* Ours, before another mount namespace's /proc is the one in sight.  */
   int fd_dir = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
   e = fd_dir < 0 ? errno : -enter_namespaces (mnt_fd, userns_fd);
@@ -145,16 +159,18 @@ reply_error (int sock, int e)
   st_nsh_send (sock, &reply, sizeof reply, NULL, 0);
 }
 
-/* A job in a worker of its own; its reply goes on as it is.  */
-static void
-run_in_worker (int sock, const struct job_header *h, const char *const *paths, size_t n,
-               const int *fds)
+/* Forks a worker with a socket of its own: in the child (0) *END is the
+   worker's end, and the broker's socket SOCK is closed; in the broker (the
+   pid) *END is the broker's end.  When either fails SOCK gets the error
+   reply and it returns -1.  */
+static pid_t
+fork_worker (int sock, int *end)
 {
   int pair[2];
   if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     {
       reply_error (sock, errno);
-      return;
+      return -1;
     }
   pid_t pid = fork ();
   if (pid < 0)
@@ -162,17 +178,33 @@ run_in_worker (int sock, const struct job_header *h, const char *const *paths, s
       reply_error (sock, errno);
       close (pair[0]);
       close (pair[1]);
-      return;
+      return -1;
     }
   if (pid == 0)
     {
       close (pair[0]);
       close (sock);
       prctl (PR_SET_PDEATHSIG, SIGKILL);
-      worker (pair[1], h->debug == JOB_OPEN ? fds[0] : -1, h->with_userns ? fds[1] : -1, paths,
-              n, h->debug);
+      *end = pair[1];
+      return 0;
     }
   close (pair[1]);
+  *end = pair[0];
+  return pid;
+}
+
+/* A job in a worker of its own; its reply goes on as it is.  */
+static void
+run_in_worker (int sock, const struct job_header *h, const char *const *paths, size_t n,
+               const int *fds)
+{
+  int end;
+  pid_t pid = fork_worker (sock, &end);
+  if (pid < 0)
+    return;
+  if (pid == 0)
+    worker (end, h->debug == JOB_OPEN ? fds[0] : -1, h->with_userns ? fds[1] : -1, paths, n,
+            h->debug);
   int status;
   while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
     ;
@@ -182,8 +214,8 @@ run_in_worker (int sock, const struct job_header *h, const char *const *paths, s
   unsigned flags;
   ssize_t m = -EIO;
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
-    m = st_nsh_recv (pair[0], &reply, sizeof reply, got, ST_BROKER_MAX_PATHS, &n_got, &flags);
-  close (pair[0]);
+    m = st_nsh_recv (end, &reply, sizeof reply, got, ST_BROKER_MAX_PATHS, &n_got, &flags);
+  close (end);
   if (m == (ssize_t) sizeof reply)
     st_nsh_send (sock, &reply, sizeof reply, got, n_got);
   else if (h->debug == JOB_TRY_WORKER && WIFSIGNALED (status))
@@ -272,6 +304,7 @@ pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
              pivot_root in the namespace (a container starting) moves
              every root in it, and a root opened once would go on serving
              the old tree, which setns for one job would not.  */
+          job_timer (true);
           int root = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
           if (root < 0)
             for (size_t i = 0; i < n; i++)
@@ -281,6 +314,7 @@ pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
               n_out = open_paths (root, fd_dir, paths, n, &reply, out);
               close (root);
             }
+          job_timer (false);
         }
       r = st_nsh_send (sock, &reply, sizeof reply, out, n_out);
       for (size_t i = 0; i < n_out; i++)
@@ -295,31 +329,15 @@ pooled_worker (int sock, int mnt_fd, int userns_fd, int pidfd)
 static void
 spawn_pooled (int sock, int mnt_fd, int pidfd, int userns_fd)
 {
-  int pair[2];
-  if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
-    {
-      reply_error (sock, errno);
-      return;
-    }
-  pid_t pid = fork ();
+  int end;
+  pid_t pid = fork_worker (sock, &end);
   if (pid < 0)
-    {
-      reply_error (sock, errno);
-      close (pair[0]);
-      close (pair[1]);
-      return;
-    }
+    return;
   if (pid == 0)
-    {
-      close (pair[0]);
-      close (sock);
-      prctl (PR_SET_PDEATHSIG, SIGKILL);
-      pooled_worker (pair[1], mnt_fd, userns_fd, pidfd);
-    }
-  close (pair[1]);
+    pooled_worker (end, mnt_fd, userns_fd, pidfd);
   struct job_reply reply = { .magic = JOB_MAGIC };
-  st_nsh_send (sock, &reply, sizeof reply, &pair[0], 1);
-  close (pair[0]);
+  st_nsh_send (sock, &reply, sizeof reply, &end, 1);
+  close (end);
 }
 
 static void
@@ -466,7 +484,7 @@ st_broker_start (struct st_broker *b, enum st_broker_kind kind,
   close (pair[1]);
   /* A job stuck on a hung file system must not hang the opener for good:
      it gives up the way instead.  */
-  struct timeval timeout = { .tv_sec = 10 };
+  struct timeval timeout = { .tv_sec = ST_BROKER_JOB_TIMEOUT_S };
   setsockopt (pair[0], SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   b->sock = pair[0];
   b->pid = pid;

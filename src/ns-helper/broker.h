@@ -35,6 +35,14 @@
 #define ST_BROKER_MAX_PATHS 8
 /* A pooled worker (pool.h) that has served no job for this long exits.  */
 #define ST_BROKER_WORKER_IDLE_S 30
+/* A job not answered in this long is given up by the opener (a process
+   stuck on a hung file system: a FUSE daemon that never answers).  The
+   worker that runs it is killed by its own timer (SIGALRM, which ends
+   even the killable wait of a FUSE request) ST_BROKER_JOB_GRACE_S later:
+   the broker may not signal a worker that became the client, and a timer
+   of its own needs no permission.  */
+#define ST_BROKER_JOB_TIMEOUT_S 10
+#define ST_BROKER_JOB_GRACE_S 2
 
 enum st_broker_kind {
   ST_BROKER_IN_ROOT,        /* the resolver */

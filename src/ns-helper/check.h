@@ -33,9 +33,12 @@ int st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size);
 int st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
                   char *why, size_t why_size);
 
-/* Both: st_check_reopen, then st_check_elf.  Takes PATH_FD, an O_PATH descriptor of what a way found, and reopens it
-   read-only when it is a regular ELF file with build-id WANT (when
-   WANT_SIZE > 0).  PATH_FD is closed either way.  Returns 0, or -EINVAL
+/* Both, for map_files's O_PATH descriptors: st_check_reopen (with the
+   opener's own /proc/self/fd), then st_check_elf's ELF and build-id
+   checks (not its fstat and flags: the reopen made it read-only and
+   regular).  Takes PATH_FD, an O_PATH descriptor of what a way found, and
+   reopens it read-only when it is a regular ELF file with build-id WANT
+   (when WANT_SIZE > 0).  PATH_FD is closed either way.  Returns 0, or -EINVAL
    (not a regular file), -ENOEXEC (not ELF), -ESTALE (another build-id) or
    another -errno, with WHY saying which.  */
 int st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,

@@ -19,29 +19,19 @@ struct reader {
   bool swap;
 };
 
-static uint16_t
-u16 (const struct reader *r, const void *p)
-{
-  uint16_t v;
-  memcpy (&v, p, sizeof v);
-  return r->swap ? __builtin_bswap16 (v) : v;
-}
-
-static uint32_t
-u32 (const struct reader *r, const void *p)
-{
-  uint32_t v;
-  memcpy (&v, p, sizeof v);
-  return r->swap ? __builtin_bswap32 (v) : v;
-}
-
-static uint64_t
-u64 (const struct reader *r, const void *p)
-{
-  uint64_t v;
-  memcpy (&v, p, sizeof v);
-  return r->swap ? __builtin_bswap64 (v) : v;
-}
+/* u16, u32, u64: an integer of that width at P, in the file's order.  */
+#define READER(bits) \
+  static uint##bits##_t \
+  u##bits (const struct reader *r, const void *p) \
+  { \
+    uint##bits##_t v; \
+    memcpy (&v, p, sizeof v); \
+    return r->swap ? __builtin_bswap##bits (v) : v; \
+  }
+READER (16)
+READER (32)
+READER (64)
+#undef READER
 
 /* Looks for NT_GNU_BUILD_ID among the notes in BUF.  */
 static int
@@ -76,13 +66,43 @@ scan_notes (const struct reader *r, const uint8_t *buf, size_t len, size_t align
   return 0;
 }
 
+/* The file's first bytes, read at once: the header, the program headers
+   and the notes are there in nearly every file, so that one pread serves
+   them all (each read is a system call in the helper's opener, on the
+   round trip of every request).  */
+#define HEAD_SIZE 4096
+
+struct head {
+  int fd;
+  size_t len;               /* < HEAD_SIZE: the whole file */
+  uint8_t buf[HEAD_SIZE];
+};
+
+/* SIZE bytes at OFFSET: from the head when they are all in it, else read.
+   Returns how many, as st_pread_full does.  */
+static ssize_t
+read_at (const struct head *h, void *buf, size_t size, uint64_t offset)
+{
+  if (offset <= h->len && size <= h->len - offset)
+    {
+      memcpy (buf, h->buf + offset, size);
+      return (ssize_t) size;
+    }
+  return st_pread_full (h->fd, buf, size, offset);
+}
+
 int
 st_elf_fd_build_id (int fd, uint8_t out[ST_ELF_BUILD_ID_MAX])
 {
-  unsigned char ehdr[sizeof (Elf64_Ehdr)];
-  ssize_t n = st_pread_full (fd, ehdr, sizeof ehdr, 0);
+  struct head head;
+  head.fd = fd;
+  ssize_t n = st_pread_full (fd, head.buf, sizeof head.buf, 0);
   if (n < 0)
     return n;
+  head.len = (size_t) n;
+  const unsigned char *ehdr = head.buf;
+  if ((size_t) n > sizeof (Elf64_Ehdr))
+    n = sizeof (Elf64_Ehdr);
   if ((size_t) n < EI_NIDENT || memcmp (ehdr, ELFMAG, SELFMAG) != 0)
     return -ENOEXEC;
   bool is64 = ehdr[EI_CLASS] == ELFCLASS64;
@@ -111,7 +131,7 @@ st_elf_fd_build_id (int fd, uint8_t out[ST_ELF_BUILD_ID_MAX])
     {
       unsigned char ph[sizeof (Elf64_Phdr)];
       uint64_t at = phoff + (uint64_t) i * phentsize;
-      if (st_pread_full (fd, ph, phdr_size, at) != (ssize_t) phdr_size)
+      if (read_at (&head, ph, phdr_size, at) != (ssize_t) phdr_size)
         return 0;
       uint32_t type = u32 (&r, ph);
       if (type != PT_NOTE)
@@ -134,7 +154,7 @@ st_elf_fd_build_id (int fd, uint8_t out[ST_ELF_BUILD_ID_MAX])
       /* Notes are 4-byte aligned except in PT_NOTE segments aligned to 8.  */
       size_t note_align = align == 8 ? 8 : 4;
       uint8_t buf[MAX_NOTE_SEGMENT];
-      ssize_t got = st_pread_full (fd, buf, filesz, offset);
+      ssize_t got = read_at (&head, buf, filesz, offset);
       if (got <= 0)
         continue;
       int size = scan_notes (&r, buf, got, note_align, out);

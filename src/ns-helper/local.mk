@@ -17,6 +17,7 @@ ns_helper_sources = \
 	src/ns-helper/broker-job.c src/ns-helper/broker-job.h \
 	src/ns-helper/check.c src/ns-helper/check.h \
 	src/ns-helper/debuginfo.c src/ns-helper/debuginfo.h \
+	src/ns-helper/die.h \
 	src/ns-helper/elf-build-id.c src/ns-helper/elf-build-id.h \
 	src/ns-helper/landlock.c src/ns-helper/landlock.h \
 	src/ns-helper/open-ways.c src/ns-helper/open-ways.h \

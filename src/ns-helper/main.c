@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "ns-helper/auth.h"
+#include "ns-helper/die.h"
 #include "ns-helper/broker.h"
 #include "ns-helper/opener.h"
 #include "ns-helper/parser.h"
@@ -54,17 +55,7 @@ struct options {
   const char *slots_dir;
 };
 
-static void __attribute__ ((noreturn, format (printf, 1, 2)))
-die (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  fputs ("eu-stacktrace-ns-helper: ", stderr);
-  vfprintf (stderr, fmt, ap);
-  fputc ('\n', stderr);
-  va_end (ap);
-  exit (EXIT_FAILURE);
-}
+#define die(...) st_nsh_die (NULL, __VA_ARGS__)
 
 static void
 usage (FILE *out)
@@ -245,10 +236,13 @@ start_parser (int client, unsigned idle_timeout, pid_t *pid_out)
         _exit (1);
       prctl (PR_SET_NAME, "nsh-parser");
       st_sandbox_short_slices ();
-      int r = st_sandbox_enter (ST_SANDBOX_PARSER, NULL);
+      int r = st_parser_set_idle_timeout (PARSER_CLIENT_FD, idle_timeout);
+      if (r < 0)
+        die ("parser: the idle timeout: %s", strerror (-r));
+      r = st_sandbox_enter (ST_SANDBOX_PARSER, NULL);
       if (r < 0)
         die ("parser: entering the sandbox: %s", strerror (-r));
-      st_parser_run (PARSER_CLIENT_FD, PARSER_OPENER_FD, idle_timeout);
+      st_parser_run (PARSER_CLIENT_FD, PARSER_OPENER_FD);
     }
   close (pair[1]);
   *pid_out = pid;
@@ -298,8 +292,10 @@ main (int argc, char **argv)
   if (r < 0)
     die ("starting the resolver: %s", strerror (-r));
   o.sock = start_parser (SOCKET_FD, (unsigned) opts.idle_timeout, &o.parser);
-  /* The opener never reads what the client sends.  */
-  close (SOCKET_FD);
+  /* The opener never reads what the client sends (its seccomp filter
+     refuses it): it keeps the socket only to send its replies.  */
+  _Static_assert (SOCKET_FD == ST_SANDBOX_OPENER_CLIENT_FD, "the opener's client socket");
+  o.client = SOCKET_FD;
   r = st_sandbox_enter (ST_SANDBOX_OPENER, NULL);
   if (r < 0)
     die ("entering the sandbox: %s", strerror (-r));

@@ -190,10 +190,18 @@ accept_file (int fd, bool o_path, const uint8_t *want, size_t want_size, enum st
   return true;
 }
 
+/* The numbers are those of broker.h and pool.h.  */
+#define TIMED_OUT "did not answer in 10 s (a file system that does not answer?) and was given up"
+#define HUNG "a worker hung in that mount namespace less than 60 s ago (a file system that " \
+  "does not answer): none is started there until then"
+
 static const char *
 way_error (int fd, int r)
 {
-  return r < 0 ? "the process that opens it failed"
+  _Static_assert (ST_BROKER_JOB_TIMEOUT_S == 10 && ST_POOL_HUNG_S == 60, "the messages' numbers");
+  return r == -ETIMEDOUT ? "the process that opens it " TIMED_OUT
+         : r == -ETIME ? HUNG
+         : r < 0 ? "the process that opens it failed"
          : fd == -EINVAL ? "not a regular file" : strerror (-fd);
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,10 @@
    learns what exists where they may not look.  */
 #define NO_FILE_MESSAGE "no readable ELF file at that path"
 
+/* The fields an op carries as the request has them, both ways.  */
+#define OP_FIELDS(X) \
+  X (pid) X (ways) X (has_start_time) X (start_time) X (has_range) X (start) X (end) X (ns_fd)
+
 /* The parser's side.  */
 
 void
@@ -28,46 +33,23 @@ st_op_from_request (const struct st_nsh_request *req, struct st_op *op)
   op->magic = ST_OP_MAGIC;
   op->op = req->op == ST_NSH_OP_OPEN ? ST_OP_OPEN
            : req->op == ST_NSH_OP_DEBUGINFO ? ST_OP_DEBUGINFO : ST_OP_TRY;
-  op->pid = req->pid;
-  op->ways = req->ways;
-  op->has_start_time = req->has_start_time;
-  op->start_time = req->start_time;
-  op->has_range = req->has_range;
-  op->start = req->start;
-  op->end = req->end;
-  op->ns_fd = req->ns_fd;
+#define COPY(field) op->field = req->field;
+  OP_FIELDS (COPY)
+#undef COPY
   op->build_id_size = (uint8_t) req->build_id_size;
   memcpy (op->build_id, req->build_id, req->build_id_size);
   snprintf (op->path, sizeof op->path, "%s", req->path);
   snprintf (op->debuglink, sizeof op->debuglink, "%s", req->debuglink);
   snprintf (op->syscall, sizeof op->syscall, "%s", req->syscall);
   snprintf (op->in, sizeof op->in, "%s", req->in);
+  op->id = req->id;
+  op->direct = 1;
 }
 
 int
-st_op_call (int sock, const struct st_op *op, int ns_fd, struct st_op_result *res, int *fd)
+st_op_send (int sock, const struct st_op *op, int ns_fd)
 {
-  *fd = -1;
-  int r = st_nsh_send (sock, op, sizeof *op, &ns_fd, ns_fd >= 0 ? 1 : 0);
-  if (r < 0)
-    return r;
-  int fds[1];
-  size_t n_fds = 0;
-  unsigned flags;
-  ssize_t m = st_nsh_recv (sock, res, sizeof *res, fds, 1, &n_fds, &flags);
-  bool ok = m == (ssize_t) sizeof *res && flags == 0 && res->magic == ST_OP_MAGIC
-            && (res->error == 0) == (n_fds == 1)
-            && memchr (res->message, '\0', sizeof res->message) != NULL
-            && memchr (res->path, '\0', sizeof res->path) != NULL
-            && res->build_id_size <= ST_NSH_BUILD_ID_MAX && res->way < ST_NSH_WAY_N;
-  if (!ok)
-    {
-      for (size_t i = 0; i < n_fds; i++)
-        close (fds[i]);
-      return m < 0 ? (int) m : m == 0 ? -ECONNRESET : -EPROTO;
-    }
-  *fd = n_fds == 1 ? fds[0] : -1;
-  return 0;
+  return st_nsh_send (sock, op, sizeof *op, &ns_fd, ns_fd >= 0 ? 1 : 0);
 }
 
 /* The opener's side.  */
@@ -86,7 +68,7 @@ check_op (const struct st_op *op, size_t n_fds, char *why, size_t why_size)
       || !terminated (op->debuglink, sizeof op->debuglink)
       || !terminated (op->syscall, sizeof op->syscall) || !terminated (op->in, sizeof op->in)
       || op->build_id_size > ST_NSH_BUILD_ID_MAX || (op->ways & ~ST_NSH_WAYS_ALL) != 0
-      || op->ns_fd > 1 || (op->ns_fd != 0) != (n_fds == 1))
+      || op->ns_fd > 1 || (op->ns_fd != 0) != (n_fds == 1) || op->direct > 1)
     {
       snprintf (why, why_size, "a malformed operation");
       return -EINVAL;
@@ -110,18 +92,13 @@ request_of (const struct st_op *op, struct st_nsh_request *req)
   memset (req, 0, sizeof *req);
   req->version = ST_NSH_VERSION;
   req->op = op->op == ST_OP_OPEN ? ST_NSH_OP_OPEN : ST_NSH_OP_DEBUGINFO;
-  req->pid = op->pid;
-  req->has_start_time = op->has_start_time;
-  req->start_time = op->start_time;
-  req->has_range = op->has_range;
-  req->start = op->start;
-  req->end = op->end;
+#define COPY(field) req->field = op->field;
+  OP_FIELDS (COPY)
+#undef COPY
   req->build_id_size = op->build_id_size;
   memcpy (req->build_id, op->build_id, op->build_id_size);
   memcpy (req->path, op->path, sizeof req->path);
   memcpy (req->debuglink, op->debuglink, sizeof req->debuglink);
-  req->ways = op->ways;
-  req->ns_fd = op->ns_fd;
 }
 
 static bool
@@ -224,15 +201,39 @@ try_in (struct st_opener *o, const struct st_op *op, char *why, size_t why_size)
 }
 #endif
 
+/* RES as the client's reply to request ID.  */
+static void
+reply_of (const struct st_op_result *res, uint64_t id, struct st_nsh_reply *reply)
+{
+  memset (reply, 0, sizeof *reply);
+  reply->id = id;
+  reply->ok = res->error == 0;
+  if (reply->ok)
+    {
+      reply->way = (enum st_nsh_way) res->way;
+      snprintf (reply->path, sizeof reply->path, "%s", res->path);
+      memcpy (reply->build_id, res->build_id, res->build_id_size);
+      reply->build_id_size = res->build_id_size;
+    }
+  else
+    reply->error = res->error;
+  snprintf (reply->message, sizeof reply->message, "%s", res->message);
+}
+
 static void
 handle (struct st_opener *o, const struct st_op *op, size_t len, unsigned flags,
         const int *fds, size_t n_fds)
 {
   static struct st_op_result res;
+  static struct st_nsh_reply reply;
   memset (&res, 0, sizeof res);
   res.magic = ST_OP_MAGIC;
   struct st_found found = { .file.fd = -1 };
   int r;
+  /* Where the answer goes: an op that is not even whole is answered to
+     the parser that sent it.  */
+  bool direct = len == sizeof *op && flags == 0 && op->magic == ST_OP_MAGIC && op->direct == 1
+                && o->client >= 0;
   if (len != sizeof *op || flags != 0 || op->magic != ST_OP_MAGIC)
     {
       snprintf (res.message, sizeof res.message, "a malformed operation");
@@ -265,7 +266,17 @@ handle (struct st_opener *o, const struct st_op *op, size_t len, unsigned flags,
     }
   else
     res.error = -r;
-  r = st_nsh_send (o->sock, &res, sizeof res, &found.file.fd, found.file.fd >= 0 ? 1 : 0);
+  if (direct)
+    {
+      /* Never blocks on a client that does not read: its reply is
+         dropped (EAGAIN), and the opener serves on.  */
+      reply_of (&res, op->id, &reply);
+      r = st_nsh_send_reply (o->client, &reply, found.file.fd, MSG_DONTWAIT);
+      if (r == -EAGAIN)
+        r = 0;
+    }
+  else
+    r = st_nsh_send (o->sock, &res, sizeof res, &found.file.fd, found.file.fd >= 0 ? 1 : 0);
   if (found.file.fd >= 0)
     close (found.file.fd);
   if (r < 0 && r != -EPIPE && r != -ECONNRESET)

@@ -1,14 +1,16 @@
 #include "config.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "basic/why.h"
+#include "ns-helper/die.h"
 #include "ns-helper/opener.h"
 #include "ns-helper/parser.h"
 #include "ns-helper/protocol.h"
@@ -19,34 +21,12 @@ struct parser {
   int opener;
 };
 
-static void __attribute__ ((noreturn, format (printf, 1, 2)))
-die (const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  fputs ("eu-stacktrace-ns-helper: parser: ", stderr);
-  vfprintf (stderr, fmt, ap);
-  fputc ('\n', stderr);
-  va_end (ap);
-  exit (EXIT_FAILURE);
-}
+#define die(...) st_nsh_die ("parser", __VA_ARGS__)
 
 static void
 reply_send (struct parser *p, const struct st_nsh_reply *reply, int fd)
 {
-  static char buf[ST_NSH_MAX_MESSAGE];
-  int len = st_nsh_encode_reply (reply, buf, sizeof buf);
-  if (len < 0)
-    {
-      /* Only an overlong message can fail: say so in a short one.  */
-      struct st_nsh_reply e = { .id = reply->id, .error = EMSGSIZE };
-      snprintf (e.message, sizeof e.message, "the reply did not fit in a message");
-      len = st_nsh_encode_reply (&e, buf, sizeof buf);
-      fd = -1;
-      if (len < 0)
-        die ("cannot encode a reply: %s", strerror (-len));
-    }
-  int r = st_nsh_send (p->client, buf, (size_t) len, &fd, fd >= 0 ? 1 : 0);
+  int r = st_nsh_send_reply (p->client, reply, fd, 0);
   if (r == -EPIPE || r == -ECONNRESET)
     exit (EXIT_SUCCESS);   /* the client went away mid-request */
   if (r < 0)
@@ -125,9 +105,7 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
   static struct st_nsh_request req;
   static struct st_nsh_reply reply;
   static struct st_op op;
-  static struct st_op_result res;
   memset (&reply, 0, sizeof reply);
-  int fd = -1;
   int r;
   if (flags & ST_NSH_RECV_TRUNCATED)
     {
@@ -176,47 +154,27 @@ handle (struct parser *p, const char *buf, size_t len, unsigned flags, const int
 #endif
   if (r == 0)
     {
+      /* The opener replies to the client itself (opener.h).  */
       st_op_from_request (&req, &op);
-      r = st_op_call (p->opener, &op, n_fds == 1 ? fds[0] : -1, &res, &fd);
+      r = st_op_send (p->opener, &op, n_fds == 1 ? fds[0] : -1);
       if (r < 0)
         die ("the opener is gone: %s", strerror (-r));
-      r = -res.error;
-      snprintf (reply.message, sizeof reply.message, "%s", res.message);
+      return;
     }
-  reply.ok = r == 0;
-  if (r == 0)
-    {
-      reply.way = (enum st_nsh_way) res.way;
-      snprintf (reply.path, sizeof reply.path, "%s", res.path);
-      memcpy (reply.build_id, res.build_id, res.build_id_size);
-      reply.build_id_size = res.build_id_size;
-    }
-  else
-    reply.error = -r;
-  reply_send (p, &reply, fd);
-  if (fd >= 0)
-    close (fd);
+  reply.error = -r;
+  reply_send (p, &reply, -1);
 }
 
-/* Waits for the client's next message, at most IDLE_TIMEOUT seconds.  */
-static void
-wait_for_request (struct parser *p, unsigned idle_timeout)
+int
+st_parser_set_idle_timeout (int client_sock, unsigned idle_timeout)
 {
-  if (idle_timeout == 0)
-    return;
-  struct pollfd pfd = { .fd = p->client, .events = POLLIN };
-  int r;
-  while ((r = poll (&pfd, 1, (int) (idle_timeout > 86400 ? 86400 : idle_timeout) * 1000)) < 0
-         && errno == EINTR)
-    ;
-  if (r == 0)
-    exit (EXIT_SUCCESS);   /* idle: the client reconnects when it needs us */
-  if (r < 0)
-    die ("poll: %s", strerror (errno));
+  /* One receive a request rather than a poll and a receive.  */
+  struct timeval tv = { .tv_sec = idle_timeout };
+  return setsockopt (client_sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 ? 0 : -errno;
 }
 
 void
-st_parser_run (int client_sock, int opener_sock, unsigned idle_timeout)
+st_parser_run (int client_sock, int opener_sock)
 {
   struct parser p = { client_sock, opener_sock };
   static char buf[ST_NSH_MAX_MESSAGE + 1];
@@ -225,9 +183,11 @@ st_parser_run (int client_sock, int opener_sock, unsigned idle_timeout)
       int fds[1];
       size_t n_fds;
       unsigned flags;
-      wait_for_request (&p, idle_timeout);
+      /* The client's socket has SO_RCVTIMEO of the idle timeout
+         (st_parser_set_idle_timeout): EAGAIN, the client was idle and
+         reconnects when it needs us.  */
       ssize_t len = st_nsh_recv (p.client, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
-      if (len < 0 && (len == -ECONNRESET || len == -ENOTCONN))
+      if (len < 0 && (len == -ECONNRESET || len == -ENOTCONN || len == -EAGAIN))
         exit (EXIT_SUCCESS);
       if (len < 0)
         die ("receiving a request: %s", strerror ((int) -len));

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ns-helper/pool.h"
@@ -25,18 +26,52 @@ worker_drop (struct st_pool_worker *w)
   w->sock = -1;
 }
 
+static bool
+same_key (const struct st_pool_key *a, const struct st_pool_key *b)
+{
+  return a->dev == b->dev && a->ino == b->ino && a->user_dev == b->user_dev
+         && a->user_ino == b->user_ino;
+}
+
 static struct st_pool_worker *
-find (struct st_pool *pool, const struct stat *mnt, const struct stat *user)
+find (struct st_pool *pool, const struct st_pool_key *key)
 {
   for (size_t i = 0; i < ST_POOL_MAX; i++)
-    {
-      struct st_pool_worker *w = &pool->w[i];
-      if (w->sock >= 0 && w->dev == mnt->st_dev && w->ino == mnt->st_ino
-          && (user == NULL ? w->user_ino == 0
-              : w->user_dev == user->st_dev && w->user_ino == user->st_ino))
-        return w;
-    }
+    if (pool->w[i].sock >= 0 && same_key (&pool->w[i].key, key))
+      return &pool->w[i];
   return NULL;
+}
+
+static long long
+now_s (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec;
+}
+
+/* Did a worker hang in KEY's namespace less than ST_POOL_HUNG_S ago?  */
+static bool
+hung (const struct st_pool *pool, const struct st_pool_key *key)
+{
+  long long now = now_s ();
+  for (size_t i = 0; i < ST_POOL_MAX; i++)
+    if (pool->hung[i].until > now && same_key (&pool->hung[i].key, key))
+      return true;
+  return false;
+}
+
+/* A worker hung in KEY's namespace: in place of the entry that ends
+   first.  */
+static void
+mark_hung (struct st_pool *pool, const struct st_pool_key *key)
+{
+  size_t first = 0;
+  for (size_t i = 1; i < ST_POOL_MAX; i++)
+    if (pool->hung[i].until < pool->hung[first].until)
+      first = i;
+  pool->hung[first].key = *key;
+  pool->hung[first].until = now_s () + ST_POOL_HUNG_S;
 }
 
 /* A free entry, or the least recently used one, let go.  */
@@ -67,12 +102,21 @@ st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pi
   struct stat mnt, user;
   if (fstat (pin->mnt_fd, &mnt) != 0 || (userns_fd >= 0 && fstat (userns_fd, &user) != 0))
     return -errno;
-  const struct stat *userp = userns_fd >= 0 ? &user : NULL;
-  struct st_pool_worker *w = find (pool, &mnt, userp);
+  struct st_pool_key key = { .dev = mnt.st_dev, .ino = mnt.st_ino };
+  if (userns_fd >= 0)
+    {
+      key.user_dev = user.st_dev;
+      key.user_ino = user.st_ino;
+    }
+  if (hung (pool, &key))
+    return -ETIME;
+  struct st_pool_worker *w = find (pool, &key);
   bool gone;
   if (w != NULL)
     {
       int r = st_broker_worker_open (w->sock, paths, n, fds, errs, &gone);
+      if (r == -ETIMEDOUT)
+        mark_hung (pool, &key);
       if (r == 0 || (r != -EPIPE && r != -ECONNRESET && r != -ENOTCONN))
         {
           /* Served, or broken (a timeout, nonsense): given up either way
@@ -97,6 +141,8 @@ st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pi
     return r;
   pool->started++;
   r = st_broker_worker_open (sock, paths, n, fds, errs, &gone);
+  if (r == -ETIMEDOUT)
+    mark_hung (pool, &key);
   if (r == -ECONNRESET || r == -EPIPE)
     {
       /* Its process exited as it started (it then serves nothing): this
@@ -109,13 +155,6 @@ st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pi
       close (sock);
       return r;
     }
-  *w = (struct st_pool_worker) {
-    .sock = sock,
-    .dev = mnt.st_dev,
-    .ino = mnt.st_ino,
-    .user_dev = userp != NULL ? user.st_dev : 0,
-    .user_ino = userp != NULL ? user.st_ino : 0,
-    .last_use = ++pool->clock,
-  };
+  *w = (struct st_pool_worker) { .sock = sock, .key = key, .last_use = ++pool->clock };
   return 0;
 }

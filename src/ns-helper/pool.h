@@ -31,15 +31,29 @@
 
 #define ST_POOL_MAX 3   /* + opener, parser, resolver, broker, one one-job worker and one worker being let go: TasksMax=10 */
 
+struct st_pool_key {
+  dev_t dev, user_dev;      /* the mount and user namespaces */
+  ino_t ino, user_ino;      /* (user_ino 0: none entered first) */
+};
+
 struct st_pool_worker {
   int sock;                 /* the opener's end; -1: a free entry */
-  dev_t dev, user_dev;      /* the mount and user namespaces it entered */
-  ino_t ino, user_ino;      /* (user_ino 0: it entered none first) */
+  struct st_pool_key key;   /* the namespaces it entered */
   uint64_t last_use;
 };
 
+/* A namespace whose worker hung (a job not answered in
+   ST_BROKER_JOB_TIMEOUT_S: a file system that does not answer): no worker
+   is started there again until UNTIL (CLOCK_MONOTONIC seconds), so that
+   each request does not wait as long and leave one more stuck worker.  */
+#define ST_POOL_HUNG_S 60
+
 struct st_pool {
   struct st_pool_worker w[ST_POOL_MAX];
+  struct {
+    struct st_pool_key key;
+    long long until;        /* 0: a free entry */
+  } hung[ST_POOL_MAX];
   uint64_t clock;
   unsigned long started, reused;
 };
@@ -48,6 +62,9 @@ void st_pool_init (struct st_pool *pool);
 
 /* st_broker_open's job for the pinned process PIN's mount namespace
    (entering USERNS_FD first unless it is -1), in a worker of the pool
-   started through broker B when there is none for it yet.  */
+   started through broker B when there is none for it yet.  Returns 0 or
+   -errno: -ETIMEDOUT when the worker did not answer in time (it is given
+   up and kills itself), -ETIME when one did so in this namespace less than
+   ST_POOL_HUNG_S ago (nothing is tried).  */
 int st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pin,
                   int userns_fd, const char *const *paths, size_t n, int *fds, int *errs);

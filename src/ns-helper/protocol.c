@@ -94,7 +94,8 @@ new_build_id (const uint8_t *id, size_t n)
   return json_object_new_string (hex);
 }
 
-/* Writes OBJ into BUF and frees it.  */
+/* Writes OBJ into BUF (unless R, an earlier failure, is not 0) and frees
+   it.  */
 static int
 finish_encoding (struct json_object *obj, int r, char *buf, size_t size)
 {
@@ -117,15 +118,27 @@ finish_encoding (struct json_object *obj, int r, char *buf, size_t size)
   return r;
 }
 
-int
-st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t size)
+/* A message's object, with the version and ID.  Returns 0 or -errno;
+   either way *OUT goes to finish_encoding (NULL when it could not be
+   made).  */
+static int
+new_message (uint64_t id, struct json_object **out)
 {
   struct json_object *obj = json_object_new_object ();
+  *out = obj;
   if (obj == NULL)
     return -ENOMEM;
   int r = add (obj, "v", json_object_new_int (ST_NSH_VERSION));
   if (r == 0)
-    r = add (obj, "id", json_object_new_int64 ((int64_t) (req->id & INT64_MAX)));
+    r = add (obj, "id", json_object_new_int64 ((int64_t) (id & INT64_MAX)));
+  return r;
+}
+
+int
+st_nsh_encode_request (const struct st_nsh_request *req, char *buf, size_t size)
+{
+  struct json_object *obj;
+  int r = new_message (req->id, &obj);
   if (r == 0)
     r = add (obj, "op", json_object_new_string (op_names[req->op]));
   if (r == 0 && req->pid > 0)
@@ -218,12 +231,8 @@ new_utf8_string (const char *s)
 int
 st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
 {
-  struct json_object *obj = json_object_new_object ();
-  if (obj == NULL)
-    return -ENOMEM;
-  int r = add (obj, "v", json_object_new_int (ST_NSH_VERSION));
-  if (r == 0)
-    r = add (obj, "id", json_object_new_int64 ((int64_t) (reply->id & INT64_MAX)));
+  struct json_object *obj;
+  int r = new_message (reply->id, &obj);
   if (r == 0)
     r = add (obj, "ok", json_object_new_boolean (reply->ok));
   if (r == 0 && reply->ok)
@@ -248,6 +257,13 @@ st_nsh_encode_reply (const struct st_nsh_reply *reply, char *buf, size_t size)
 int
 st_nsh_send (int sock, const void *buf, size_t len, const int *fds, size_t n_fds)
 {
+  return st_nsh_send_flags (sock, buf, len, fds, n_fds, 0);
+}
+
+int
+st_nsh_send_flags (int sock, const void *buf, size_t len, const int *fds, size_t n_fds,
+                   int flags)
+{
   assert (n_fds <= ST_NSH_MAX_FDS);
   struct iovec iov = { (void *) buf, len };
   union {
@@ -268,11 +284,30 @@ st_nsh_send (int sock, const void *buf, size_t len, const int *fds, size_t n_fds
     }
   ssize_t r;
   do
-    r = sendmsg (sock, &msg, MSG_NOSIGNAL);
+    r = sendmsg (sock, &msg, MSG_NOSIGNAL | flags);
   while (r < 0 && errno == EINTR);
   if (r < 0)
     return -errno;
   return (size_t) r == len ? 0 : -EMSGSIZE;
+}
+
+int
+st_nsh_send_reply (int sock, const struct st_nsh_reply *reply, int fd, int flags)
+{
+  static char buf[ST_NSH_MAX_MESSAGE];
+  int len = st_nsh_encode_reply (reply, buf, sizeof buf);
+  if (len < 0)
+    {
+      /* Only an overlong message can fail: say so in a short one.  */
+      static struct st_nsh_reply e;
+      e = (struct st_nsh_reply) { .id = reply->id, .error = EMSGSIZE };
+      snprintf (e.message, sizeof e.message, "the reply did not fit in a message");
+      len = st_nsh_encode_reply (&e, buf, sizeof buf);
+      fd = -1;
+      if (len < 0)
+        return len;
+    }
+  return st_nsh_send_flags (sock, buf, (size_t) len, &fd, fd >= 0 ? 1 : 0, flags);
 }
 
 ssize_t

@@ -113,6 +113,13 @@ int st_nsh_decode_reply (const char *buf, size_t len, struct st_nsh_reply *reply
 /* Sends one message with N_FDS descriptors (at most ST_NSH_MAX_FDS).
    Returns 0 or -errno; never raises SIGPIPE.  */
 int st_nsh_send (int sock, const void *buf, size_t len, const int *fds, size_t n_fds);
+/* The same with sendmsg FLAGS (MSG_DONTWAIT) besides MSG_NOSIGNAL.  */
+int st_nsh_send_flags (int sock, const void *buf, size_t len, const int *fds, size_t n_fds,
+                       int flags);
+/* REPLY, encoded, with FD unless it is -1 (a reply too long for a message
+   goes as an EMSGSIZE error without it), sent with FLAGS.  Returns 0 or
+   -errno.  */
+int st_nsh_send_reply (int sock, const struct st_nsh_reply *reply, int fd, int flags);
 
 /* Flags of a received message.  */
 #define ST_NSH_RECV_TRUNCATED 1u  /* longer than the buffer: rest discarded */

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "ns-helper/landlock.h"
@@ -217,16 +218,16 @@ st_sandbox_become_client (const struct st_sandbox_client *client)
 #define ALLOW(ctx, name, ...) \
   seccomp_rule_add (ctx, SCMP_ACT_ALLOW, SCMP_SYS (name), __VA_ARGS__)
 
+/* NO_READ_FD >= 0: read and recvmsg on any descriptor but that one.  */
 static int
-allow_common (scmp_filter_ctx ctx)
+allow_common (scmp_filter_ctx ctx, int no_read_fd)
 {
   static const int plain[] = {
     /* memory (mmap and mprotect below, never executable) */
     SCMP_SYS (brk), SCMP_SYS (munmap), SCMP_SYS (mremap), SCMP_SYS (madvise),
     /* descriptors and messages */
-    SCMP_SYS (close), SCMP_SYS (read), SCMP_SYS (pread64), SCMP_SYS (fstat),
-    SCMP_SYS (newfstatat), SCMP_SYS (statx), SCMP_SYS (fcntl),
-    SCMP_SYS (recvmsg), SCMP_SYS (sendmsg),
+    SCMP_SYS (close), SCMP_SYS (pread64), SCMP_SYS (fstat),
+    SCMP_SYS (newfstatat), SCMP_SYS (statx), SCMP_SYS (fcntl), SCMP_SYS (sendmsg),
     /* the rest of a C program's life */
     SCMP_SYS (exit), SCMP_SYS (exit_group), SCMP_SYS (rt_sigreturn),
     SCMP_SYS (rt_sigprocmask), SCMP_SYS (restart_syscall), SCMP_SYS (futex),
@@ -238,6 +239,16 @@ allow_common (scmp_filter_ctx ctx)
     if (seccomp_rule_add (ctx, SCMP_ACT_ALLOW, plain[i], 0) < 0)
       return -EINVAL;
   int r = 0;
+  if (no_read_fd < 0)
+    {
+      r |= ALLOW (ctx, read, 0);
+      r |= ALLOW (ctx, recvmsg, 0);
+    }
+  else
+    {
+      r |= ALLOW (ctx, read, 1, SCMP_A0 (SCMP_CMP_NE, (scmp_datum_t) no_read_fd));
+      r |= ALLOW (ctx, recvmsg, 1, SCMP_A0 (SCMP_CMP_NE, (scmp_datum_t) no_read_fd));
+    }
   /* Nothing executable is ever mapped: no code can be brought in.  */
   r |= ALLOW (ctx, mmap, 1, SCMP_A2 (SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
   r |= ALLOW (ctx, mprotect, 1, SCMP_A2 (SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
@@ -261,7 +272,7 @@ static int
 allow_parser (scmp_filter_ctx ctx)
 {
   int r = 0;
-  /* The idle timeout.  */
+  /* Whether the client hung up (st_nsh_peer_closed).  */
   r |= ALLOW (ctx, poll, 0);
   r |= ALLOW (ctx, ppoll, 0);
   return r < 0 ? -EINVAL : 0;
@@ -316,6 +327,8 @@ allow_broker (scmp_filter_ctx ctx, const struct st_sandbox_client *client)
      end of its idle time (pool.h).  */
   r |= ALLOW (ctx, poll, 0);
   r |= ALLOW (ctx, ppoll, 0);
+  /* A worker's job timer (broker.h): a signal to itself only.  */
+  r |= ALLOW (ctx, setitimer, 1, SCMP_A0 (SCMP_CMP_EQ, ITIMER_REAL));
   if (client != NULL)
     {
       /* A worker becomes the client, and no one else.  */
@@ -338,7 +351,7 @@ install_seccomp (enum st_sandbox_role role, const struct st_sandbox_client *clie
   scmp_filter_ctx ctx = seccomp_init (SCMP_ACT_KILL_PROCESS);
   if (ctx == NULL)
     return -ENOMEM;
-  int r = allow_common (ctx);
+  int r = allow_common (ctx, role == ST_SANDBOX_OPENER ? ST_SANDBOX_OPENER_CLIENT_FD : -1);
   if (r == 0)
     switch (role)
       {
@@ -409,6 +422,12 @@ st_sandbox_try_forbidden (const char *name)
     r = setns (0, CLONE_NEWNS);
   else if (strcmp (name, "kill") == 0)
     r = kill (getppid (), SIGTERM);
+  else if (strcmp (name, "read-client") == 0)
+    {
+      /* The opener's copy of the client's socket (sandbox.h).  */
+      char c;
+      r = read (ST_SANDBOX_OPENER_CLIENT_FD, &c, 1);
+    }
   else if (strcmp (name, "write-stdout") == 0)
     r = write (STDOUT_FILENO, "x", 1);
   else if (strcmp (name, "open-write") == 0)

@@ -43,6 +43,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* The client's socket in the opener, which it writes replies on and may
+   not read: its filter refuses read and recvmsg on this descriptor.  */
+#define ST_SANDBOX_OPENER_CLIENT_FD 3
+
 enum st_sandbox_role {
   ST_SANDBOX_PARSER,
   ST_SANDBOX_OPENER,

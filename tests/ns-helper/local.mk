@@ -12,7 +12,9 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/sandbox.sh \
 	tests/ns-helper/restart.sh \
 	tests/ns-helper/review.sh \
-	tests/ns-helper/pool.sh
+	tests/ns-helper/pool.sh \
+	tests/ns-helper/pool-fork.sh \
+	tests/ns-helper/hung.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \

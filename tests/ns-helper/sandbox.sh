@@ -161,6 +161,11 @@ for name in ("execve", "ptrace", "socket", "mount", "setns", "kill", "write-stdo
     msg, status, reply = attempt(name, "parser")
     tap.ok(reply is None and status == 128 + signal.SIGSYS and not os.path.exists(marker),
            f"a forbidden {name} in the parser: {msg}, no reply", reply)
+# The opener keeps the client's socket to send its replies on, and may
+# never read it.
+msg, status, reply = attempt("read-client", "opener")
+tap.ok(reply is None and "SIGSYS" in msg,
+       f"the opener reads the client's socket: {msg}, no reply", reply)
 for where in ("parser", "opener", "resolver", "broker", "worker"):
     for name in ("open-write", "openat2-write"):
         msg, status, reply = attempt(name, where)

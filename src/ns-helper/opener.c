@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -220,6 +222,11 @@ reply_of (const struct st_op_result *res, uint64_t id, struct st_nsh_reply *repl
   snprintf (reply->message, sizeof reply->message, "%s", res->message);
 }
 
+/* The replies a client may leave unread before it gets no descriptor: a
+   small reply takes 768 bytes of the queue, one with a long path a few
+   KiB.  eu-stacktrace reads each reply before it asks again.  */
+#define ST_OPENER_MAX_UNREAD 4096
+
 static void
 handle (struct st_opener *o, const struct st_op *op, size_t len, unsigned flags,
         const int *fds, size_t n_fds)
@@ -268,10 +275,35 @@ handle (struct st_opener *o, const struct st_op *op, size_t len, unsigned flags,
     res.error = -r;
   if (direct)
     {
+      /* A descriptor waiting in a client's queue counts, for the kernel,
+         against the user who sent it: every connection's helper runs as
+         nobody, and at RLIMIT_NOFILE of them in flight every sendmsg with
+         a descriptor fails (ETOOMANYREFS), root's too.  So a client that
+         leaves replies unread gets no more descriptors until it reads.  */
+      int unread = 0;
+      if (found.file.fd >= 0 && ioctl (o->client, SIOCOUTQ, &unread) == 0
+          && unread > ST_OPENER_MAX_UNREAD)
+        {
+          close (found.file.fd);
+          found.file.fd = -1;
+          res.error = EBUSY;
+          snprintf (res.message, sizeof res.message,
+                    "%d bytes of earlier replies are unread: read them first", unread);
+        }
       /* Never blocks on a client that does not read: its reply is
          dropped (EAGAIN), and the opener serves on.  */
       reply_of (&res, op->id, &reply);
       r = st_nsh_send_reply (o->client, &reply, found.file.fd, MSG_DONTWAIT);
+      if (r == -ETOOMANYREFS)
+        {
+          /* Too many descriptors in flight from other connections: the
+             answer without one, rather than ending this connection.  */
+          res.error = ETOOMANYREFS;
+          snprintf (res.message, sizeof res.message,
+                    "too many descriptors in flight to unread replies; try again");
+          reply_of (&res, op->id, &reply);
+          r = st_nsh_send_reply (o->client, &reply, -1, MSG_DONTWAIT);
+        }
       if (r == -EAGAIN)
         r = 0;
     }

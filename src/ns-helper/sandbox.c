@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/nsfs.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -227,7 +229,7 @@ allow_common (scmp_filter_ctx ctx, int no_read_fd)
     SCMP_SYS (brk), SCMP_SYS (munmap), SCMP_SYS (mremap), SCMP_SYS (madvise),
     /* descriptors and messages */
     SCMP_SYS (close), SCMP_SYS (pread64), SCMP_SYS (fstat),
-    SCMP_SYS (newfstatat), SCMP_SYS (statx), SCMP_SYS (fcntl), SCMP_SYS (sendmsg),
+    SCMP_SYS (newfstatat), SCMP_SYS (statx), SCMP_SYS (sendmsg),
     /* the rest of a C program's life */
     SCMP_SYS (exit), SCMP_SYS (exit_group), SCMP_SYS (rt_sigreturn),
     SCMP_SYS (rt_sigprocmask), SCMP_SYS (restart_syscall), SCMP_SYS (futex),
@@ -243,11 +245,31 @@ allow_common (scmp_filter_ctx ctx, int no_read_fd)
     {
       r |= ALLOW (ctx, read, 0);
       r |= ALLOW (ctx, recvmsg, 0);
+      r |= ALLOW (ctx, fcntl, 0);
     }
   else
     {
-      r |= ALLOW (ctx, read, 1, SCMP_A0 (SCMP_CMP_NE, (scmp_datum_t) no_read_fd));
-      r |= ALLOW (ctx, recvmsg, 1, SCMP_A0 (SCMP_CMP_NE, (scmp_datum_t) no_read_fd));
+      /* The kernel takes the fd as a 32-bit int and seccomp sees all 64
+         bits of the argument: "A0 != 3" would let 0x100000003 through.
+         Nor may fcntl (F_DUPFD) give the client's socket another number
+         to read it by.  So these three are allowed for every A0 whose 64
+         bits are a 32-bit number other than 3: {0, 1}, {2}, then
+         [2^k, 2^(k+1)) for k = 2..31, each one masked comparison.  */
+      _Static_assert (ST_SANDBOX_OPENER_CLIENT_FD == 3, "the ranges below leave out 3");
+      static const int calls[] = { SCMP_SYS (read), SCMP_SYS (recvmsg), SCMP_SYS (fcntl) };
+      for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        {
+          r |= seccomp_rule_add (ctx, SCMP_ACT_ALLOW, calls[i], 1,
+                                 SCMP_A0 (SCMP_CMP_MASKED_EQ, ~(scmp_datum_t) 1, 0));
+          r |= seccomp_rule_add (ctx, SCMP_ACT_ALLOW, calls[i], 1, SCMP_A0 (SCMP_CMP_EQ, 2));
+          for (int k = 2; k < 32; k++)
+            r |= seccomp_rule_add (ctx, SCMP_ACT_ALLOW, calls[i], 1,
+                                   SCMP_A0 (SCMP_CMP_MASKED_EQ, ~(((scmp_datum_t) 1 << k) - 1),
+                                            (scmp_datum_t) 1 << k));
+        }
+      /* How much of its replies the client has not read (opener.c).  */
+      r |= ALLOW (ctx, ioctl, 2, SCMP_A0 (SCMP_CMP_EQ, (scmp_datum_t) no_read_fd),
+                  SCMP_A1 (SCMP_CMP_EQ, SIOCOUTQ));
     }
   /* Nothing executable is ever mapped: no code can be brought in.  */
   r |= ALLOW (ctx, mmap, 1, SCMP_A2 (SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
@@ -427,6 +449,19 @@ st_sandbox_try_forbidden (const char *name)
       /* The opener's copy of the client's socket (sandbox.h).  */
       char c;
       r = read (ST_SANDBOX_OPENER_CLIENT_FD, &c, 1);
+    }
+  else if (strcmp (name, "read-client-dup") == 0)
+    {
+      /* The client's socket under another number.  */
+      int d = fcntl (ST_SANDBOX_OPENER_CLIENT_FD, F_DUPFD_CLOEXEC, 10);
+      char c;
+      r = d < 0 ? -1 : (int) recv (d, &c, 1, MSG_DONTWAIT);
+    }
+  else if (strcmp (name, "read-client-hi") == 0)
+    {
+      /* Descriptor 3 with bits above the 32 the kernel uses.  */
+      char c;
+      r = (int) syscall (SYS_read, 0x100000000L | ST_SANDBOX_OPENER_CLIENT_FD, &c, 1L);
     }
   else if (strcmp (name, "write-stdout") == 0)
     r = write (STDOUT_FILENO, "x", 1);

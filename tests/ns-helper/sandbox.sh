@@ -163,9 +163,14 @@ for name in ("execve", "ptrace", "socket", "mount", "setns", "kill", "write-stdo
            f"a forbidden {name} in the parser: {msg}, no reply", reply)
 # The opener keeps the client's socket to send its replies on, and may
 # never read it.
-msg, status, reply = attempt("read-client", "opener")
-tap.ok(reply is None and "SIGSYS" in msg,
-       f"the opener reads the client's socket: {msg}, no reply", reply)
+# Every way: by its number, under another number (fcntl F_DUPFD), and by
+# the number with bits above the 32 the kernel uses (seccomp sees 64).
+for name, how in (("read-client", "by its number"),
+                  ("read-client-dup", "under another number (F_DUPFD)"),
+                  ("read-client-hi", "as 0x100000003")):
+    msg, status, reply = attempt(name, "opener")
+    tap.ok(reply is None and "SIGSYS" in msg,
+           f"the opener reads the client's socket {how}: {msg}, no reply", reply)
 for where in ("parser", "opener", "resolver", "broker", "worker"):
     for name in ("open-write", "openat2-write"):
         msg, status, reply = attempt(name, where)

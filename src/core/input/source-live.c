@@ -19,13 +19,11 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "basic/array.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
-#include "basic/signals.h"
 #include "core/input/live.h"
 #include "core/input/perf-format.h"
 

@@ -47,6 +47,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/perf-swap.c \
 	src/core/input/source-live.c src/core/input/source-live.h \
 	src/core/input/live.h src/core/input/live-rings.c src/core/input/live-proc.c \
+	src/core/input/live-wait.c \
 	src/core/input/source-sysprof.c src/core/input/source-sysprof.h \
 	src/core/input/sysprof-proc.c src/core/input/sysprof-reader.h \
 	src/core/input/sysprof-format.h \

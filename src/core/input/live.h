@@ -1,11 +1,14 @@
-/* Live sampling's insides, shared by its three files and by nothing else:
+/* Live sampling's insides, shared by its four files and by nothing else:
  * source-live.c is the source (the command, the sampling loop, the sweeps
  * of gone threads, --record), live-rings.c opens the perf events and reads
- * their ring buffers, live-proc.c describes from /proc what already runs.
- * All three feed records through st_live_feed to the perf.data parser.  */
+ * their ring buffers, live-proc.c describes from /proc what already runs,
+ * live-wait.c is where the loop sleeps until there is work.  The first
+ * three feed records through st_live_feed to the perf.data parser.  */
 #pragma once
 
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -129,3 +132,27 @@ int st_live_open_for_process (struct st_live_source *lv, pid_t pid);
    with st_live_synthesize_all.  */
 int st_live_synthesize_process (struct st_live_source *lv, pid_t pid);
 int st_live_synthesize_all (struct st_live_source *lv);
+
+/* live-wait.c */
+/* The sweep's period: the loop wakes at least this often.  */
+#define SWEEP_NS 1000000000ull
+
+/* What the loop waits on: the rings, and a pidfd for the command or each
+   -p process, so that an exit wakes it rather than a timer.  */
+struct st_live_waits {
+  struct pollfd *pfds;
+  size_t n, first_pid;      /* pfds[first_pid..n) are the pidfds */
+  size_t pids_left;         /* -p processes with a pidfd, not gone yet */
+  bool hung;                /* a ring's own event is gone: read on a timer */
+};
+
+/* CLOCK_MONOTONIC, in ns.  */
+uint64_t st_live_now_ns (void);
+/* What to wait on, once the events are open.  */
+int st_live_waits_open (struct st_live_source *lv, struct st_live_waits *w);
+void st_live_waits_close (struct st_live_waits *w);
+/* Waits for a ring's watermark, an exit, a signal (STOP set) or the next
+   sweep.  */
+int st_live_wait (struct st_live_source *lv, struct st_live_waits *w, volatile sig_atomic_t *stop);
+/* After a wait, for -p: true when every process is gone.  */
+bool st_live_targets_gone (struct st_live_source *lv, struct st_live_waits *w);

@@ -3,7 +3,8 @@
  * described from /proc; then a loop that drains the ring buffers, ends a
  * round, and sweeps the threads gone without an exit record, until the
  * command exits, the processes are gone, or a stop comes.  The events and
- * their rings: live-rings.c; /proc: live-proc.c.  */
+ * their rings: live-rings.c; /proc: live-proc.c; the loop's sleep:
+ * live-wait.c.  */
 #include "config.h"
 
 #include <errno.h>
@@ -18,26 +19,19 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "basic/array.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
-#include "basic/signals.h"
 #include "core/input/live.h"
 #include "core/input/perf-format.h"
 
 /* Processes whose exit records were lost would stay in the process table
- * for ever: every second (or every EVICT_EVERY new threads) each thread
- * seen is probed, and those that are gone get an exit record of ours.  */
-#define SWEEP_NS 1000000000ull
+ * for ever: every second (SWEEP_NS, live.h) or every EVICT_EVERY new
+ * threads each thread seen is probed, and those that are gone get an exit
+ * record of ours.  */
 #define EVICT_EVERY 4096
-
-/* The loop sleeps until a ring's watermark (wakeup_watermark: a quarter of
-   the ring), an exit or a signal, and at least once a second for the
-   sweep; a ring that cannot wake it any more is read this often.  */
-#define HUNG_NS 100000000ull
 
 
 /* --record: the records as they come, in perf's pipe format, which
@@ -214,14 +208,6 @@ live_event (const struct st_event *ev, void *arg)
   return lv->fn (ev, lv->fn_arg);
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int
 probe_thread (const void *key, size_t len, void *value, void *arg)
 {
@@ -245,7 +231,7 @@ probe_thread (const void *key, size_t len, void *value, void *arg)
 static int
 sweep_probe (struct st_live_source *lv, bool *due)
 {
-  uint64_t now = now_ns ();
+  uint64_t now = st_live_now_ns ();
   size_t n = st_hashmap_size (lv->threads);
   *due = now - lv->last_sweep >= SWEEP_NS || n >= lv->threads_at_sweep + EVICT_EVERY;
   if (!*due)
@@ -297,130 +283,15 @@ pass (struct st_live_source *lv)
   return r < 0 ? r : end_round (lv);
 }
 
-/* What the loop waits on: the rings, and a pidfd for the command or each
-   -p process, so that an exit wakes it rather than a timer.  */
-struct waits {
-  struct pollfd *pfds;
-  size_t n, first_pid;      /* pfds[first_pid..n) are the pidfds */
-  size_t pids_left;         /* -p processes with a pidfd, not gone yet */
-  bool hung;                /* a ring's own event is gone: read on a timer */
-};
-
-static int
-pidfd_of (pid_t pid)
-{
-  /* -1 when it cannot be had (gone already, an old kernel): poll skips
-     it and the sweep's timer checks that process instead.  */
-  return (int) syscall (SYS_pidfd_open, pid, 0);
-}
-
-static int
-waits_open (struct st_live_source *lv, struct waits *w)
-{
-  const struct st_live_options *o = lv->opts;
-  size_t n_pids = lv->child > 0 ? 1 : o->n_pids;
-  w->pfds = calloc (2 * lv->n_rings + n_pids, sizeof *w->pfds);
-  if (w->pfds == NULL)
-    return -ENOMEM;
-  w->n = 0;
-  w->hung = false;
-  for (size_t i = 0; i < lv->n_rings; i++)
-    {
-      if (lv->rings[i].fd >= 0)
-        w->pfds[w->n++] = (struct pollfd) { .fd = lv->rings[i].fd, .events = POLLIN };
-      if (lv->sb_rings[i].fd >= 0)
-        w->pfds[w->n++] = (struct pollfd) { .fd = lv->sb_rings[i].fd, .events = POLLIN };
-    }
-  w->first_pid = w->n;
-  for (size_t i = 0; i < n_pids; i++)
-    w->pfds[w->n++] = (struct pollfd) {
-      .fd = pidfd_of (lv->child > 0 ? lv->child : o->pids[i]), .events = POLLIN };
-  w->pids_left = 0;
-  for (size_t i = w->first_pid; lv->child <= 0 && i < w->n; i++)
-    w->pids_left += w->pfds[i].fd >= 0;
-  return 0;
-}
-
-static void
-waits_close (struct waits *w)
-{
-  for (size_t i = w->first_pid; i < w->n; i++)
-    if (w->pfds[i].fd >= 0)
-      close (w->pfds[i].fd);
-  free (w->pfds);
-}
-
-/* Waits for a ring's watermark, an exit, a signal or the next sweep.  The
-   signals are blocked from the check of STOP until ppoll waits, so that
-   one arriving in between is not slept through.  */
-static int
-wait_for_work (struct st_live_source *lv, struct waits *w, volatile sig_atomic_t *stop)
-{
-  uint64_t now = now_ns (), due = lv->last_sweep + SWEEP_NS;
-  uint64_t ns = due > now ? due - now : 0;
-  if (w->hung && ns > HUNG_NS)
-    ns = HUNG_NS;
-  struct timespec ts = { ns / 1000000000ull, ns % 1000000000ull };
-  sigset_t old;
-  st_signals_block (&old);
-  int r = 0;
-  if (!*stop && ppoll (w->pfds, w->n, &ts, &old) < 0 && errno != EINTR)
-    r = -errno;
-  st_signals_restore (&old);
-  /* The thread whose event a ring was made for (-p) exited: that event
-     says POLLHUP at every poll from then on, while the process's other
-     threads go on writing into its ring.  */
-  for (size_t i = 0; r == 0 && i < w->first_pid; i++)
-    if (w->pfds[i].fd >= 0 && (w->pfds[i].revents & (POLLHUP | POLLERR)))
-      {
-        w->pfds[i].fd = -1;
-        w->hung = true;
-      }
-  return r;
-}
-
-/* Whether a -p process the pidfds do not watch still exists (a zombie
-   does, until its parent reaps it).  */
-static bool
-targets_alive (const struct st_live_source *lv, const struct waits *w)
-{
-  const struct st_live_options *o = lv->opts;
-  for (size_t i = 0; i < o->n_pids; i++)
-    if (w->pfds[w->first_pid + i].fd == -1
-        && (kill (o->pids[i], 0) == 0 || errno == EPERM))
-      return true;
-  return false;
-}
-
-/* The -p processes' state after a wake: true when none is left.  A pidfd
-   that fired is dropped from the wait (a zombie's stays readable); a
-   process without one is probed.  */
-static bool
-targets_gone (struct st_live_source *lv, struct waits *w)
-{
-  const struct st_live_options *o = lv->opts;
-  for (size_t i = 0; i < o->n_pids; i++)
-    {
-      struct pollfd *p = &w->pfds[w->first_pid + i];
-      if (p->fd >= 0 && p->revents != 0)
-        {
-          close (p->fd);
-          p->fd = -2;   /* gone: neither waited on nor probed */
-          w->pids_left--;
-        }
-    }
-  return w->pids_left == 0 && !targets_alive (lv, w);
-}
-
 static int
 sample_loop (struct st_live_source *lv, volatile sig_atomic_t *stop)
 {
-  struct waits w;
-  int r = waits_open (lv, &w);
+  struct st_live_waits w;
+  int r = st_live_waits_open (lv, &w);
   bool done = false;
   while (r == 0 && !done)
     {
-      r = wait_for_work (lv, &w, stop);
+      r = st_live_wait (lv, &w, stop);
       if (r < 0)
         break;
       if (*stop)
@@ -437,13 +308,13 @@ sample_loop (struct st_live_source *lv, volatile sig_atomic_t *stop)
                 done = true;
             }
         }
-      else if (lv->opts->n_pids > 0 && targets_gone (lv, &w))
+      else if (lv->opts->n_pids > 0 && st_live_targets_gone (lv, &w))
         done = true;
       /* One more pass after the end: what the last moments wrote.  */
       r = pass (lv);
     }
   if (w.pfds != NULL)
-    waits_close (&w);
+    st_live_waits_close (&w);
   return r;
 }
 
@@ -513,7 +384,7 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   lv->fn = fn;
   lv->fn_arg = arg;
   st_live_build_attr (lv);
-  lv->last_sweep = now_ns ();
+  lv->last_sweep = st_live_now_ns ();
   int go_fd = -1, exec_err_fd = -1;
   lv->threads = st_hashmap_new (NULL);
   int r = lv->threads != NULL ? st_live_online_cpus (lv) : -ENOMEM;

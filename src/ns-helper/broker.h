@@ -38,7 +38,8 @@
 /* A job not answered in this long is given up by the opener (a process
    stuck on a hung file system: a FUSE daemon that never answers).  The
    worker that runs it is killed by its own timer (SIGALRM, which ends
-   even the killable wait of a FUSE request) ST_BROKER_JOB_GRACE_S later:
+   the killable wait of a FUSE request the daemon has not read; not the
+   uninterruptible one after it read it) ST_BROKER_JOB_GRACE_S later:
    the broker may not signal a worker that became the client, and a timer
    of its own needs no permission.  */
 #define ST_BROKER_JOB_TIMEOUT_S 10

@@ -12,9 +12,6 @@
 
 #include "ns-helper/broker-job.h"
 
-/* One job on SOCK and its reply.  Returns 0, or -errno: then whatever
-   answers on SOCK later could be taken for the next job's, so the caller
-   gives SOCK up.  */
 /* What a job's process answered: the reply and the descriptors that came
    with it.  */
 struct job_answer {
@@ -41,6 +38,9 @@ give_up (struct st_broker *b)
   b->sock = -1;
 }
 
+/* One job on SOCK and its reply.  Returns 0, or -errno: then whatever
+   answers on SOCK later could be taken for the next job's, so the caller
+   gives SOCK up.  */
 static int
 exchange (int sock, const struct job_header *h, const char *const *paths, const int *send_fds,
           size_t n_send, int timeout_ms, struct job_answer *a)

@@ -96,7 +96,7 @@ walk (const StackNode *node, int depth)
 /* A /proc/cpuinfo chunk, as the Details page's cpu_info_cb reads it: the
    first chunk with a "model name" line whose end is in the chunk gives the
    model.  */
-static gboolean
+static bool
 cpuinfo_chunk (const SysprofCaptureFrame *frame, gpointer data)
 {
   const SysprofCaptureFileChunk *fc = (const SysprofCaptureFileChunk *) frame;
@@ -105,13 +105,13 @@ cpuinfo_chunk (const SysprofCaptureFrame *frame, gpointer data)
   const char *line = memmem (fc->data, fc->len, "model name", 10);
   chunks++;
   if (line == NULL)
-    return FALSE;
+    return false;
   const char *nl = memchr (line, '\n', end - line);
   if (nl == NULL)
-    return TRUE;
+    return true;
   const char *colon = memchr (line, ':', nl - line);
   *model = g_strstrip (g_strndup (colon ? colon + 1 : nl, nl - (colon ? colon + 1 : nl)));
-  return FALSE;
+  return false;
 }
 
 static int
@@ -146,11 +146,11 @@ main (int argc, char **argv)
       fprintf (stderr, "usage: sysprof-callgraph [--details] CAPTURE\n");
       return 2;
     }
-  const char *path = argv[argc - 1];
-  SysprofCaptureReader *reader = sysprof_capture_reader_new (path);
+  const char *capture = argv[argc - 1];
+  SysprofCaptureReader *reader = sysprof_capture_reader_new (capture);
   if (reader == NULL)
     {
-      fprintf (stderr, "sysprof-callgraph: %s: libsysprof-capture cannot read it\n", path);
+      fprintf (stderr, "sysprof-callgraph: %s: libsysprof-capture cannot read it\n", capture);
       return 1;
     }
   if (want_details)
@@ -166,7 +166,7 @@ main (int argc, char **argv)
   g_main_loop_run (loop);
   if (!gen_ok)
     {
-      fprintf (stderr, "sysprof-callgraph: %s: %s\n", path,
+      fprintf (stderr, "sysprof-callgraph: %s: %s\n", capture,
                gen_error ? gen_error->message : "no call graph");
       return 1;
     }
@@ -174,7 +174,7 @@ main (int argc, char **argv)
     = sysprof_callgraph_profile_get_stash (SYSPROF_CALLGRAPH_PROFILE (profile));
   if (stash == NULL)
     {
-      fprintf (stderr, "sysprof-callgraph: %s: an empty call graph\n", path);
+      fprintf (stderr, "sysprof-callgraph: %s: an empty call graph\n", capture);
       return 1;
     }
   /* The roots are "[Everything]"; below it, one row per process.  */

@@ -14,7 +14,8 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/review.sh \
 	tests/ns-helper/pool.sh \
 	tests/ns-helper/pool-fork.sh \
-	tests/ns-helper/hung.sh
+	tests/ns-helper/hung.sh \
+	tests/ns-helper/unread.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \
@@ -24,6 +25,7 @@ EXTRA_DIST += \
 	tests/ns-helper/attacks.py \
 	tests/ns-helper/authz.py \
 	tests/ns-helper/review.py \
+	tests/ns-helper/unread.py \
 	tests/ns-helper/fuzz.py
 
 # The program that runs inside the namespaces, and its library.  Its own

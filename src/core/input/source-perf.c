@@ -74,8 +74,9 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
   return src->fn (&ev, src->fn_arg);
 }
 
-/* Pooled copies: at most this many bytes wait for reuse.  */
-#define POOL_MAX_BYTES ((size_t) 32 << 20)
+/* Pooled copies: at most this many bytes wait for reuse (a round holds
+   about a quarter of each CPU's 2 MiB ring).  */
+#define POOL_MAX_BYTES ((size_t) 8 << 20)
 
 /* The size class of a copy of SIZE bytes (at most 65535): buffers of
    256 << class bytes.  */

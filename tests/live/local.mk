@@ -8,6 +8,10 @@ TESTS += tests/live/interrupt.sh
 # 999 Hz with 8 KiB stacks on every CPU: no sample lost, all written.
 TESTS += tests/live/no-lost.sh
 EXTRA_DIST += tests/live/no-lost.sh
+# A program replaced at its path during a run (renamed over, copied over in
+# place) is symbolized from its own file, not from the cached one.
+TESTS += tests/live/replaced.sh
+EXTRA_DIST += tests/live/replaced.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

@@ -60,6 +60,15 @@ struct st_perf_source {
                                  out of a compressed record */
   struct st_perf_decompressor *zstd;  /* perf record -z, from the first one */
   bool decompressing;         /* the records at hand are zstd's output */
+  /* Copies of queued records (-a's samples, decompressed or swapped ones)
+     go back here when released, by size class (256 bytes to 64 KiB), for
+     the next copy: a malloc and fresh pages for each 8 KiB sample cost
+     more than copying it.  */
+  struct {
+    void **bufs;
+    size_t n, cap;
+  } pool[9];
+  size_t pool_bytes;
 
   /* state of one run */
   struct st_ordered_queue *queue;

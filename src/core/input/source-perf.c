@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "basic/array.h"
 #include "basic/bytes.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
@@ -50,6 +51,12 @@ st_perf_source_free (struct st_perf_source *src)
   free (src->lbr_ips);
   st_perf_decompressor_free (src->zstd);
   st_hashmap_free (src->attr_by_id);
+  for (size_t c = 0; c < sizeof src->pool / sizeof src->pool[0]; c++)
+    {
+      for (size_t i = 0; i < src->pool[c].n; i++)
+        free (src->pool[c].bufs[i]);
+      free (src->pool[c].bufs);
+    }
   for (size_t i = 0; i < src->n_build_ids; i++)
     free (src->build_ids[i]);
   free (src->build_ids);
@@ -67,13 +74,54 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
   return src->fn (&ev, src->fn_arg);
 }
 
+/* Pooled copies: at most this many bytes wait for reuse (a round holds
+   about a quarter of each CPU's 2 MiB ring).  */
+#define POOL_MAX_BYTES ((size_t) 8 << 20)
+
+/* The size class of a copy of SIZE bytes (at most 65535): buffers of
+   256 << class bytes.  */
+static size_t
+pool_class (uint32_t size)
+{
+  size_t c = 0;
+  while (((size_t) 256 << c) < size)
+    c++;
+  return c;
+}
+
+/* A buffer for a copy of SIZE bytes, from the pool or new; free () frees
+   it too (the queue does so for what it still holds at the end).  */
+static uint8_t *
+pool_get (struct st_perf_source *src, uint32_t size)
+{
+  size_t c = pool_class (size);
+  if (src->pool[c].n == 0)
+    return malloc ((size_t) 256 << c);
+  src->pool_bytes -= (size_t) 256 << c;
+  return src->pool[c].bufs[--src->pool[c].n];
+}
+
+static void
+pool_put (struct st_perf_source *src, void *buf, uint32_t size)
+{
+  size_t c = pool_class (size);
+  if (src->pool_bytes + ((size_t) 256 << c) > POOL_MAX_BYTES
+      || ST_GROW (src->pool[c].bufs, src->pool[c].cap, src->pool[c].n, 64) < 0)
+    {
+      free (buf);
+      return;
+    }
+  src->pool[c].bufs[src->pool[c].n++] = buf;
+  src->pool_bytes += (size_t) 256 << c;
+}
+
 static int
 release_queued (const struct st_queued_record *rec, void *arg)
 {
   struct st_perf_source *src = arg;
   int r = deliver (src, rec->data, rec->size, rec->offset);
   if (rec->owned)
-    free ((void *) rec->data);
+    pool_put (src, (void *) rec->data, rec->size);
   return r;
 }
 
@@ -89,7 +137,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
     return deliver (src, rec, size, offset);
   if (!st_perf_records_stable (src) || src->decompressing || src->swapped)
     {
-      uint8_t *copy = malloc (size);
+      uint8_t *copy = pool_get (src, size);
       if (copy == NULL)
         return -ENOMEM;
       memcpy (copy, rec, size);
@@ -98,7 +146,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
     }
   int r = st_ordered_queue_push (src->queue, &q);
   if (r < 0 && q.owned)
-    free ((void *) q.data);
+    pool_put (src, (void *) q.data, size);
   return r;
 }
 

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/output/sink-lines.h"
 #include "basic/strbuf.h"
@@ -14,10 +17,22 @@
    into one buffer and written with one fwrite, without printf's parsing
    (printf was the largest single cost of the whole run).  */
 /* V's 16 hex digits, leading zeros included, at P: the nibbles spread to
-   one a byte and turned to ASCII a word at a time (no table, no loop).  */
-static void
+   one a byte and turned to ASCII all at once (no table, no loop).  */
+static inline void
 hex16_at (char *p, uint64_t v)
 {
+#ifdef __SSE2__
+  /* Most significant byte first; each byte's high nibble, then its low.  */
+  __m128i bytes = _mm_cvtsi64_si128 ((long long) __builtin_bswap64 (v));
+  __m128i low4 = _mm_set1_epi8 (0x0f);
+  __m128i hi = _mm_and_si128 (_mm_srli_epi16 (bytes, 4), low4);
+  __m128i lo = _mm_and_si128 (bytes, low4);
+  __m128i nibbles = _mm_unpacklo_epi8 (hi, lo);
+  __m128i letters = _mm_and_si128 (_mm_cmpgt_epi8 (nibbles, _mm_set1_epi8 (9)),
+                                   _mm_set1_epi8 ('a' - '0' - 10));
+  __m128i ascii = _mm_add_epi8 (_mm_add_epi8 (nibbles, _mm_set1_epi8 ('0')), letters);
+  _mm_storeu_si128 ((__m128i *) p, ascii);
+#else
   uint64_t halves[2] = { v >> 32, v & 0xffffffff };
   for (int i = 0; i < 2; i++)
     {
@@ -31,6 +46,7 @@ hex16_at (char *p, uint64_t v)
       x = __builtin_bswap64 (x);
       memcpy (p + 8 * i, &x, 8);
     }
+#endif
 }
 
 static int

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "basic/array.h"
-#include "basic/bsearch.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
 
@@ -46,28 +45,29 @@ struct row {
   struct reg_rule rules[NREGS];
 };
 
+/* Each row is allocated alone, so that it stays where it is while rows
+   are inserted around it: the memo points at it.  */
 struct module_rows {
   Dwfl_Module *mod;
-  struct row *rows;         /* sorted by start, not overlapping */
+  struct row **rows;        /* sorted by start, not overlapping */
   size_t n, cap;
 };
 
 /* The row of a lookup address that was stepped from before, so that a
    frame seen again costs neither dwfl_addrmodule nor a search.  Entries
-   of an older GEN are stale (a row was inserted: indexes moved).  */
-#define MEMO_SIZE 512
+   of an older GEN are stale (the rows were freed).  */
+#define MEMO_SIZE 1024
 struct memo {
   uint64_t lookup;
-  uint32_t gen;
-  uint32_t mod;             /* index in mods */
-  uint32_t row;             /* index in its rows */
+  uint64_t gen;
+  const struct row *row;
 };
 
 struct st_unwind_cache {
   struct module_rows *mods;
   size_t n_mods, cap_mods;
   size_t last;              /* the module entry of the last lookup */
-  uint32_t gen;             /* starts at 1: a zeroed memo entry is stale */
+  uint64_t gen;             /* starts at 1: a zeroed memo entry is stale */
   struct memo memo[MEMO_SIZE];
 };
 
@@ -87,7 +87,11 @@ st_unwind_cache_clear (struct st_unwind_cache *c)
   if (c == NULL)
     return;
   for (size_t i = 0; i < c->n_mods; i++)
-    free (c->mods[i].rows);
+    {
+      for (size_t j = 0; j < c->mods[i].n; j++)
+        free (c->mods[i].rows[j]);
+      free (c->mods[i].rows);
+    }
   c->n_mods = 0;
   c->last = 0;
   c->gen++;
@@ -132,8 +136,16 @@ module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
 static size_t
 row_index (const struct module_rows *m, uint64_t addr)
 {
-  size_t n = ST_BSEARCH_UPPER (m->rows, m->n, start, addr);
-  return n == 0 ? m->n : n - 1;
+  size_t lo = 0, hi = m->n;
+  while (lo < hi)
+    {
+      size_t mid = lo + (hi - lo) / 2;
+      if (m->rows[mid]->start <= addr)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo == 0 ? m->n : lo - 1;
 }
 
 /* The CFA rule of FRAME, when it is register + offset.  */
@@ -239,8 +251,8 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
   if (m == NULL)
     return NULL;
   size_t i = row_index (m, lookup);
-  if (i < m->n && lookup < m->rows[i].end)
-    return &m->rows[i];
+  if (i < m->n && lookup < m->rows[i]->end)
+    return m->rows[i];
 
   struct row r = { .start = lookup, .end = lookup + 1 };
   Dwarf_Addr bias;
@@ -265,15 +277,18 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
 
   if (ST_GROW (m->rows, m->cap, m->n, 64) < 0)
     return NULL;
+  struct row *copy = malloc (sizeof *copy);
+  if (copy == NULL)
+    return NULL;
   size_t at = i < m->n ? i + 1 : 0;
   /* Rows from an earlier lookup later in the same row: stop before them.  */
-  if (at < m->n && m->rows[at].start < r.end)
-    r.end = m->rows[at].start;
+  if (at < m->n && m->rows[at]->start < r.end)
+    r.end = m->rows[at]->start;
+  *copy = r;
   memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
-  m->rows[at] = r;
+  m->rows[at] = copy;
   m->n++;
-  c->gen++;
-  return &m->rows[at];
+  return copy;
 }
 
 /* The stack copy, read as dwfl-unwind.c's memory_read does, except that a
@@ -341,14 +356,14 @@ step (const struct row *row, const struct state *s, struct copy *k, struct state
 static struct memo *
 memo_of (struct st_unwind_cache *c, uint64_t lookup)
 {
-  return &c->memo[(lookup * 0x9e3779b97f4a7c15ull) >> 55];
+  return &c->memo[(lookup * 0x9e3779b97f4a7c15ull) >> 54];
 }
 
 static const struct row *
 memo_row (struct st_unwind_cache *c, uint64_t lookup)
 {
   const struct memo *e = memo_of (c, lookup);
-  return e->gen == c->gen && e->lookup == lookup ? &c->mods[e->mod].rows[e->row] : NULL;
+  return e->gen == c->gen && e->lookup == lookup ? e->row : NULL;
 }
 
 /* The usable row at LOOKUP, a frame that is not Go's outermost: NULL when
@@ -365,8 +380,7 @@ frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
   row = find_row (c, mod, lookup);
   if (row == NULL || !row->usable)
     return NULL;
-  /* find_row left c->last at the module's entry.  */
-  *memo_of (c, lookup) = (struct memo) { lookup, c->gen, c->last, row - c->mods[c->last].rows };
+  *memo_of (c, lookup) = (struct memo) { lookup, c->gen, row };
   return row;
 }
 

@@ -41,7 +41,9 @@ struct row {
   bool usable;
   bool ra_undefined;
   uint32_t same;            /* bit i: register i keeps its value */
+  uint32_t ruled;           /* bit i: a rule below sets register i */
   uint8_t n_rules;
+  uint8_t n_reads;          /* the first N_READS rules are RULE_OFFSET */
   struct reg_rule rules[NREGS];
 };
 
@@ -232,6 +234,20 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
   r->usable = ra == RA_REG && !signal && parse_cfa (frame, r);
   for (int i = 0; i < NREGS && r->usable; i++)
     r->usable = parse_register (frame, i, r);
+  /* The reads first, so that a step runs two loops without a switch; the
+     order of the rules does not matter, each sets its own register from
+     the CFA alone.  */
+  struct reg_rule sorted[NREGS];
+  unsigned n = 0;
+  for (int pass = RULE_OFFSET; pass <= RULE_VAL_OFFSET; pass++)
+    for (unsigned j = 0; j < r->n_rules; j++)
+      if (r->rules[j].rule == pass)
+        {
+          sorted[n++] = r->rules[j];
+          r->ruled |= 1u << r->rules[j].reg;
+          r->n_reads += pass == RULE_OFFSET;
+        }
+  memcpy (r->rules, sorted, n * sizeof *sorted);
   /* The row holds up to END.  Its START is not to be trusted: after a
      DW_CFA_restore_state libdw's state carries the start of the row that
      was remembered (a function's epilogue), which rows in between
@@ -300,9 +316,19 @@ struct copy {
   uint64_t read_end;
 };
 
-static bool
+static inline bool
 copy_read (struct copy *k, uint64_t addr, uint64_t *value)
 {
+  /* A whole word inside the copy, the common case, in one comparison (an
+     address below sp wraps around to a large offset).  */
+  uint64_t off = addr - k->sp;
+  if (k->size >= 8 && off <= k->size - 8)
+    {
+      memcpy (value, k->stack + off, sizeof *value);
+      if (addr + 8 > k->read_end)
+        k->read_end = addr + 8;
+      return true;
+    }
   return st_stack_copy_read (k->stack, k->size, k->sp, false, addr, &k->read_end, value);
 }
 
@@ -313,43 +339,31 @@ struct state {
 
 enum step { STEP_PC, STEP_END, STEP_LIBDWFL };
 
-/* One step of handle_cfi by ROW from S into *OUT; *PC is the caller's pc.  */
+/* One step of handle_cfi by ROW from the registers of S to its caller's,
+   in place (every rule computes from the CFA alone); *PC is the caller's
+   pc.  On STEP_LIBDWFL S is garbage.  */
 static enum step
-step (const struct row *row, const struct state *s, struct copy *k, struct state *out,
-      uint64_t *pc)
+step (const struct row *row, struct state *s, struct copy *k, uint64_t *pc)
 {
   if (!(s->set & (1u << row->cfa_reg)))
     return STEP_LIBDWFL;
   uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
-  /* All values at once; the mask says which of them count.  */
-  memcpy (out->val, s->val, sizeof out->val);
-  out->set = s->set & row->same;
-  for (unsigned j = 0; j < row->n_rules; j++)
-    {
-      const struct reg_rule *rule = &row->rules[j];
-      unsigned i = rule->reg;
-      switch (rule->rule)
-        {
-        case RULE_OFFSET:
-          if (!copy_read (k, cfa + (uint64_t) (int64_t) rule->off, &out->val[i]))
-            return STEP_LIBDWFL;
-          out->set |= 1u << i;
-          break;
-        case RULE_VAL_OFFSET:
-          out->val[i] = cfa + (uint64_t) (int64_t) rule->off;
-          out->set |= 1u << i;
-          break;
-        }
-    }
+  unsigned j = 0;
+  for (; j < row->n_reads; j++)
+    if (!copy_read (k, cfa + (uint64_t) (int64_t) row->rules[j].off, &s->val[row->rules[j].reg]))
+      return STEP_LIBDWFL;
+  for (; j < row->n_rules; j++)
+    s->val[row->rules[j].reg] = cfa + (uint64_t) (int64_t) row->rules[j].off;
+  s->set = (s->set & row->same) | row->ruled;
   /* The return address undefined is the outermost frame; a return address
      of 0 ends the stack too (libdwfl: "none of the archs supported for
      unwinding have zero as a valid PC").  Known but unreadable it would
      end libdwfl's unwind with its own classification: libdwfl's.  */
   if (row->ra_undefined)
     return STEP_END;
-  if (!(out->set & (1u << RA_REG)))
+  if (!(s->set & (1u << RA_REG)))
     return STEP_LIBDWFL;
-  *pc = out->val[RA_REG];
+  *pc = s->val[RA_REG];
   return *pc == 0 ? STEP_END : STEP_PC;
 }
 
@@ -386,8 +400,8 @@ frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
 
 /* The step from the frame at PC (its rules looked up at LOOKUP).  */
 static enum step
-step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct state *s,
-            struct copy *k, struct state *out, uint64_t *pc)
+step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct state *s,
+            struct copy *k, uint64_t *pc)
 {
   const struct row *row = memo_row (c, lookup);
   if (row == NULL)
@@ -399,7 +413,7 @@ step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct
     }
   if (row == NULL || !row->usable)
     return STEP_LIBDWFL;
-  return step (row, s, k, out, pc);
+  return step (row, s, k, pc);
 }
 
 /* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
@@ -412,8 +426,7 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
                         const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
                         size_t max_frames, struct st_unwind_result *result)
 {
-  struct state states[2];
-  struct state *s = &states[0], *next = &states[1];
+  struct state state, *s = &state;
   s->set = 0;
   for (int i = 0; i < NREGS; i++)
     if (regs->present[i])
@@ -432,7 +445,7 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       if (n >= max_frames)
         {
           uint64_t ignored;
-          if (step_frame (c, dwfl, lookup, s, &k, next, &ignored) == STEP_LIBDWFL)
+          if (step_frame (c, dwfl, lookup, s, &k, &ignored) == STEP_LIBDWFL)
             return false;
           stop = ST_STOP_FRAME_LIMIT;
           break;
@@ -441,7 +454,7 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       const struct row *row = frame_row (c, dwfl, lookup);
       if (row == NULL)
         return false;
-      enum step r = step (row, s, &k, next, &pc);
+      enum step r = step (row, s, &k, &pc);
       if (r == STEP_LIBDWFL)
         return false;
       if (r == STEP_END)
@@ -449,9 +462,6 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
           stop = ST_STOP_END;
           break;
         }
-      struct state *t = s;
-      s = next;
-      next = t;
       initial = false;
     }
   result->frames = frames;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "basic/array.h"
+#include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
 
@@ -308,12 +309,17 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
 }
 
 /* The stack copy, read as dwfl-unwind.c's memory_read does, except that a
-   read outside the copy is not answered: libdwfl unwinds such a sample.  */
+   read above the copy is not answered: libdwfl unwinds such a sample.  */
 struct copy {
   const uint8_t *stack;
   size_t size;
   uint64_t sp;
   uint64_t read_end;
+  /* Below sp: the slots an epilogue popped, found when first needed.  */
+  Dwfl *dwfl;
+  const struct st_dwarf_regs *regs;
+  bool popped_known;
+  struct st_popped popped;
 };
 
 static inline bool
@@ -330,6 +336,30 @@ copy_read (struct copy *k, uint64_t addr, uint64_t *value)
       return true;
     }
   return st_stack_copy_read (k->stack, k->size, k->sp, false, addr, &k->read_end, value);
+}
+
+/* A read below sp, where the copy never reaches: the CFI after an
+   epilogue's pops (GCC writes no DW_CFA_restore for them) still places
+   saved registers there.  As memory_read answers libdwfl: a slot the
+   epilogue popped reads as the value popped from it; any other fails,
+   and libdwfl's handle_cfi then leaves that register unset and steps on
+   (the register "will look as unset causing an error later, if used").
+   False when the register is to be unset.  */
+static bool
+below_sp_read (struct copy *k, uint64_t addr, uint64_t *value)
+{
+  if (!k->popped_known)
+    {
+      st_popped_slots (k->dwfl, k->regs, &k->popped);
+      k->popped_known = true;
+    }
+  for (unsigned i = 0; i < k->popped.n; i++)
+    if (k->popped.addr[i] == addr)
+      {
+        *value = k->popped.value[i];
+        return true;
+      }
+  return false;
 }
 
 struct state {
@@ -349,12 +379,21 @@ step (const struct row *row, struct state *s, struct copy *k, uint64_t *pc)
     return STEP_LIBDWFL;
   uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
   unsigned j = 0;
+  uint32_t unset = 0;
   for (; j < row->n_reads; j++)
-    if (!copy_read (k, cfa + (uint64_t) (int64_t) row->rules[j].off, &s->val[row->rules[j].reg]))
-      return STEP_LIBDWFL;
+    {
+      uint64_t addr = cfa + (uint64_t) (int64_t) row->rules[j].off;
+      uint64_t *val = &s->val[row->rules[j].reg];
+      if (copy_read (k, addr, val))
+        continue;
+      if (addr >= k->sp)
+        return STEP_LIBDWFL;
+      if (!below_sp_read (k, addr, val))
+        unset |= 1u << row->rules[j].reg;
+    }
   for (; j < row->n_rules; j++)
     s->val[row->rules[j].reg] = cfa + (uint64_t) (int64_t) row->rules[j].off;
-  s->set = (s->set & row->same) | row->ruled;
+  s->set = ((s->set & row->same) | row->ruled) & ~unset;
   /* The return address undefined is the outermost frame; a return address
      of 0 ends the stack too (libdwfl: "none of the archs supported for
      unwinding have zero as a valid PC").  Known but unreadable it would
@@ -434,7 +473,8 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
         s->val[i] = regs->value[i];
         s->set |= 1u << i;
       }
-  struct copy k = { sample->stack, sample->stack_size, regs->sp, regs->sp };
+  struct copy k = { .stack = sample->stack, .size = sample->stack_size, .sp = regs->sp,
+                    .read_end = regs->sp, .dwfl = dwfl, .regs = regs };
   uint64_t pc = regs->pc;
   bool initial = true;
   size_t n = 0;

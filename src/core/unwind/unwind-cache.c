@@ -455,6 +455,21 @@ step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct state
   return step (row, s, k, pc);
 }
 
+static void
+hand_off (const struct state *s, uint64_t pc, size_t n_frames, const struct copy *k,
+          const struct st_dwarf_regs *regs, struct st_unwind_handoff *h)
+{
+  h->n_frames = n_frames;
+  h->read_end = k->read_end;
+  h->regs = *regs;
+  for (int i = 0; i < NREGS; i++)
+    {
+      h->regs.present[i] = (s->set & (1u << i)) != 0;
+      h->regs.value[i] = h->regs.present[i] ? s->val[i] : 0;
+    }
+  h->regs.pc = pc;
+}
+
 /* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
    callback: every frame passed to the callback has been stepped from (its
    dwfl_frame_pc asks whether the next frame is a signal frame), the frame
@@ -463,8 +478,10 @@ step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct state
 bool
 st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_sample *sample,
                         const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
-                        size_t max_frames, struct st_unwind_result *result)
+                        size_t max_frames, struct st_unwind_result *result,
+                        struct st_unwind_handoff *handoff)
 {
+  handoff->n_frames = 0;
   struct state state, *s = &state;
   s->set = 0;
   for (int i = 0; i < NREGS; i++)
@@ -493,7 +510,14 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       frames[n++] = (struct st_raw_frame) { pc, initial };
       const struct row *row = frame_row (c, dwfl, lookup);
       if (row == NULL)
-        return false;
+        {
+          /* A caller's frame without simple rules (a module without CFI,
+             ld.so's _start): its registers are known, libdwfl steps on
+             from it.  */
+          if (!initial)
+            hand_off (s, pc, n - 1, &k, regs, handoff);
+          return false;
+        }
       enum step r = step (row, s, &k, &pc);
       if (r == STEP_LIBDWFL)
         return false;

@@ -294,7 +294,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       /* Nothing to unwind with, but the sampled pc is still a frame.  */
       u->raw[0] = (struct st_raw_frame) { regs.pc, true };
-      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0, false };
+      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0, 0 };
       if (st_process_find_mapping (p, regs.pc) == NULL)
         result.stop = ST_STOP_NO_MODULE;
     }
@@ -302,10 +302,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       st_unwind_sample (dwfl, p->slot, sample, &regs, u->raw, u->opts.max_frames,
                         !u->opts.unwinder_libdwfl, &result);
-      if (result.by_cache)
-        out->frames_by_cache = result.n_frames;
-      else
-        out->frames_by_libdwfl = result.n_frames;
+      out->frames_by_cache = result.n_by_cache;
+      out->frames_by_libdwfl = result.n_frames - result.n_by_cache;
     }
 
   struct st_symbolize_options sym_opts = { .inline_frames = u->opts.inline_frames };

@@ -114,6 +114,16 @@ signed_at (char *p, int64_t v)
   return dec_at (p, v < 0 ? -(uint64_t) v : (uint64_t) v, 0);
 }
 
+/* Room for N more bytes at the end of B: the test inline, st_strbuf_room
+   only when the buffer grows (once or twice a run).  */
+static inline char *
+room (struct st_strbuf *b, size_t n)
+{
+  if (!b->failed && b->cap - b->len >= n)
+    return b->data + b->len;
+  return st_strbuf_room (b, n);
+}
+
 /* "\tPC SYMBOL+0xOFFSET (MODULE)\n", the line of most of the output, written
    with one reservation: the per-piece appends cost more than the rest of
    formatting together.  */
@@ -125,7 +135,7 @@ put_frame (struct st_strbuf *b, const struct st_frame *f)
   size_t symbol_len = strlen (symbol), module_len = strlen (module);
   /* tab, 16 digits, space, symbol, "+0x" and 16 digits (more than
      " (inlined)"), " (", module, ")\n" */
-  char *p = st_strbuf_room (b, 1 + 16 + 1 + symbol_len + 3 + 16 + 2 + module_len + 2);
+  char *p = room (b, 1 + 16 + 1 + symbol_len + 3 + 16 + 2 + module_len + 2);
   if (p == NULL)
     return false;
   *p++ = '\t';
@@ -155,7 +165,7 @@ text_format (const struct st_callchain *c, struct st_strbuf *b)
   size_t comm_len = strlen (comm);
   /* comm, " -PID/-TID " (11 characters each), SECONDS (20 digits), ".",
      9 digits, " cpu ", CPU (10 digits) */
-  char *p = st_strbuf_room (b, comm_len + 2 * 12 + 20 + 1 + 9 + 5 + 10);
+  char *p = room (b, comm_len + 2 * 12 + 20 + 1 + 9 + 5 + 10);
   if (p == NULL)
     return -ENOMEM;
   p = str_at (p, comm, comm_len);

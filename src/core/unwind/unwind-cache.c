@@ -322,22 +322,6 @@ struct copy {
   struct st_popped popped;
 };
 
-static inline bool
-copy_read (struct copy *k, uint64_t addr, uint64_t *value)
-{
-  /* A whole word inside the copy, the common case, in one comparison (an
-     address below sp wraps around to a large offset).  */
-  uint64_t off = addr - k->sp;
-  if (k->size >= 8 && off <= k->size - 8)
-    {
-      memcpy (value, k->stack + off, sizeof *value);
-      if (addr + 8 > k->read_end)
-        k->read_end = addr + 8;
-      return true;
-    }
-  return st_stack_copy_read (k->stack, k->size, k->sp, false, addr, &k->read_end, value);
-}
-
 /* A read below sp, where the copy never reaches: the CFI after an
    epilogue's pops (GCC writes no DW_CFA_restore for them) still places
    saved registers there.  As memory_read answers libdwfl: a slot the
@@ -380,17 +364,37 @@ step (const struct row *row, struct state *s, struct copy *k, uint64_t *pc)
   uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
   unsigned j = 0;
   uint32_t unset = 0;
+  /* The copy's bounds in locals: the stores to S's registers could alias
+     K's fields, which the compiler would load again at every read.  */
+  const uint8_t *stack = k->stack;
+  uint64_t sp = k->sp, read_end = k->read_end;
+  bool whole_words = k->size >= 8;
+  uint64_t last_word = k->size - 8;
   for (; j < row->n_reads; j++)
     {
       uint64_t addr = cfa + (uint64_t) (int64_t) row->rules[j].off;
-      uint64_t *val = &s->val[row->rules[j].reg];
-      if (copy_read (k, addr, val))
-        continue;
-      if (addr >= k->sp)
-        return STEP_LIBDWFL;
-      if (!below_sp_read (k, addr, val))
-        unset |= 1u << row->rules[j].reg;
+      uint64_t v, off = addr - sp;
+      /* A whole word inside the copy, the common case, in one comparison
+         (an address below sp wraps around to a large offset).  */
+      if (whole_words && off <= last_word)
+        {
+          memcpy (&v, stack + off, sizeof v);
+          if (addr + 8 > read_end)
+            read_end = addr + 8;
+        }
+      else if (!st_stack_copy_read (stack, k->size, sp, false, addr, &read_end, &v))
+        {
+          if (addr >= sp)
+            return STEP_LIBDWFL;
+          if (!below_sp_read (k, addr, &v))
+            {
+              unset |= 1u << row->rules[j].reg;
+              continue;
+            }
+        }
+      s->val[row->rules[j].reg] = v;
     }
+  k->read_end = read_end;
   for (; j < row->n_rules; j++)
     s->val[row->rules[j].reg] = cfa + (uint64_t) (int64_t) row->rules[j].off;
   s->set = ((s->set & row->same) | row->ruled) & ~unset;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "basic/array.h"
+#include "basic/bsearch.h"
 #include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
@@ -50,9 +51,14 @@ struct row {
 
 /* Each row is allocated alone, so that it stays where it is while rows
    are inserted around it: the memo points at it.  */
+struct row_ref {
+  uint64_t start;           /* row->start, searched without a load of the row */
+  struct row *row;
+};
+
 struct module_rows {
   Dwfl_Module *mod;
-  struct row **rows;        /* sorted by start, not overlapping */
+  struct row_ref *rows;     /* sorted by start, not overlapping */
   size_t n, cap;
 };
 
@@ -92,7 +98,7 @@ st_unwind_cache_clear (struct st_unwind_cache *c)
   for (size_t i = 0; i < c->n_mods; i++)
     {
       for (size_t j = 0; j < c->mods[i].n; j++)
-        free (c->mods[i].rows[j]);
+        free (c->mods[i].rows[j].row);
       free (c->mods[i].rows);
     }
   c->n_mods = 0;
@@ -139,16 +145,8 @@ module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
 static size_t
 row_index (const struct module_rows *m, uint64_t addr)
 {
-  size_t lo = 0, hi = m->n;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (m->rows[mid]->start <= addr)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo == 0 ? m->n : lo - 1;
+  size_t n = ST_BSEARCH_UPPER (m->rows, m->n, start, addr);
+  return n == 0 ? m->n : n - 1;
 }
 
 /* The CFA rule of FRAME, when it is register + offset.  */
@@ -268,8 +266,8 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
   if (m == NULL)
     return NULL;
   size_t i = row_index (m, lookup);
-  if (i < m->n && lookup < m->rows[i]->end)
-    return m->rows[i];
+  if (i < m->n && lookup < m->rows[i].row->end)
+    return m->rows[i].row;
 
   struct row r = { .start = lookup, .end = lookup + 1 };
   Dwarf_Addr bias;
@@ -299,11 +297,11 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
     return NULL;
   size_t at = i < m->n ? i + 1 : 0;
   /* Rows from an earlier lookup later in the same row: stop before them.  */
-  if (at < m->n && m->rows[at]->start < r.end)
-    r.end = m->rows[at]->start;
+  if (at < m->n && m->rows[at].start < r.end)
+    r.end = m->rows[at].start;
   *copy = r;
   memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
-  m->rows[at] = copy;
+  m->rows[at] = (struct row_ref) { copy->start, copy };
   m->n++;
   return copy;
 }

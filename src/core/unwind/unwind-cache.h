@@ -7,9 +7,10 @@
  * offset; registers undefined, same value, or at CFA + offset) is unwound
  * here directly on its stack copy, with the same arithmetic and the same
  * reads libdwfl's frame_unwind.c does.  Anything else (a DWARF expression,
- * a signal frame, a pc without CFI, a read outside the copy, a Go module's
- * outermost frame) leaves the whole sample to libdwfl, so the result is
- * libdwfl's own wherever the cache could differ.  */
+ * a signal frame, a pc without CFI, a Go module's outermost frame) leaves
+ * the rest of the sample to libdwfl from that frame's registers, and at the
+ * first frame or after a read above the copy the whole sample, so the
+ * result is libdwfl's own wherever the cache could differ.  */
 #pragma once
 
 #include <elfutils/libdwfl.h>

@@ -393,14 +393,16 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
                   const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
                   size_t max_frames, bool use_cache, struct st_unwind_result *result)
 {
+  struct st_unwind_handoff handoff = { .n_frames = 0 };
   if (use_cache && st_unwind_cache_applies (regs)
       && (slot->cache != NULL || st_unwind_cache_new (&slot->cache) == 0)
-      && st_unwind_cache_sample (slot->cache, dwfl, sample, regs, frames, max_frames, result))
+      && st_unwind_cache_sample (slot->cache, dwfl, sample, regs, frames, max_frames, result,
+                                 &handoff))
     {
-      result->by_cache = true;
+      result->n_by_cache = result->n_frames;
       return;
     }
-  result->by_cache = false;
+  result->n_by_cache = handoff.n_frames;
   slot->tid = sample->tid;
   slot->regs = regs;
   slot->stack = sample->stack;
@@ -416,15 +418,25 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
      the popped slots held.  */
   st_popped_slots (dwfl, regs, &slot->popped);
   slot->frames = frames;
-  slot->n_frames = 0;
+  slot->n_frames = handoff.n_frames;
   slot->max_frames = max_frames;
 
   struct st_dwarf_regs caller;
   uint64_t ra, popped = 0;
   bool thunk = false;
-  if (max_frames > 1
-      && (in_plt_stub (dwfl, regs, sample, &ra, &popped)
-          || (thunk = in_pc_thunk (dwfl, regs, sample, &ra))))
+  if (handoff.n_frames > 0)
+    {
+      /* libdwfl goes on from the cache's last caller.  It takes the frame
+         its registers start at for the sampled one and looks its rules up
+         at its pc itself; at a return address they are looked up at pc - 1,
+         so that is the pc it is given, and the frame mended below.  */
+      handoff.regs.pc--;
+      slot->regs = &handoff.regs;
+      slot->read_end = handoff.read_end;
+    }
+  else if (max_frames > 1
+           && (in_plt_stub (dwfl, regs, sample, &ra, &popped)
+               || (thunk = in_pc_thunk (dwfl, regs, sample, &ra))))
     {
       frames[0] = (struct st_raw_frame) { regs->pc, true };
       slot->n_frames = 1;
@@ -444,6 +456,8 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
   if (slot->regs == &caller && slot->n_frames > 1)
     frames[1].activation = false;   /* a return address, not the pc of a sample */
+  if (handoff.n_frames > 0 && slot->n_frames > handoff.n_frames)
+    frames[handoff.n_frames] = (struct st_raw_frame) { handoff.regs.pc + 1, false };
   /* 32-bit ARM code described only by .ARM.exidx, which libdw 0.188 does
      not read (Debian's armhf libc): step by it, then let libdwfl go on
      from the caller, by CFI where there is some (arm-exidx-step.h).  */

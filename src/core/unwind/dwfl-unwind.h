@@ -34,7 +34,8 @@ struct st_unwind_result {
      copy needs to hold for this result (a lower bound when the copy ran
      out).  */
   uint64_t stack_needed;
-  bool by_cache;            /* stepped by the unwind-rule cache, not libdwfl */
+  size_t n_by_cache;        /* the first frames, stepped from by the unwind-rule
+                               cache; libdwfl stepped from the others */
 };
 
 /* Unwinds SAMPLE (already converted registers in REGS) through DWFL, which

@@ -195,16 +195,35 @@ st_regs_sample_mask (const struct st_regs_arch *arch)
   return arch->sample_mask;
 }
 
-/* The value of perf register NUM in SAMPLE, if the mask carries it.  */
-static bool
-perf_reg (const struct st_sample *s, int num, uint64_t *value)
+/* A sample's perf registers by their number: the values come in the
+   order of the mask's bits, so one walk over the mask places them all
+   (a popcount per register looked up cost more than the rest of the
+   conversion).  */
+struct perf_regs {
+  uint64_t have;            /* bit i: value[i] was sampled */
+  uint64_t value[64];
+};
+
+static void
+perf_regs_of (const struct st_sample *s, struct perf_regs *r)
 {
-  if (num < 0 || num >= 64 || !(s->regs_mask & (1ULL << num)))
+  r->have = 0;
+  size_t idx = 0;
+  for (uint64_t m = s->regs_mask; m != 0 && idx < s->n_regs; m &= m - 1, idx++)
+    {
+      int num = __builtin_ctzll (m);
+      memcpy (&r->value[num], &s->regs[idx], sizeof r->value[num]);
+      r->have |= 1ULL << num;
+    }
+}
+
+/* The value of perf register NUM, if the sample carries it.  */
+static bool
+perf_reg (const struct perf_regs *r, int num, uint64_t *value)
+{
+  if (num < 0 || num >= 64 || !(r->have & (1ULL << num)))
     return false;
-  size_t idx = __builtin_popcountll (s->regs_mask & ((1ULL << num) - 1));
-  if (idx >= s->n_regs)
-    return false;
-  memcpy (value, &s->regs[idx], sizeof *value);
+  *value = r->value[num];
   return true;
 }
 
@@ -216,6 +235,8 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
     arch = arch->compat32;
   uint64_t width_mask = s->abi == ST_REGS_ABI_32 ? 0xffffffffULL : UINT64_MAX;
   memset (out, 0, sizeof *out);
+  struct perf_regs perf;
+  perf_regs_of (s, &perf);
   out->n = arch->n_dwarf;
   out->is_aarch64 = arch->is_aarch64;
   out->big_endian = arch->big_endian;
@@ -226,7 +247,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
   for (size_t i = 0; i < arch->n_dwarf; i++)
     {
       uint64_t v;
-      if (arch->perf_of_dwarf[i] >= 0 && perf_reg (s, arch->perf_of_dwarf[i], &v))
+      if (arch->perf_of_dwarf[i] >= 0 && perf_reg (&perf, arch->perf_of_dwarf[i], &v))
         {
           out->value[i] = v & width_mask;
           out->present[i] = true;
@@ -236,7 +257,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
     {
       uint64_t v;
       const struct reg_pair *e = &arch->extra[i];
-      if (e->dwarf < ST_MAX_DWARF_REGS && perf_reg (s, e->perf, &v))
+      if (e->dwarf < ST_MAX_DWARF_REGS && perf_reg (&perf, e->perf, &v))
         {
           out->value[e->dwarf] = v & width_mask;
           out->present[e->dwarf] = true;
@@ -245,7 +266,7 @@ st_regs_to_dwarf (const struct st_regs_arch *arch, const struct st_sample *s,
         }
     }
   uint64_t pc, sp;
-  if (!perf_reg (s, arch->perf_pc, &pc) || !perf_reg (s, arch->perf_sp, &sp))
+  if (!perf_reg (&perf, arch->perf_pc, &pc) || !perf_reg (&perf, arch->perf_sp, &sp))
     return -EINVAL;
   out->pc = pc & width_mask;
   out->sp = sp & width_mask;

@@ -9,6 +9,7 @@
 
 #include "basic/array.h"
 #include "basic/bsearch.h"
+#include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
 
@@ -42,32 +43,40 @@ struct row {
   bool usable;
   bool ra_undefined;
   uint32_t same;            /* bit i: register i keeps its value */
+  uint32_t ruled;           /* bit i: a rule below sets register i */
   uint8_t n_rules;
+  uint8_t n_reads;          /* the first N_READS rules are RULE_OFFSET */
   struct reg_rule rules[NREGS];
+};
+
+/* Each row is allocated alone, so that it stays where it is while rows
+   are inserted around it: the memo points at it.  */
+struct row_ref {
+  uint64_t start;           /* row->start, searched without a load of the row */
+  struct row *row;
 };
 
 struct module_rows {
   Dwfl_Module *mod;
-  struct row *rows;         /* sorted by start, not overlapping */
+  struct row_ref *rows;     /* sorted by start, not overlapping */
   size_t n, cap;
 };
 
 /* The row of a lookup address that was stepped from before, so that a
    frame seen again costs neither dwfl_addrmodule nor a search.  Entries
-   of an older GEN are stale (a row was inserted: indexes moved).  */
-#define MEMO_SIZE 512
+   of an older GEN are stale (the rows were freed).  */
+#define MEMO_SIZE 1024
 struct memo {
   uint64_t lookup;
-  uint32_t gen;
-  uint32_t mod;             /* index in mods */
-  uint32_t row;             /* index in its rows */
+  uint64_t gen;
+  const struct row *row;
 };
 
 struct st_unwind_cache {
   struct module_rows *mods;
   size_t n_mods, cap_mods;
   size_t last;              /* the module entry of the last lookup */
-  uint32_t gen;             /* starts at 1: a zeroed memo entry is stale */
+  uint64_t gen;             /* starts at 1: a zeroed memo entry is stale */
   struct memo memo[MEMO_SIZE];
 };
 
@@ -87,7 +96,11 @@ st_unwind_cache_clear (struct st_unwind_cache *c)
   if (c == NULL)
     return;
   for (size_t i = 0; i < c->n_mods; i++)
-    free (c->mods[i].rows);
+    {
+      for (size_t j = 0; j < c->mods[i].n; j++)
+        free (c->mods[i].rows[j].row);
+      free (c->mods[i].rows);
+    }
   c->n_mods = 0;
   c->last = 0;
   c->gen++;
@@ -220,6 +233,20 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
   r->usable = ra == RA_REG && !signal && parse_cfa (frame, r);
   for (int i = 0; i < NREGS && r->usable; i++)
     r->usable = parse_register (frame, i, r);
+  /* The reads first, so that a step runs two loops without a switch; the
+     order of the rules does not matter, each sets its own register from
+     the CFA alone.  */
+  struct reg_rule sorted[NREGS];
+  unsigned n = 0;
+  for (int pass = RULE_OFFSET; pass <= RULE_VAL_OFFSET; pass++)
+    for (unsigned j = 0; j < r->n_rules; j++)
+      if (r->rules[j].rule == pass)
+        {
+          sorted[n++] = r->rules[j];
+          r->ruled |= 1u << r->rules[j].reg;
+          r->n_reads += pass == RULE_OFFSET;
+        }
+  memcpy (r->rules, sorted, n * sizeof *sorted);
   /* The row holds up to END.  Its START is not to be trusted: after a
      DW_CFA_restore_state libdw's state carries the start of the row that
      was remembered (a function's epilogue), which rows in between
@@ -239,8 +266,8 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
   if (m == NULL)
     return NULL;
   size_t i = row_index (m, lookup);
-  if (i < m->n && lookup < m->rows[i].end)
-    return &m->rows[i];
+  if (i < m->n && lookup < m->rows[i].row->end)
+    return m->rows[i].row;
 
   struct row r = { .start = lookup, .end = lookup + 1 };
   Dwarf_Addr bias;
@@ -265,30 +292,56 @@ find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
 
   if (ST_GROW (m->rows, m->cap, m->n, 64) < 0)
     return NULL;
+  struct row *copy = malloc (sizeof *copy);
+  if (copy == NULL)
+    return NULL;
   size_t at = i < m->n ? i + 1 : 0;
   /* Rows from an earlier lookup later in the same row: stop before them.  */
   if (at < m->n && m->rows[at].start < r.end)
     r.end = m->rows[at].start;
+  *copy = r;
   memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
-  m->rows[at] = r;
+  m->rows[at] = (struct row_ref) { copy->start, copy };
   m->n++;
-  c->gen++;
-  return &m->rows[at];
+  return copy;
 }
 
 /* The stack copy, read as dwfl-unwind.c's memory_read does, except that a
-   read outside the copy is not answered: libdwfl unwinds such a sample.  */
+   read above the copy is not answered: libdwfl unwinds such a sample.  */
 struct copy {
   const uint8_t *stack;
   size_t size;
   uint64_t sp;
   uint64_t read_end;
+  /* Below sp: the slots an epilogue popped, found when first needed.  */
+  Dwfl *dwfl;
+  const struct st_dwarf_regs *regs;
+  bool popped_known;
+  struct st_popped popped;
 };
 
+/* A read below sp, where the copy never reaches: the CFI after an
+   epilogue's pops (GCC writes no DW_CFA_restore for them) still places
+   saved registers there.  As memory_read answers libdwfl: a slot the
+   epilogue popped reads as the value popped from it; any other fails,
+   and libdwfl's handle_cfi then leaves that register unset and steps on
+   (the register "will look as unset causing an error later, if used").
+   False when the register is to be unset.  */
 static bool
-copy_read (struct copy *k, uint64_t addr, uint64_t *value)
+below_sp_read (struct copy *k, uint64_t addr, uint64_t *value)
 {
-  return st_stack_copy_read (k->stack, k->size, k->sp, false, addr, &k->read_end, value);
+  if (!k->popped_known)
+    {
+      st_popped_slots (k->dwfl, k->regs, &k->popped);
+      k->popped_known = true;
+    }
+  for (unsigned i = 0; i < k->popped.n; i++)
+    if (k->popped.addr[i] == addr)
+      {
+        *value = k->popped.value[i];
+        return true;
+      }
+  return false;
 }
 
 struct state {
@@ -298,57 +351,74 @@ struct state {
 
 enum step { STEP_PC, STEP_END, STEP_LIBDWFL };
 
-/* One step of handle_cfi by ROW from S into *OUT; *PC is the caller's pc.  */
+/* One step of handle_cfi by ROW from the registers of S to its caller's,
+   in place (every rule computes from the CFA alone); *PC is the caller's
+   pc.  On STEP_LIBDWFL S is garbage.  */
 static enum step
-step (const struct row *row, const struct state *s, struct copy *k, struct state *out,
-      uint64_t *pc)
+step (const struct row *row, struct state *s, struct copy *k, uint64_t *pc)
 {
   if (!(s->set & (1u << row->cfa_reg)))
     return STEP_LIBDWFL;
   uint64_t cfa = s->val[row->cfa_reg] + (uint64_t) row->cfa_off;
-  /* All values at once; the mask says which of them count.  */
-  memcpy (out->val, s->val, sizeof out->val);
-  out->set = s->set & row->same;
-  for (unsigned j = 0; j < row->n_rules; j++)
+  unsigned j = 0;
+  uint32_t unset = 0;
+  /* The copy's bounds in locals: the stores to S's registers could alias
+     K's fields, which the compiler would load again at every read.  */
+  const uint8_t *stack = k->stack;
+  uint64_t sp = k->sp, read_end = k->read_end;
+  bool whole_words = k->size >= 8;
+  uint64_t last_word = k->size - 8;
+  for (; j < row->n_reads; j++)
     {
-      const struct reg_rule *rule = &row->rules[j];
-      unsigned i = rule->reg;
-      switch (rule->rule)
+      uint64_t addr = cfa + (uint64_t) (int64_t) row->rules[j].off;
+      uint64_t v, off = addr - sp;
+      /* A whole word inside the copy, the common case, in one comparison
+         (an address below sp wraps around to a large offset).  */
+      if (whole_words && off <= last_word)
         {
-        case RULE_OFFSET:
-          if (!copy_read (k, cfa + (uint64_t) (int64_t) rule->off, &out->val[i]))
-            return STEP_LIBDWFL;
-          out->set |= 1u << i;
-          break;
-        case RULE_VAL_OFFSET:
-          out->val[i] = cfa + (uint64_t) (int64_t) rule->off;
-          out->set |= 1u << i;
-          break;
+          memcpy (&v, stack + off, sizeof v);
+          if (addr + 8 > read_end)
+            read_end = addr + 8;
         }
+      else if (!st_stack_copy_read (stack, k->size, sp, false, addr, &read_end, &v))
+        {
+          if (addr >= sp)
+            return STEP_LIBDWFL;
+          if (!below_sp_read (k, addr, &v))
+            {
+              unset |= 1u << row->rules[j].reg;
+              continue;
+            }
+        }
+      s->val[row->rules[j].reg] = v;
     }
+  k->read_end = read_end;
+  for (; j < row->n_rules; j++)
+    s->val[row->rules[j].reg] = cfa + (uint64_t) (int64_t) row->rules[j].off;
+  s->set = ((s->set & row->same) | row->ruled) & ~unset;
   /* The return address undefined is the outermost frame; a return address
      of 0 ends the stack too (libdwfl: "none of the archs supported for
      unwinding have zero as a valid PC").  Known but unreadable it would
      end libdwfl's unwind with its own classification: libdwfl's.  */
   if (row->ra_undefined)
     return STEP_END;
-  if (!(out->set & (1u << RA_REG)))
+  if (!(s->set & (1u << RA_REG)))
     return STEP_LIBDWFL;
-  *pc = out->val[RA_REG];
+  *pc = s->val[RA_REG];
   return *pc == 0 ? STEP_END : STEP_PC;
 }
 
 static struct memo *
 memo_of (struct st_unwind_cache *c, uint64_t lookup)
 {
-  return &c->memo[(lookup * 0x9e3779b97f4a7c15ull) >> 55];
+  return &c->memo[(lookup * 0x9e3779b97f4a7c15ull) >> 54];
 }
 
 static const struct row *
 memo_row (struct st_unwind_cache *c, uint64_t lookup)
 {
   const struct memo *e = memo_of (c, lookup);
-  return e->gen == c->gen && e->lookup == lookup ? &c->mods[e->mod].rows[e->row] : NULL;
+  return e->gen == c->gen && e->lookup == lookup ? e->row : NULL;
 }
 
 /* The usable row at LOOKUP, a frame that is not Go's outermost: NULL when
@@ -365,15 +435,14 @@ frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
   row = find_row (c, mod, lookup);
   if (row == NULL || !row->usable)
     return NULL;
-  /* find_row left c->last at the module's entry.  */
-  *memo_of (c, lookup) = (struct memo) { lookup, c->gen, c->last, row - c->mods[c->last].rows };
+  *memo_of (c, lookup) = (struct memo) { lookup, c->gen, row };
   return row;
 }
 
 /* The step from the frame at PC (its rules looked up at LOOKUP).  */
 static enum step
-step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct state *s,
-            struct copy *k, struct state *out, uint64_t *pc)
+step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct state *s,
+            struct copy *k, uint64_t *pc)
 {
   const struct row *row = memo_row (c, lookup);
   if (row == NULL)
@@ -385,7 +454,22 @@ step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct
     }
   if (row == NULL || !row->usable)
     return STEP_LIBDWFL;
-  return step (row, s, k, out, pc);
+  return step (row, s, k, pc);
+}
+
+static void
+hand_off (const struct state *s, uint64_t pc, size_t n_frames, const struct copy *k,
+          const struct st_dwarf_regs *regs, struct st_unwind_handoff *h)
+{
+  h->n_frames = n_frames;
+  h->read_end = k->read_end;
+  h->regs = *regs;
+  for (int i = 0; i < NREGS; i++)
+    {
+      h->regs.present[i] = (s->set & (1u << i)) != 0;
+      h->regs.value[i] = h->regs.present[i] ? s->val[i] : 0;
+    }
+  h->regs.pc = pc;
 }
 
 /* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
@@ -396,10 +480,11 @@ step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, const struct
 bool
 st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_sample *sample,
                         const struct st_dwarf_regs *regs, struct st_raw_frame *frames,
-                        size_t max_frames, struct st_unwind_result *result)
+                        size_t max_frames, struct st_unwind_result *result,
+                        struct st_unwind_handoff *handoff)
 {
-  struct state states[2];
-  struct state *s = &states[0], *next = &states[1];
+  handoff->n_frames = 0;
+  struct state state, *s = &state;
   s->set = 0;
   for (int i = 0; i < NREGS; i++)
     if (regs->present[i])
@@ -407,7 +492,8 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
         s->val[i] = regs->value[i];
         s->set |= 1u << i;
       }
-  struct copy k = { sample->stack, sample->stack_size, regs->sp, regs->sp };
+  struct copy k = { .stack = sample->stack, .size = sample->stack_size, .sp = regs->sp,
+                    .read_end = regs->sp, .dwfl = dwfl, .regs = regs };
   uint64_t pc = regs->pc;
   bool initial = true;
   size_t n = 0;
@@ -418,7 +504,7 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       if (n >= max_frames)
         {
           uint64_t ignored;
-          if (step_frame (c, dwfl, lookup, s, &k, next, &ignored) == STEP_LIBDWFL)
+          if (step_frame (c, dwfl, lookup, s, &k, &ignored) == STEP_LIBDWFL)
             return false;
           stop = ST_STOP_FRAME_LIMIT;
           break;
@@ -426,8 +512,15 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       frames[n++] = (struct st_raw_frame) { pc, initial };
       const struct row *row = frame_row (c, dwfl, lookup);
       if (row == NULL)
-        return false;
-      enum step r = step (row, s, &k, next, &pc);
+        {
+          /* A caller's frame without simple rules (a module without CFI,
+             ld.so's _start): its registers are known, libdwfl steps on
+             from it.  */
+          if (!initial)
+            hand_off (s, pc, n - 1, &k, regs, handoff);
+          return false;
+        }
+      enum step r = step (row, s, &k, &pc);
       if (r == STEP_LIBDWFL)
         return false;
       if (r == STEP_END)
@@ -435,9 +528,6 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
           stop = ST_STOP_END;
           break;
         }
-      struct state *t = s;
-      s = next;
-      next = t;
       initial = false;
     }
   result->frames = frames;

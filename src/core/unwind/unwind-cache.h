@@ -7,9 +7,10 @@
  * offset; registers undefined, same value, or at CFA + offset) is unwound
  * here directly on its stack copy, with the same arithmetic and the same
  * reads libdwfl's frame_unwind.c does.  Anything else (a DWARF expression,
- * a signal frame, a pc without CFI, a read outside the copy, a Go module's
- * outermost frame) leaves the whole sample to libdwfl, so the result is
- * libdwfl's own wherever the cache could differ.  */
+ * a signal frame, a pc without CFI, a Go module's outermost frame) leaves
+ * the rest of the sample to libdwfl from that frame's registers, and at the
+ * first frame or after a read above the copy the whole sample, so the
+ * result is libdwfl's own wherever the cache could differ.  */
 #pragma once
 
 #include <elfutils/libdwfl.h>
@@ -31,10 +32,20 @@ void st_unwind_cache_clear (struct st_unwind_cache *c);
 /* True when REGS are of an architecture the cache can step (x86_64).  */
 bool st_unwind_cache_applies (const struct st_dwarf_regs *regs);
 
+/* Where libdwfl takes over a sample the cache stepped part of: the
+   registers of frame N_FRAMES (REGS.pc its pc, a return address), which
+   the cache has no rules for.  */
+struct st_unwind_handoff {
+  size_t n_frames;          /* frames before it, in FRAMES; 0: no hand-off */
+  uint64_t read_end;        /* as stack_needed, from the sampled sp */
+  struct st_dwarf_regs regs;
+};
+
 /* Unwinds SAMPLE by the cached rules of DWFL's modules into FRAMES (room for
    MAX_FRAMES) and RESULT, as st_unwind_sample would.  False when some step
-   needs libdwfl: then nothing in RESULT is meaningful.  */
+   needs libdwfl: then nothing in RESULT is meaningful, and HANDOFF says
+   where libdwfl is to go on (n_frames 0: from the sampled registers).  */
 bool st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl,
                              const struct st_sample *sample, const struct st_dwarf_regs *regs,
                              struct st_raw_frame *frames, size_t max_frames,
-                             struct st_unwind_result *result);
+                             struct st_unwind_result *result, struct st_unwind_handoff *handoff);

@@ -35,6 +35,16 @@ struct st_unwinder {
   /* Without opts.arch: the architecture the files of the first sample
      said, for samples whose files say nothing (and for the summary).  */
   const struct st_regs_arch *arch_of_files;
+  /* The thread of the last sample, its process, name and container:
+     samples come in runs of one thread, and only events change these
+     (st_unwinder_event forgets them), so a run looks them up once.  */
+  struct {
+    bool valid;
+    pid_t pid, tid;
+    struct st_process *p;   /* NULL: not looked up yet */
+    const char *comm;
+    const struct st_container *ct;
+  } last;
 };
 
 ST_DEFINE_CLEANUP (unwinder_freep, struct st_unwinder, st_unwinder_free)
@@ -131,6 +141,8 @@ intern_demangled (struct st_unwinder *u, const char *raw)
 int
 st_unwinder_event (struct st_unwinder *u, const struct st_event *ev)
 {
+  if (ev->kind != ST_EVENT_SAMPLE)
+    u->last.valid = false;
   switch (ev->kind)
     {
     case ST_EVENT_MMAP:
@@ -160,13 +172,37 @@ st_unwinder_comm (struct st_unwinder *u, pid_t pid, pid_t tid)
   return st_process_table_comm_of (u->processes, pid, tid);
 }
 
+/* Fills u->last for SAMPLE's thread.  */
+static void
+sample_thread (struct st_unwinder *u, const struct st_sample *sample)
+{
+  if (u->last.valid && u->last.pid == sample->pid && u->last.tid == sample->tid)
+    return;
+  u->last.pid = sample->pid;
+  u->last.tid = sample->tid;
+  u->last.p = NULL;
+  u->last.comm = st_unwinder_comm (u, sample->pid, sample->tid);
+  u->last.ct = st_containers_of (u->containers, sample->pid);
+  u->last.valid = true;
+}
+
+/* The sample's process (made if new): NULL when memory ran out.  */
+static struct st_process *
+sample_process (struct st_unwinder *u, const struct st_sample *sample)
+{
+  sample_thread (u, sample);
+  if (u->last.p == NULL)
+    u->last.p = st_process_table_get (u->processes, sample->pid);
+  return u->last.p;
+}
+
 /* perf record -g: no stack to unwind, the kernel walked the frame
    pointers.  Its chain is shown as it is, symbolized like ours: the first
    address is the sampled pc, the others return addresses.  */
 static int
 kernel_chain (struct st_unwinder *u, const struct st_sample *sample, struct st_unwound *out)
 {
-  struct st_process *p = st_process_table_get (u->processes, sample->pid);
+  struct st_process *p = sample_process (u, sample);
   if (p == NULL)
     return -ENOMEM;
   Dwfl *dwfl = st_process_dwfl (u->processes, p);
@@ -181,8 +217,7 @@ kernel_chain (struct st_unwinder *u, const struct st_sample *sample, struct st_u
         out->frames[i].symbol = intern (u, out->frames[i].symbol);
   out->stop = n < sample->n_user_ips ? ST_STOP_FRAME_LIMIT
               : sample->user_chain_lbr ? ST_STOP_LBR_CHAIN : ST_STOP_KERNEL_CHAIN;
-  const struct st_container *ct = st_containers_of (u->containers, sample->pid);
-  out->container = ct ? &ct->label : NULL;
+  out->container = u->last.ct ? &u->last.ct->label : NULL;
   return 0;
 }
 
@@ -239,9 +274,9 @@ int
 st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
                     struct st_unwound *out)
 {
-  out->comm = st_unwinder_comm (u, sample->pid, sample->tid);
-  const struct st_container *ct = st_containers_of (u->containers, sample->pid);
-  out->container = ct ? &ct->label : NULL;
+  sample_thread (u, sample);
+  out->comm = u->last.comm;
+  out->container = u->last.ct ? &u->last.ct->label : NULL;
   out->n_frames = 0;
   out->detail = NULL;
   out->stack_needed = 0;
@@ -255,7 +290,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   Dwfl *dwfl = NULL;
   if (arch == NULL && sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0)
     {
-      p = st_process_table_get (u->processes, sample->pid);
+      p = sample_process (u, sample);
       if (p == NULL)
         return -ENOMEM;
       dwfl = st_process_dwfl (u->processes, p);
@@ -284,7 +319,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
 
   if (p == NULL)
     {
-      p = st_process_table_get (u->processes, sample->pid);
+      p = sample_process (u, sample);
       if (p == NULL)
         return -ENOMEM;
       dwfl = st_process_dwfl (u->processes, p);
@@ -294,7 +329,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       /* Nothing to unwind with, but the sampled pc is still a frame.  */
       u->raw[0] = (struct st_raw_frame) { regs.pc, true };
-      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0, false };
+      result = (struct st_unwind_result) { u->raw, 1, ST_STOP_NO_PROCESS_FILES, NULL, 0, 0 };
       if (st_process_find_mapping (p, regs.pc) == NULL)
         result.stop = ST_STOP_NO_MODULE;
     }
@@ -302,10 +337,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       st_unwind_sample (dwfl, p->slot, sample, &regs, u->raw, u->opts.max_frames,
                         !u->opts.unwinder_libdwfl, &result);
-      if (result.by_cache)
-        out->frames_by_cache = result.n_frames;
-      else
-        out->frames_by_libdwfl = result.n_frames;
+      out->frames_by_cache = result.n_by_cache;
+      out->frames_by_libdwfl = result.n_frames - result.n_by_cache;
     }
 
   struct st_symbolize_options sym_opts = { .inline_frames = u->opts.inline_frames };
@@ -329,8 +362,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       st_containers_adopt (u->containers, sample->pid, p->ran_in);
       p->ran_in = NULL;
-      ct = st_containers_of (u->containers, sample->pid);
-      out->container = ct ? &ct->label : NULL;
+      u->last.ct = st_containers_of (u->containers, sample->pid);
+      out->container = u->last.ct ? &u->last.ct->label : NULL;
     }
   return 0;
 }

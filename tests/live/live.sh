@@ -69,7 +69,13 @@ check "$tmp/dlopen.jsonl" "a library dlopened after start (dlopen)" 600 \
 # -p: a process that was already running, all its threads.
 "$w/threads" 2500 > /dev/null &
 target=$!
-sleep 0.3
+# Attached once its four threads run (not after a guess of 0.3 s: on a
+# loaded machine they may not have been made yet, and -p would then follow
+# them only as new threads).  A bounded poll on the threads themselves.
+i=0
+while [ "$(sed -n "s/^Threads:[[:space:]]*//p" "/proc/$target/status" 2>/dev/null)" != 5 ] && [ $i -lt 1200 ]; do
+  sleep 0.05; i=$((i + 1))
+done
 live pid -p "$target"
 wait "$target"
 check "$tmp/pid.jsonl" "a running process (-p, threads)" 800 \

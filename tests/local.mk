@@ -17,6 +17,8 @@ EXTRA_DIST += tests/check-includes.sh
 
 # The TAP library that every shell test sources.
 EXTRA_DIST += tests/tap.sh
+# run_perf, for every test that runs perf: perf 6.1's aborts run once more.
+EXTRA_DIST += tests/run-perf.sh
 
 # Runs shellcheck on every shell script (tests/, bench/, tools/, .ci/run).
 TESTS += tests/shellcheck.sh

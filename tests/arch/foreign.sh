@@ -19,6 +19,8 @@
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-foreign.XXXXXX") || exit 1
 [ -n "$ARCH_KEEP" ] || trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/run-perf.sh
+. "$TOP_SRCDIR/tests/run-perf.sh"
 SEEDS="$TOP_SRCDIR/tests/fuzz/corpus/perf-source"
 
 tap_plan 7
@@ -53,7 +55,7 @@ good_rate ()
 # flags as they were written).
 perf_view ()
 {
-  perf script -G -i "$1" -F comm,pid,tid,time,ip,event --show-mmap-events \
+  run_perf script -G -i "$1" -F comm,pid,tid,time,ip,event --show-mmap-events \
     --show-task-events 2>/dev/null | sed 's/ [r-][w-][x-][ps] / PROT /'
 }
 

@@ -15,6 +15,8 @@ check="$TOP_SRCDIR/tests/arch/lbr-check.py"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-lbr.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/run-perf.sh
+. "$TOP_SRCDIR/tests/run-perf.sh"
 tap_plan 3
 
 "$PYTHON3" "$check" inflate "$TOP_SRCDIR/tests/arch/perfparser-lbr" "$tmp" ||
@@ -23,8 +25,8 @@ bin=$tmp/vector_static_gcc_v9.1.0
 # perf finds the program by the build-id the recording holds: a build-id
 # cache of this test's own.
 mkdir "$tmp/home"
-HOME=$tmp/home perf buildid-cache -a "$bin" 2>"$tmp/perf.err"
-HOME=$tmp/home perf script -i "$tmp/perf.lbr.data" -F time,ip,sym >"$tmp/perf.txt" 2>>"$tmp/perf.err"
+run_perf buildid-cache -a "$bin" 2>"$tmp/perf.err"
+run_perf script -i "$tmp/perf.lbr.data" -F time,ip,sym >"$tmp/perf.txt" 2>>"$tmp/perf.err"
 
 if "$EU_STACKTRACE" -f json -s -i "$tmp/perf.lbr.data" -o "$tmp/ours.json" \
      --search-path="$tmp" 2>"$tmp/stats" &&

@@ -122,43 +122,67 @@ unplant() { umount -l "$1" 2>/dev/null; rm -rf "$1"; }
 
 # sample NAME PIDSPEC [ARGS...]: eu-stacktrace on the planted process(es),
 # ended by one SIGINT after 1.2 s.  Sets ENDED (seconds after the signal,
-# or "hung"), SAMPLES, LINES.
+# or "hung"), CPU (its CPU seconds after the signal), SAMPLES, LINES.
+#
+# Hung is not a wall time: what it still has to do after the signal (unwind
+# and write the samples it read; with -a, of every process on the machine,
+# new binaries among them) takes longer on a loaded machine, where it waits
+# for a CPU.  A run hangs when it sleeps (state S or D: blocked on a FIFO, a
+# socket, /proc/kmsg) without using any CPU for 2 s on end, or has not ended
+# 120 s after the signal.  How much it did after the signal is its CPU time.
 sample() {
   local name=$1 pids=$2; shift 2
   local sel=(-p "$pids")
   [ "$pids" = all ] && sel=(-a)
   "$EU_STACKTRACE" "${sel[@]}" --ns-helper none -f json -o "$W/$name.jsonl" --stats "$@" \
     > "$W/$name.out" 2> "$W/$name.err" &
-  local e=$! t0 t1
+  local e=$! t0 t1 st state ticks ticks0 still
   sleep 1.2
+  ticks0=$(cpu_ticks "$e")
   t0=$(date +%s.%N)
   kill -INT "$e"
-  # Polled until it ends: the judge wants 2 s; past 6 s it is hung.
-  ENDED=hung
+  ENDED=hung CPU="?"
+  ticks=$ticks0 still=$t0
   while :; do
     t1=$(date +%s.%N)
-    if ! kill -0 "$e" 2>/dev/null; then ENDED=$(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }"); break; fi
-    awk "BEGIN { exit !($t1 - $t0 > 6) }" && break
+    st=$(cat "/proc/$e/stat" 2>/dev/null)
+    # A zombie has ended: its CPU time is final.
+    state=$(echo "$st" | awk '{ print $3 }')
+    if [ -z "$st" ] || [ "$state" = Z ]; then
+      ENDED=$(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }")
+      [ -n "$st" ] && ticks=$(echo "$st" | awk '{ print $14 + $15 }')
+      break
+    fi
+    case $state in
+      S | D) [ "$(echo "$st" | awk '{ print $14 + $15 }')" != "$ticks" ] && still=$t1 ;;
+      *) still=$t1 ;;
+    esac
+    ticks=$(echo "$st" | awk '{ print $14 + $15 }')
+    awk "BEGIN { exit !($t1 - $still > 2 || $t1 - $t0 > 120) }" && break
     sleep 0.05
   done
   if [ "$ENDED" = hung ]; then
+    echo "#   still running $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s after SIGINT, asleep for 2 s without using the CPU: $(cat /proc/$e/wchan 2>/dev/null)"
     kill -9 "$e" 2>/dev/null
-    echo "#   still running 2 s after SIGINT: $(cat /proc/$e/wchan 2>/dev/null)"
   fi
   wait "$e" 2>/dev/null
+  [ -n "$ticks0" ] && CPU=$(awk "BEGIN { printf \"%.2f\", ($ticks - $ticks0) / $(getconf CLK_TCK) }")
   SAMPLES=$(sed -n 's/^samples read: *//p' "$W/$name.err")
   LINES=$(wc -l < "$W/$name.jsonl" 2>/dev/null || echo 0)
 }
+# cpu_ticks PID: its user and system time, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 
-# judge ATTACK NAME FILE: the run ended by itself or within 2 s of the
-# signal, wrote every sample, and --stats lists FILE as refused.
+# judge ATTACK NAME FILE: the run ended after the signal without hanging
+# and with at most 2 s of CPU time, wrote every sample, and --stats lists
+# FILE as refused.
 judge() {
   local attack=$1 name=$2 file=$3 r=0
-  [ "$ENDED" != hung ] && awk "BEGIN { exit !($ENDED <= 2) }" || r=1
+  [ "$ENDED" != hung ] && [ "$CPU" != "?" ] && awk "BEGIN { exit !($CPU <= 2) }" || r=1
   [ -n "$SAMPLES" ] && [ "$SAMPLES" -gt 0 ] && [ "$SAMPLES" = "$LINES" ] || r=1
   sed -n '/^refused untrusted files:/,$p' "$W/$name.err" | grep -qF "  $file" || r=1
   [ $r = 0 ] || sed 's/^/#   /' "$W/$name.err" | grep -v "^#   *[0-9a-f]*:" | tail -12
-  attack_result $r "$attack" "ended $ENDED s after SIGINT, $SAMPLES samples, $LINES written, refused in --stats"
+  attack_result $r "$attack" "ended $ENDED s after SIGINT ($CPU s of CPU), $SAMPLES samples, $LINES written, refused in --stats"
 }
 
 TYPES="fifo socket chardev kmsg"

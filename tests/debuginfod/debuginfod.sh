@@ -33,6 +33,8 @@ here=$TOP_SRCDIR/tests/debuginfod
 unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_CACHE_PATH
 
 . "$TOP_SRCDIR/tests/tap.sh"
+# shellcheck source=tests/run-perf.sh
+. "$TOP_SRCDIR/tests/run-perf.sh"
 tap_plan 19
 diag () { tap_diag_file "$1" "${2:-30}"; }
 # check CONDITION-STATUS NAME [FILE-FOR-DIAGNOSTICS]
@@ -97,7 +99,7 @@ fi
 # (it keeps .eh_frame) and shares its build-id with the deep the server has.
 record () {  # NAME COMMAND...
   name=$1; shift
-  HOME="$tmp/home" timeout 120 "$PERF" record -q -e cpu-clock -F 999 --call-graph dwarf \
+  run_perf --timeout 120 record -q -e cpu-clock -F 999 --call-graph dwarf \
     -o "$tmp/$name.data" -- "$@" > "$tmp/$name.record.out" 2>&1 && [ -s "$tmp/$name.data" ]
 }
 if [ -z "$problem" ]; then

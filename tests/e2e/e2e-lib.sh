@@ -55,44 +55,9 @@ e2e_setup ()
   mkdir "$tmp/home"
 }
 
-# run_perf ARGS...: perf with the private HOME.
-#
-# perf 6.1 (Debian 12) now and then dies of SIGABRT ("assertion failed at
-# util/build-id.c:1010", then "stack smashing detected"), in perf record
-# and in perf script alike, more often on a loaded machine.  That is perf's
-# defect, not the unwinder's, so run_perf runs perf once more when it died
-# of a signal, and says so on stderr (the callers keep it in their error
-# file, which the TAP diagnostics show).  Any other failure, and a second
-# death, is returned as it is.  What perf writes to stdout is held back
-# until it has succeeded, so that a second run does not append to the
-# first's half; except a recording to stdout (`-o -`), which a test reads
-# as a stream: that one runs once.
-run_perf ()
-{
-  run_perf_stream=""
-  if [ "$1" = record ]; then
-    run_perf_prev=""
-    for run_perf_arg in "$@"; do
-      [ "$run_perf_prev" = -o ] && [ "$run_perf_arg" = - ] && run_perf_stream=1
-      run_perf_prev=$run_perf_arg
-    done
-  fi
-  if [ -n "$run_perf_stream" ]; then
-    HOME="$tmp/home" "$PERF" "$@"
-    return
-  fi
-  run_perf_out=$(mktemp "$tmp/run_perf.XXXXXX") || return 1
-  HOME="$tmp/home" "$PERF" "$@" > "$run_perf_out"
-  run_perf_rc=$?
-  if [ "$run_perf_rc" -gt 128 ] && [ "$run_perf_rc" -lt 160 ]; then
-    echo "run_perf: perf $1 died of signal $((run_perf_rc - 128)); running it once more" >&2
-    HOME="$tmp/home" "$PERF" "$@" > "$run_perf_out"
-    run_perf_rc=$?
-  fi
-  cat "$run_perf_out"
-  rm -f "$run_perf_out"
-  return "$run_perf_rc"
-}
+# run_perf: perf with a private HOME, run once more when perf 6.1 crashed.
+# shellcheck source=tests/run-perf.sh
+. "$TOP_SRCDIR/tests/run-perf.sh"
 
 # tool_problem NAME PATH: the reason a required program is unusable, or "".
 tool_problem ()

@@ -138,7 +138,7 @@ hostile ()
   mkdir "$tmp/$name"
   # shellcheck disable=SC2016  # $$ and $m are the inner shell's
   (cd "$tmp/$name" && timeout 120 "$EU_STACKTRACE" --stats -f json -o ours.jsonl \
-     -- sh -c 'echo $$ > pid; m=/tmp/perf-$$.map; '"$plant"'; exec "$0" "$1" 1500' \
+     -- sh -c 'echo $$ > pid; m=/tmp/perf-$$.map; '"$plant"'; exec "$0" "$1" 500' \
         "$NODE" "$JS") > "$tmp/$name/out" 2>&1
   rc=$?
   pid=$(cat "$tmp/$name/pid" 2>/dev/null)

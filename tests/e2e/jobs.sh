@@ -9,8 +9,10 @@ set -u
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-jobs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/run-perf.sh
+. "$TOP_SRCDIR/tests/run-perf.sh"
 tap_plan 8
-if HOME=$tmp "$PERF" record -q -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/perf.data" \
+if run_perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/perf.data" \
      -- "$TOP_BUILDDIR/tests/workloads/threads" >/dev/null 2>"$tmp/perf.err"; then
   tap_ok "perf record of the multi-threaded workload"
 else
@@ -39,7 +41,7 @@ fi
 
 # Several processes at once: two deep ones and a stream of short ones.
 w=$TOP_BUILDDIR/tests/workloads
-if HOME=$tmp "$PERF" record -q -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/multi.data" \
+if run_perf record -q -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/multi.data" \
      -- sh -c "'$w/deep' 1000 & '$w/deep' 1000 & '$w/manyproc' 40 8 & wait" \
      >/dev/null 2>"$tmp/perf.err"; then
   tap_ok "perf record of several processes at once"

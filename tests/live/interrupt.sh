@@ -27,6 +27,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 unset DEBUGINFOD_URLS
 . "$TOP_SRCDIR/tests/tap.sh"
+# shellcheck source=tests/run-perf.sh
+. "$TOP_SRCDIR/tests/run-perf.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-interrupt.XXXXXX")
 # The work directory goes with this shell only: a subshell that ends
 # through a trap (a CI run once lost it half-way, "rm: cannot remove ...")
@@ -95,9 +97,9 @@ fi
 # Inputs: a short recording, as a file and in perf's pipe format; a Sysprof
 # stream of it.  Pipes and streams are cut in half: the writer stays
 # silent after the first half, so a run waits on its input when signalled.
-if ! "$PERF" record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/small.data" \
+if ! run_perf record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/small.data" \
        -- "$W/deep" 150 > /dev/null 2> "$tmp/record.err" ||
-   ! "$PERF" record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o - -- "$W/deep" 150 \
+   ! run_perf record -q -N -B -e cpu-clock -F 999 --call-graph dwarf -o - -- "$W/deep" 150 \
        > "$tmp/pipe.data" 2>> "$tmp/record.err" ||
    ! "$EU_STACKTRACE" -i "$tmp/small.data" -m passthru -f sysprof -o "$tmp/stream" \
        2>> "$tmp/record.err"; then

@@ -22,12 +22,8 @@ cp /usr/bin/sleep "$tmp/suid-sleep"
 chmod 4755 "$tmp/suid-sleep"
 
 sock=$tmp/sock/ns-helper.socket
-systemd-socket-activate --seqpacket --accept --listen="$sock" \
-  "$helper" --idle-timeout=$idle --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
-started_pids="$started_pids $!"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-chmod 666 "$sock"
+start_service "$sock" "$helper" --idle-timeout=$idle --slots-dir="$tmp/slots" \
+  || tap_bail "the helper's service did not start"
 
 "$PYTHON3" "$nsh_src/authz.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$uid2" "$gid2" "$idle" \
   > "$tmp/authz.tap" 2> "$tmp/authz.err"

@@ -28,8 +28,10 @@ sys.stdout.close()
 while True:
     time.sleep(3600)
 PY
+# The daemon writes its pid after the mount: once it is there, both are,
+# and the test below may read it (the mount alone left it a moment to lose).
 i=0
-while ! grep -q " \$root/hung " /proc/self/mountinfo && [ \$i -lt 400 ]; do
+while [ ! -s "$tmp/fuse.pid" ] && [ \$i -lt 400 ]; do
   sleep 0.05; i=\$((i + 1))
 done
 SETUP
@@ -50,13 +52,6 @@ helper, hung_pid, other_pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 tap = nsh.Tap()
 SETNS = "/app/bin/nsprog"
 
-def kids(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(c) for c in f.read().split()]
-    except FileNotFoundError:
-        return []
-
 def live(pid):
     return os.path.exists(f"/proc/{pid}") and not nsh.status_field(pid, "State").startswith("Z")
 
@@ -69,8 +64,8 @@ def timed(pid, path):
 
 h = nsh.Helper(helper)
 reply, _ = timed(hung_pid, SETNS)
-broker = [k for k in kids(h.pid) if nsh.status_field(k, "Name") == "nsh-broker"][0]
-stuck = [w for w in kids(broker) if live(w)]
+broker = [k for k in nsh.kids(h.pid) if nsh.status_field(k, "Name") == "nsh-broker"][0]
+stuck = [w for w in nsh.kids(broker) if live(w)]
 tap.ok(reply.get("ok") and len(stuck) == 1,
        f"the namespace with the hung mount: {SETNS} served by a pooled worker {stuck}", reply)
 
@@ -89,7 +84,7 @@ tap.ok(stuck and not live(stuck[0]),
        stuck and os.path.exists(f"/proc/{stuck[0]}") and nsh.status_field(stuck[0], "State"))
 
 replies = [timed(hung_pid, p) for p in (SETNS, "/hung/file", SETNS)]
-workers = [w for w in kids(broker) if live(w)]
+workers = [w for w in nsh.kids(broker) if live(w)]
 tap.ok(all(not r.get("ok") and r.get("errno") == errno.ETIME and "hung" in r.get("message", "")
            and took < 2 for r, took in replies) and not workers,
        "then three requests in that namespace: each an error at once "

@@ -123,6 +123,34 @@ start_ns () {
   return 1
 }
 
+# start_service SOCKET ARGS...: the helper as a socket service, one process
+# per connection (Accept=yes), emulated by systemd-socket-activate listening
+# at SOCKET and running ARGS (the helper and its options; -E VAR=VALUE
+# first for an environment); its log in $tmp/activate-NAME.log, NAME being
+# SOCKET's name without .socket.  Waits until the socket exists (a bounded
+# poll on the socket itself: a minute, for a loaded machine), lets any user
+# connect (the helper decides what each may have) and sets $activate to
+# systemd-socket-activate's pid (the connections' parent).  Returns 1, with
+# the log as diagnostics, when the socket never appears.
+start_service () {
+  _sock=$1
+  shift
+  _log=$tmp/activate-$(basename "$_sock" .socket).log
+  systemd-socket-activate --seqpacket --accept --listen="$_sock" "$@" > "$_log" 2>&1 &
+  activate=$!
+  started_pids="$started_pids $activate"
+  _i=0
+  while [ ! -S "$_sock" ]; do
+    if [ $_i -ge 1200 ] || ! kill -0 "$activate" 2>/dev/null; then
+      echo "# the helper's service did not listen at $_sock:"; diag "$_log"
+      return 1
+    fi
+    sleep 0.05
+    _i=$((_i + 1))
+  done
+  chmod 666 "$_sock"
+}
+
 # A user without privileges, for the tests that need one ($test_user,
 # $test_uid, $test_gid; make_user 2 makes another, eust-nsh-PID-2); removed
 # at exit.

@@ -112,6 +112,15 @@ def start_time(pid):
     return int(stat[stat.rindex(")") + 2:].split()[19])
 
 
+def kids(pid):
+    """The children of PID's main thread; [] once PID has exited."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except FileNotFoundError:
+        return []
+
+
 def maps_of(pid, path):
     """(start, end) of the executable mapping of PATH in process PID."""
     with open(f"/proc/{pid}/maps") as f:

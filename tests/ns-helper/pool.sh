@@ -21,13 +21,7 @@ user_pid=$pid
 
 mkdir "$tmp/sock"
 sock=$tmp/sock/ns-helper.socket
-systemd-socket-activate --seqpacket --accept --listen="$sock" \
-  "$helper" --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
-activate=$!
-started_pids="$started_pids $activate"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-chmod 666 "$sock"
+start_service "$sock" "$helper" --slots-dir="$tmp/slots" || tap_bail "the helper's service did not start"
 
 # shellcheck disable=SC2086  # the pids are split into arguments on purpose
 "$PYTHON3" - "$helper" "$sock" "$activate" "$test_uid" "$test_gid" "$user_pid" $roots \
@@ -40,20 +34,13 @@ roots = [int(p) for p in sys.argv[7:]]
 tap = nsh.Tap()
 SETNS = "/app/bin/nsprog"
 
-def kids(pid):
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(c) for c in f.read().split()]
-    except FileNotFoundError:
-        return []
-
 def named(pid, name):
-    return [k for k in kids(pid) if nsh.status_field(k, "Name") == name]
+    return [k for k in nsh.kids(pid) if nsh.status_field(k, "Name") == name]
 
 def workers(opener):
     """The pooled workers of a connection: the setns broker's children."""
     brokers = named(opener, "nsh-broker")
-    return kids(brokers[0]) if brokers else []
+    return nsh.kids(brokers[0]) if brokers else []
 
 def mnt(pid):
     """The mount namespace of PID, None once it has exited: a worker may
@@ -119,7 +106,7 @@ def as_user(pid):
     return json.loads(cin.readline())
 
 r_user = as_user(user_pid)
-conns = kids(activate)
+conns = nsh.kids(activate)
 user_opener = conns[-1] if conns else None
 reply, fd = h.open(user_pid, SETNS, ways=["setns"])
 r_root = served(reply, fd)

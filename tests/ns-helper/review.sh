@@ -20,12 +20,8 @@ ${CC:-cc} -no-pie -O0 -o "$tmp/suid/prog" "$tmp/suid/prog.c" || tap_not_ok "buil
 chmod 4711 "$tmp/suid/prog"
 
 sock=$tmp/sock/ns-helper.socket
-systemd-socket-activate --seqpacket --accept --listen="$sock" -E ST_NSH_TEST_AUTH_DELAY_MS=1500 \
-  "$test_helper" --idle-timeout=60 --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
-started_pids="$started_pids $!"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-chmod 666 "$sock"
+start_service "$sock" -E ST_NSH_TEST_AUTH_DELAY_MS=1500 \
+  "$test_helper" --idle-timeout=60 --slots-dir="$tmp/slots" || tap_bail "the helper's service did not start"
 
 "$PYTHON3" "$nsh_src/review.py" "$sock" "$tmp" "$test_uid" "$test_gid" "$tmp/suid/prog" \
   > "$tmp/review.tap" 2> "$tmp/review.err"

@@ -22,13 +22,7 @@ test_helper=$nsh_build/eu-stacktrace-ns-helper-test
 
 mkdir "$tmp/sock"
 sock=$tmp/sock/ns-helper.socket
-systemd-socket-activate --seqpacket --accept --listen="$sock" \
-  "$test_helper" --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
-activate=$!
-started_pids="$started_pids $activate"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-chmod 666 "$sock"
+start_service "$sock" "$test_helper" --slots-dir="$tmp/slots" || tap_bail "the helper's service did not start"
 
 "$PYTHON3" - "$pid" "$helper" "$test_helper" "$sock" "$activate" "$test_uid" "$test_gid" \
   > "$tmp/sandbox.tap" <<'PY'

@@ -16,12 +16,7 @@ mkdir "$out" "$tmp/sock"
 chown "$test_user" "$out"
 
 sock=$tmp/sock/ns-helper.socket
-systemd-socket-activate --seqpacket --accept --listen="$sock" "$helper" > "$tmp/activate.log" 2>&1 &
-started_pids="$started_pids $!"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-# Any user may connect; the helper decides what each may have.
-chmod 666 "$sock"
+start_service "$sock" "$helper" || tap_bail "the helper's service did not start"
 
 # Root's eu-stacktrace, through the service.
 # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
@@ -97,11 +92,7 @@ cp "$TOP_BUILDDIR/tests/workloads/dlopen" "\$root/app/bin/dlopen"
 cp "$TOP_BUILDDIR/tests/workloads/plugin.so" "\$root/app/lib/plugin.so"
 EOF
 idle_sock=$tmp/sock/idle.socket
-systemd-socket-activate --seqpacket --accept --listen="$idle_sock" "$helper" --idle-timeout=1 \
-  > "$tmp/activate-idle.log" 2>&1 &
-started_pids="$started_pids $!"
-i=0
-while [ ! -S "$idle_sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+start_service "$idle_sock" "$helper" --idle-timeout=1 || tap_bail "the idle helper's service did not start"
 mkdir -p "$tmp/idle"
 sample idle --ns-helper="$idle_sock" -- sh "$nsh_src/ns-run.sh" root "$tmp/idle" "$stage" \
   "$tmp/dlopen.setup" -- /app/bin/dlopen /app/lib/plugin.so 1500 800

@@ -8,12 +8,8 @@ make_user || { tap_not_ok "creating a test user"; plan_and_done; }
 
 mkdir -p "$tmp/sock"
 sock=$tmp/sock/ns-helper.socket
-systemd-socket-activate --seqpacket --accept --listen="$sock" \
-  "$helper" --idle-timeout=60 --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
-started_pids="$started_pids $!"
-i=0
-while [ ! -S "$sock" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-chmod 666 "$sock"
+start_service "$sock" "$helper" --idle-timeout=60 --slots-dir="$tmp/slots" \
+  || tap_bail "the helper's service did not start"
 
 "$PYTHON3" "$nsh_src/unread.py" "$sock" "$test_uid" "$test_gid" 150 \
   > "$tmp/unread.tap" 2> "$tmp/unread.err"

@@ -41,6 +41,8 @@ st_perf_add_attr (struct st_perf_source *src, const uint8_t *attr, size_t attr_l
   info->sample_regs_user = a.sample_regs_user;
   info->branch_sample_type = a.branch_sample_type;
   info->sample_id_all = a.sample_id_all;
+  if (a.build_id)
+    src->mmap_build_ids = true;
   for (size_t i = 0; i < n_ids; i++)
     {
       int r = st_hashmap_put_u64 (src->attr_by_id, ids[i], (void *) (uintptr_t) src->n_attrs);

@@ -37,6 +37,13 @@ struct feature_record {
 struct st_perf_source {
   struct st_input *in;
   bool pipe_mode;
+  /* An event of the recording asked for build-ids in its MMAP2 records
+     (attr.build_id): only then does PERF_RECORD_MISC_MMAP_BUILD_ID mean
+     one.  The kernel leaves that bit set in the MMAP2 records it writes
+     for the other events on the machine after one that asked (a
+     perf_event_mmap_output defect, seen on 6.18 while live sampling ran
+     beside a perf record): there the bytes are maj, min and ino.  */
+  bool mmap_build_ids;
   uint64_t data_end;          /* file mode: end of the data section */
   struct attr_info *attrs;
   size_t n_attrs;

@@ -424,7 +424,7 @@ st_perf_parse_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
         ev->kind = ST_EVENT_MMAP;
         struct st_mmap_event *m = &ev->mmap;
         mmap_head (c.p, m);
-        if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
+        if ((h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && src->mmap_build_ids)
           {
             uint8_t n = c.p[32];
             m->build_id_size = n <= ST_BUILD_ID_MAX ? n : ST_BUILD_ID_MAX;

@@ -99,7 +99,12 @@ job_fill (struct job *job, const struct st_event *ev, bool held)
     need = strlen (*str) + 1;
   if (need > job->data_cap)
     {
-      size_t cap = need < 16384 ? 16384 : need;
+      /* A held sample needs only its registers and ips (under 1 KiB
+         mostly): each fresh page a slot touches first is a page fault,
+         which costs 15-40 us on this project's VMs, as much as unwinding
+         a sample.  */
+      size_t least = held ? 1024 : 16384;
+      size_t cap = need < least ? least : need;
       uint8_t *data = realloc (job->data, cap);
       if (data == NULL)
         return -ENOMEM;

@@ -18,7 +18,7 @@
  * for a sample, the frames its unwinder found.  A slot is written out, in
  * order, once every worker has gone past it: the one that unwound it, and
  * the others, which only apply process events.  */
-#define RING_SIZE 512
+#define RING_SIZE 256
 #define BATCH 32
 /* A process's samples stay with one worker, which then alone builds its
    Dwfl and reads its modules' CFI and symbols, until that worker is this

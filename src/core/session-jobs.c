@@ -232,9 +232,13 @@ retire (struct st_session *s)
     if (s->workers[i].error < 0 && s->output_error == 0)
       s->output_error = s->workers[i].error;
   pthread_mutex_unlock (&s->lock);
+  /* The oldest held offset changes only when the job holding it goes.  */
+  bool rescan = false;
   for (; s->tail < done; s->tail++)
     {
       struct job *job = &s->ring[s->tail % RING_SIZE];
+      if (job->held && job->ev.sample.input_offset == s->hold)
+        rescan = true;
       if (job->ev.kind == ST_EVENT_SAMPLE)
         s->in_flight[job->worker]--;
       if (job->ev.kind == ST_EVENT_SAMPLE && job->dropped)
@@ -246,7 +250,7 @@ retire (struct st_session *s)
             s->output_error = r;
         }
     }
-  if (s->input != NULL)
+  if (s->input != NULL && rescan)
     {
       /* What the ring still holds of the input: its oldest sample.  */
       s->hold = UINT64_MAX;

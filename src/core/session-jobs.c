@@ -18,7 +18,7 @@
  * for a sample, the frames its unwinder found.  A slot is written out, in
  * order, once every worker has gone past it: the one that unwound it, and
  * the others, which only apply process events.  */
-#define RING_SIZE 512
+#define RING_SIZE 256
 #define BATCH 32
 /* A process's samples stay with one worker, which then alone builds its
    Dwfl and reads its modules' CFI and symbols, until that worker is this
@@ -99,7 +99,12 @@ job_fill (struct job *job, const struct st_event *ev, bool held)
     need = strlen (*str) + 1;
   if (need > job->data_cap)
     {
-      size_t cap = need < 16384 ? 16384 : need;
+      /* A held sample needs only its registers and ips (under 1 KiB
+         mostly): each fresh page a slot touches first is a page fault,
+         which costs 15-40 us on this project's VMs, as much as unwinding
+         a sample.  */
+      size_t least = held ? 1024 : 16384;
+      size_t cap = need < least ? least : need;
       uint8_t *data = realloc (job->data, cap);
       if (data == NULL)
         return -ENOMEM;
@@ -227,9 +232,13 @@ retire (struct st_session *s)
     if (s->workers[i].error < 0 && s->output_error == 0)
       s->output_error = s->workers[i].error;
   pthread_mutex_unlock (&s->lock);
+  /* The oldest held offset changes only when the job holding it goes.  */
+  bool rescan = false;
   for (; s->tail < done; s->tail++)
     {
       struct job *job = &s->ring[s->tail % RING_SIZE];
+      if (job->held && job->ev.sample.input_offset == s->hold)
+        rescan = true;
       if (job->ev.kind == ST_EVENT_SAMPLE)
         s->in_flight[job->worker]--;
       if (job->ev.kind == ST_EVENT_SAMPLE && job->dropped)
@@ -241,7 +250,7 @@ retire (struct st_session *s)
             s->output_error = r;
         }
     }
-  if (s->input != NULL)
+  if (s->input != NULL && rescan)
     {
       /* What the ring still holds of the input: its oldest sample.  */
       s->hold = UINT64_MAX;

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,10 +18,49 @@
 #include "basic/why.h"
 #include "core/input/input.h"
 
-#define BUFFER_SIZE (1u << 20)
+/* One transparent huge page: see buffer_new.  */
+#define BUFFER_SIZE (2u << 20)
 /* Released buffers kept for reuse: a fresh one costs its page faults.  */
 #define SPARES 8
 
+/* A buffer, aligned so that the kernel can back it with one huge page:
+   on this project's VMs every page fault costs 15-40 us (a read(2) into a
+   fresh 1 MiB buffer: 256 of them, more than the copy), a huge page one
+   fault for 512 pages.  Where huge pages are off it is an ordinary
+   mapping.  */
+static uint8_t *
+buffer_new (void)
+{
+#ifdef __SANITIZE_ADDRESS__
+  /* The sanitizer sees overruns of the heap's blocks, not of mappings.  */
+  return malloc (BUFFER_SIZE);
+#else
+  size_t n = 2 * BUFFER_SIZE;
+  uint8_t *p = mmap (NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return NULL;
+  uint8_t *b = (uint8_t *) (((uintptr_t) p + BUFFER_SIZE - 1) & ~((uintptr_t) BUFFER_SIZE - 1));
+  if (b > p)
+    munmap (p, b - p);
+  if (b + BUFFER_SIZE < p + n)
+    munmap (b + BUFFER_SIZE, p + n - (b + BUFFER_SIZE));
+#ifdef MADV_HUGEPAGE
+  madvise (b, BUFFER_SIZE, MADV_HUGEPAGE);
+#endif
+  return b;
+#endif
+}
+
+static void
+buffer_free (uint8_t *b)
+{
+#ifdef __SANITIZE_ADDRESS__
+  free (b);
+#else
+  if (b != NULL)
+    munmap (b, BUFFER_SIZE);
+#endif
+}
 
 /* Every input, a regular file too, is read through a buffer with read(2),
    not mapped: on this project's VMs the first touch of each page of a
@@ -96,7 +136,7 @@ st_input_open (const char *path, struct st_input **out)
       in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
       in->size = st.st_size;
     }
-  in->buf = malloc (BUFFER_SIZE);
+  in->buf = buffer_new ();
   if (in->buf == NULL)
     return -ENOMEM;
   *out = ST_TAKE_PTR (in);
@@ -111,11 +151,11 @@ st_input_free (struct st_input *in)
   if (in->owns_fd)
     close (in->fd);
   for (size_t i = 0; i < in->n_kept; i++)
-    free (in->kept[i].buf);
+    buffer_free (in->kept[i].buf);
   free (in->kept);
   for (size_t i = 0; i < in->n_spare; i++)
-    free (in->spare[i]);
-  free (in->buf);
+    buffer_free (in->spare[i]);
+  buffer_free (in->buf);
   free (in->name);
   free (in);
 }
@@ -224,7 +264,7 @@ fill (struct st_input *in, size_t n)
          the unconsumed tail over to a fresh one.  */
       if (ST_GROW (in->kept, in->cap_kept, in->n_kept, 16) < 0)
         return -ENOMEM;
-      uint8_t *fresh = in->n_spare > 0 ? in->spare[--in->n_spare] : malloc (BUFFER_SIZE);
+      uint8_t *fresh = in->n_spare > 0 ? in->spare[--in->n_spare] : buffer_new ();
       if (fresh == NULL)
         return -ENOMEM;
       memcpy (fresh, in->buf + in->buf_start, in->buf_end - in->buf_start);
@@ -338,7 +378,7 @@ st_input_seek (struct st_input *in, uint64_t offset)
     {
       if (ST_GROW (in->kept, in->cap_kept, in->n_kept, 16) < 0)
         return -ENOMEM;
-      uint8_t *fresh = malloc (BUFFER_SIZE);
+      uint8_t *fresh = buffer_new ();
       if (fresh == NULL)
         return -ENOMEM;
       in->kept[in->n_kept++] = (struct kept) { in->buf, UINT64_MAX };
@@ -373,7 +413,7 @@ st_input_release_before (struct st_input *in, uint64_t offset)
       if (in->n_spare < SPARES)
         in->spare[in->n_spare++] = in->kept[done].buf;
       else
-        free (in->kept[done].buf);
+        buffer_free (in->kept[done].buf);
       done++;
     }
   if (done == 0)

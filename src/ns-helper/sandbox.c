@@ -351,6 +351,10 @@ allow_broker (scmp_filter_ctx ctx, const struct st_sandbox_client *client)
   r |= ALLOW (ctx, ppoll, 0);
   /* A worker's job timer (broker.h): a signal to itself only.  */
   r |= ALLOW (ctx, setitimer, 1, SCMP_A0 (SCMP_CMP_EQ, ITIMER_REAL));
+  /* The opener's receive timeout on a pooled worker's socket (broker.c,
+     spawn_pooled): that one option, nothing else of any socket's.  */
+  r |= ALLOW (ctx, setsockopt, 2, SCMP_A1 (SCMP_CMP_EQ, SOL_SOCKET),
+              SCMP_A2 (SCMP_CMP_EQ, SO_RCVTIMEO));
   if (client != NULL)
     {
       /* A worker becomes the client, and no one else.  */

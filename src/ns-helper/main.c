@@ -285,6 +285,9 @@ main (int argc, char **argv)
     .groups = o.peer.groups,
   };
   const struct st_sandbox_client *as_client = o.privileged && o.peer.uid != 0 ? &client : NULL;
+  r = st_sandbox_prune_bounding_set (as_client);
+  if (r < 0)
+    die ("dropping capabilities from the bounding set: %s", strerror (-r));
   r = st_broker_start (&o.broker, ST_BROKER_SETNS, as_client);
   if (r < 0)
     die ("starting the setns broker: %s", strerror (-r));

@@ -10,7 +10,8 @@ set -u
 : "${PYTHON3:=python3}"
 N=${N:-10000}             # requests per round-trip measurement
 # BASELINE_HELPER: another build's helper, timed in turn with this one;
-# REPEAT (3): round-trip runs of each helper and way.
+# REPEAT (3): round-trip runs of each helper and way; BATCH (1): requests
+# nsh-client sends before it reads their replies.
 CONTAINERS=${CONTAINERS:-8}   # processes, each in a namespace of its own
 export EU_STACKTRACE TOP_SRCDIR TOP_BUILDDIR PYTHON3
 if [ "$(id -u)" != 0 ]; then
@@ -30,6 +31,15 @@ echo "machine: $(nproc) CPUs, $(uname -sr)" > "$tmp/summary"
 # load; the figures are the medians over the repeats.
 start_ns root rtt "" sleep 600 || exit 1
 REPEAT=${REPEAT:-3}
+BATCH=${BATCH:-1}
+# With perf, each run is also counted (perf stat: the client and the helper
+# it spawns): CPU time, context switches and system calls a request, which
+# say more than a median of wall times on a loaded machine.
+perf_stat=""
+if perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -o /dev/null true \
+    > /dev/null 2>&1; then
+  perf_stat=yes
+fi
 helpers="$helper"
 [ -n "${BASELINE_HELPER:-}" ] && helpers="$BASELINE_HELPER $helper"
 echo "load before the round trips: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$tmp/summary"
@@ -38,8 +48,19 @@ for way in all map_files openat2 setns; do
   rep=0
   while [ $rep -lt "$REPEAT" ]; do
     for h in $helpers; do
-      "$nsh_client" "$h" rtt "$pid" /app/bin/nsprog "$N" "$way" > "$tmp/rtt.out" 2>&1
-      head -n 1 "$tmp/rtt.out" >> "$tmp/rtt-$way-$(echo "$h" | cksum | cut -d' ' -f1)"
+      if [ -n "$perf_stat" ]; then
+        perf stat -x, -e task-clock,context-switches,raw_syscalls:sys_enter -o "$tmp/perf.out" \
+          "$nsh_client" "$h" rtt "$pid" /app/bin/nsprog "$N" "$way" "$BATCH" > "$tmp/rtt.out" 2>&1
+        # " cpu_us C cs X syscalls S", a request's share of the whole run
+        # (the helper's start-up included, spread over N)
+        counts=$(awk -F, -v n="$N" '/task-clock/ { printf " cpu_us %.1f", $1 * 1000 / n }
+          /context-switches/ { printf " cs %.2f", $1 / n }
+          /sys_enter/ { printf " syscalls %.1f", $1 / n }' "$tmp/perf.out")
+      else
+        "$nsh_client" "$h" rtt "$pid" /app/bin/nsprog "$N" "$way" "$BATCH" > "$tmp/rtt.out" 2>&1
+        counts=""
+      fi
+      echo "$(head -n 1 "$tmp/rtt.out")$counts" >> "$tmp/rtt-$way-$(echo "$h" | cksum | cut -d' ' -f1)"
       sed -n 2p "$tmp/rtt.out" > "$tmp/rtt-fds-$way"
     done
     rep=$((rep + 1))
@@ -62,6 +83,13 @@ print(f"round trip, {label:8s} {way + ' (' + used + '):':22s} median {statistics
       f"p99 {statistics.median(p99) if p99 else 0:8.1f} us, mean {statistics.median(mean) if mean else 0:7.1f} us "
       f"({len(rows)} runs, {n} requests, {ok} ok; medians of the runs: "
       f"{', '.join(f'{m:.0f}' for m in med)})")
+def counted(key):
+    vals = [float(r[r.index(key) + 1]) for r in rows if key in r]
+    return statistics.median(vals) if vals else None
+cpu, cs, sc = counted("cpu_us"), counted("cs"), counted("syscalls")
+if cpu is not None:
+    print(f"  {label:8s} a request (perf stat, client and helper, medians of the runs): CPU "
+          f"{cpu:.1f} us, {cs:.2f} context switches, {sc:.1f} system calls")
 PY
   done
   echo "  $(cat "$tmp/rtt-fds-$way")" >> "$tmp/summary"

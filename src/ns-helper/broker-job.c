@@ -3,7 +3,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,7 +42,7 @@ give_up (struct st_broker *b)
    gives SOCK up.  */
 static int
 exchange (int sock, const struct job_header *h, const char *const *paths, const int *send_fds,
-          size_t n_send, int timeout_ms, struct job_answer *a)
+          size_t n_send, struct job_answer *a)
 {
   a->n_got = 0;
   static char buf[MAX_JOB];
@@ -60,16 +59,8 @@ exchange (int sock, const struct job_header *h, const char *const *paths, const 
   int r = st_nsh_send (sock, buf, len, send_fds, n_send);
   if (r < 0)
     return r;
-  if (timeout_ms > 0)
-    {
-      /* A worker's socket, on which the opener may not set SO_RCVTIMEO
-         (seccomp): poll.  */
-      struct pollfd pfd = { .fd = sock, .events = POLLIN };
-      while ((r = poll (&pfd, 1, timeout_ms)) < 0 && errno == EINTR)
-        ;
-      if (r == 0)
-        return -ETIMEDOUT;
-    }
+  /* Every socket a job goes on has SO_RCVTIMEO of ST_BROKER_JOB_TIMEOUT_S
+     (broker.c): EAGAIN is a job not answered in time.  */
   unsigned flags;
   ssize_t m = st_nsh_recv (sock, &a->reply, sizeof a->reply, a->got, ST_BROKER_MAX_PATHS,
                           &a->n_got, &flags);
@@ -86,7 +77,7 @@ job_round_trip (struct st_broker *b, const struct job_header *h, const char *con
   a->n_got = 0;
   if (b->sock < 0)
     return -ENOTCONN;
-  int r = exchange (b->sock, h, paths, send_fds, n_send, 0, a);
+  int r = exchange (b->sock, h, paths, send_fds, n_send, a);
   if (r < 0 && r != -ENAMETOOLONG)
     give_up (b);
   return r;
@@ -115,9 +106,10 @@ spread_reply (struct job_answer *a, size_t n, int *fds, int *errs)
   return 0;
 }
 
-int
-st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
-                size_t n, int *fds, int *errs)
+/* An open job: FD (and USERNS_FD) sent unless SEND_FD is false.  */
+static int
+open_job (struct st_broker *b, int fd, int userns_fd, bool send_fd, uint64_t root_id,
+          const char *const *paths, size_t n, int *fds, int *errs)
 {
   assert (n > 0 && n <= ST_BROKER_MAX_PATHS);
   for (size_t i = 0; i < n; i++)
@@ -125,12 +117,34 @@ st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *p
       fds[i] = -1;
       errs[i] = EIO;
     }
-  struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0, JOB_OPEN };
+  struct job_header h = { JOB_MAGIC, (uint32_t) n, userns_fd >= 0, JOB_OPEN, root_id };
   int send_fds[2] = { fd, userns_fd };
   struct job_answer a;
-  int r = job_round_trip (b, &h, paths, send_fds, userns_fd >= 0 ? 2 : 1, &a);
+  int r = job_round_trip (b, &h, paths, send_fds, !send_fd ? 0 : userns_fd >= 0 ? 2 : 1, &a);
   if (r == 0 && (r = spread_reply (&a, n, fds, errs)) < 0)
     give_up (b);
+  return r;
+}
+
+int
+st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
+                size_t n, int *fds, int *errs)
+{
+  return open_job (b, fd, userns_fd, true, 0, paths, n, fds, errs);
+}
+
+int
+st_broker_open_in_root (struct st_broker *b, int root_fd, uint64_t root_id,
+                        const char *const *paths, size_t n, int *fds, int *errs)
+{
+  /* Every job the resolver answered was in order on the one socket (a
+     job that was not is the end of it: give_up), so it keeps the root of
+     the last one that sent one.  */
+  bool kept = root_id != 0 && root_id == b->root_id;
+  int r = open_job (b, root_fd, -1, !kept, root_id, paths, n, fds, errs);
+  /* EPROTO: it keeps another root (it cannot, but then the next job
+     sends the root again).  */
+  b->root_id = r == 0 && errs[0] != EPROTO ? root_id : 0;
   return r;
 }
 
@@ -138,7 +152,7 @@ int
 st_broker_spawn (struct st_broker *b, int mnt_fd, int userns_fd, int pidfd, int *sock)
 {
   *sock = -1;
-  struct job_header h = { JOB_MAGIC, 0, userns_fd >= 0, JOB_SPAWN };
+  struct job_header h = { JOB_MAGIC, 0, userns_fd >= 0, JOB_SPAWN, 0 };
   int send_fds[3] = { mnt_fd, pidfd, userns_fd };
   struct job_answer a;
   int r = job_round_trip (b, &h, NULL, send_fds, userns_fd >= 0 ? 3 : 2, &a);
@@ -169,9 +183,10 @@ st_broker_worker_open (int sock, const char *const *paths, size_t n, int *fds, i
       errs[i] = EIO;
     }
   *gone = true;
-  struct job_header h = { JOB_MAGIC, (uint32_t) n, 0, JOB_OPEN };
+  struct job_header h = { JOB_MAGIC, (uint32_t) n, 0, JOB_OPEN, 0 };
   struct job_answer a;
-  int r = exchange (sock, &h, paths, NULL, 0, ST_BROKER_JOB_TIMEOUT_S * 1000, &a);
+  /* The broker set the socket's SO_RCVTIMEO to ST_BROKER_JOB_TIMEOUT_S.  */
+  int r = exchange (sock, &h, paths, NULL, 0, &a);
   if (r == 0 && (r = spread_reply (&a, n, fds, errs)) == 0)
     *gone = a.reply.gone != 0;
   return r;
@@ -182,7 +197,7 @@ int
 st_broker_try (struct st_broker *b, const char *name, bool in_worker, int *result, char *why,
                size_t why_size)
 {
-  struct job_header h = { JOB_MAGIC, 1, 0, in_worker ? JOB_TRY_WORKER : JOB_TRY_HERE };
+  struct job_header h = { JOB_MAGIC, 1, 0, in_worker ? JOB_TRY_WORKER : JOB_TRY_HERE, 0 };
   const char *paths[] = { name };
   struct job_answer a;
   int r = job_round_trip (b, &h, paths, NULL, 0, &a);

@@ -24,6 +24,10 @@ struct job_header {
   uint32_t n_paths;
   uint32_t with_userns;
   uint32_t debug;           /* enum job_debug */
+  /* The resolver: the pin (pin.h) whose root the job's descriptor is, or
+     with no descriptor the root it kept from the last job that sent one
+     with this id (0: none, use the one sent).  */
+  uint64_t root_id;
 };
 
 struct job_reply {

@@ -335,6 +335,16 @@ spawn_pooled (int sock, int mnt_fd, int pidfd, int userns_fd)
     return;
   if (pid == 0)
     pooled_worker (end, mnt_fd, userns_fd, pidfd);
+  /* The opener gives a job up after ST_BROKER_JOB_TIMEOUT_S (a hung file
+     system) by this receive timeout, as with the broker's own socket: no
+     poll before each reply (the opener may not set it: seccomp).  */
+  struct timeval timeout = { .tv_sec = ST_BROKER_JOB_TIMEOUT_S };
+  if (setsockopt (end, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0)
+    {
+      reply_error (sock, errno);
+      close (end);   /* the worker sees the opener gone, and exits */
+      return;
+    }
   struct job_reply reply = { .magic = JOB_MAGIC };
   st_nsh_send (sock, &reply, sizeof reply, &end, 1);
   close (end);
@@ -342,7 +352,7 @@ spawn_pooled (int sock, int mnt_fd, int pidfd, int userns_fd)
 
 static void
 run_job (enum st_broker_kind kind, int fd_dir, int sock, const char *buf, size_t len,
-         const int *fds, size_t n_fds)
+         int *fds, size_t n_fds)
 {
   struct job_header h;
   const char *paths[ST_BROKER_MAX_PATHS];
@@ -381,15 +391,29 @@ run_job (enum st_broker_kind kind, int fd_dir, int sock, const char *buf, size_t
     }
   if (kind == ST_BROKER_IN_ROOT)
     {
-      struct stat st;
-      if (n_fds != 1 || h.with_userns || fstat (fds[0], &st) != 0 || !S_ISDIR (st.st_mode))
+      /* The root the opener sent, kept for its next jobs in the same
+         root (job_header): the descriptor goes once a pin, not once a
+         job.  No fstat for a directory: openat2 fails with ENOTDIR under
+         anything else.  */
+      static int kept_root = -1;
+      static uint64_t kept_id;
+      if (n_fds == 1 && h.root_id != 0)
         {
-          reply_error (sock, EINVAL);
+          if (kept_root >= 0)
+            close (kept_root);
+          kept_root = fds[0];
+          kept_id = h.root_id;
+          fds[0] = -1;
+        }
+      if (n_fds > 1 || h.with_userns || (n_fds == 0 && (h.root_id == 0 || h.root_id != kept_id)))
+        {
+          reply_error (sock, n_fds == 0 ? EPROTO : EINVAL);
           return;
         }
       struct job_reply reply = { .magic = JOB_MAGIC };
       int out[ST_BROKER_MAX_PATHS];
-      size_t n_out = open_paths (fds[0], fd_dir, paths, n, &reply, out);
+      size_t n_out = open_paths (n_fds == 1 && fds[0] >= 0 ? fds[0] : kept_root, fd_dir, paths, n,
+                                 &reply, out);
       st_nsh_send (sock, &reply, sizeof reply, out, n_out);
       for (size_t i = 0; i < n_out; i++)
         close (out[i]);
@@ -426,7 +450,8 @@ broker_main (enum st_broker_kind kind, int sock, int fd_dir)
       else
         run_job (kind, fd_dir, sock, buf, (size_t) len, fds, n_fds);
       for (size_t i = 0; i < n_fds; i++)
-        close (fds[i]);
+        if (fds[i] >= 0)
+          close (fds[i]);   /* not the root the resolver keeps (-1) */
     }
 }
 

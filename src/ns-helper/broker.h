@@ -54,6 +54,7 @@ struct st_broker {
   int sock;                 /* -1: not running */
   pid_t pid;
   enum st_broker_kind kind;
+  uint64_t root_id;         /* the resolver: the root it keeps (job_header) */
 };
 
 /* Forks the process of KIND.  In the child, every descriptor but its end
@@ -71,6 +72,12 @@ int st_broker_start (struct st_broker *b, enum st_broker_kind kind,
    (then it is given up).  */
 int st_broker_open (struct st_broker *b, int fd, int userns_fd, const char *const *paths,
                     size_t n, int *fds, int *errs);
+
+/* st_broker_open in the resolver B, under ROOT_FD, the root of the pin
+   ROOT_ID (pin.h): the resolver keeps the last root it was sent, so that
+   the descriptor goes only when the pin changes.  */
+int st_broker_open_in_root (struct st_broker *b, int root_fd, uint64_t root_id,
+                            const char *const *paths, size_t n, int *fds, int *errs);
 
 /* The setns broker forks a pooled worker (pool.h): it enters the mount
    namespace MNT_FD (the user namespace USERNS_FD first unless it is -1) as

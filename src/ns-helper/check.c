@@ -40,13 +40,10 @@ st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size)
       snprintf (why, why_size, "reopening read-only: %s", strerror (e));
       return -e;
     }
-  struct stat again;
-  if (fstat (fd, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
-    {
-      snprintf (why, why_size, "the file changed while it was reopened");
-      close (fd);
-      return -ESTALE;
-    }
+  /* No second fstat: /proc/self/fd/N is a magic link to the very path
+     (mount and dentry) of PATH_FD, followed without a lookup or a mount
+     crossing, so the reopen opens the inode that the fstat above saw: no
+     other file can take its place in between.  */
   return fd;
 }
 
@@ -88,10 +85,16 @@ st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *
   out->fd = -1;
   out->build_id_size = 0;
   struct stat st;
-  int flags = fcntl (fd, F_GETFL);
-  /* What another process reopened: trusted for nothing.  */
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || flags < 0
-      || (flags & O_ACCMODE) != O_RDONLY || (flags & O_PATH))
+  /* What another process reopened: trusted for nothing.  A regular file,
+     so that the pread below neither blocks nor reads a device.  Its
+     access mode needs no fcntl (F_GETFL): that pread fails (EBADF) on an
+     O_PATH or write-only descriptor, and a read-write one cannot come
+     from the resolver or a worker: Landlock refuses them every write
+     access (a privileged helper does not start without it, and one
+     without privileges has only its user's rights to hand on); the one
+     they inherit, stderr, is the spawning client's own or the journal's
+     socket.  */
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
       snprintf (why, why_size, "not a regular file opened read-only");
       close (fd);
@@ -101,12 +104,12 @@ st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *
 }
 
 int
-st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,
-               char *why, size_t why_size)
+st_check_file (int path_fd, int fd_dir, const uint8_t *want, size_t want_size,
+               struct st_checked *out, char *why, size_t why_size)
 {
   out->fd = -1;
   out->build_id_size = 0;
-  int fd = st_check_reopen (path_fd, -1, why, why_size);
+  int fd = st_check_reopen (path_fd, fd_dir, why, why_size);
   if (fd < 0)
     return fd;
   /* Reopened here, read-only, and a regular file (st_check_reopen): no

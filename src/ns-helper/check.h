@@ -23,7 +23,7 @@ struct st_checked {
    /proc/self/fd (opened before it entered another mount namespace, whose
    /proc may be another or none), or -1 for /proc/self/fd.  PATH_FD is
    closed either way.  Returns the new descriptor, or -EINVAL (not a
-   regular file), -ESTALE (the file changed) or another -errno, with WHY.  */
+   regular file) or another -errno, with WHY.  */
 int st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size);
 
 /* Takes FD, a read-only descriptor of a regular file, and keeps it in OUT
@@ -33,7 +33,7 @@ int st_check_reopen (int path_fd, int fd_dir, char *why, size_t why_size);
 int st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *out,
                   char *why, size_t why_size);
 
-/* Both, for map_files's O_PATH descriptors: st_check_reopen (with the
+/* Both, for map_files's O_PATH descriptors: st_check_reopen (FD_DIR: the
    opener's own /proc/self/fd), then st_check_elf's ELF and build-id
    checks (not its fstat and flags: the reopen made it read-only and
    regular).  Takes PATH_FD, an O_PATH descriptor of what a way found, and
@@ -41,5 +41,5 @@ int st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_check
    (when WANT_SIZE > 0).  PATH_FD is closed either way.  Returns 0, or -EINVAL
    (not a regular file), -ENOEXEC (not ELF), -ESTALE (another build-id) or
    another -errno, with WHY saying which.  */
-int st_check_file (int path_fd, const uint8_t *want, size_t want_size, struct st_checked *out,
-                   char *why, size_t why_size);
+int st_check_file (int path_fd, int fd_dir, const uint8_t *want, size_t want_size,
+                   struct st_checked *out, char *why, size_t why_size);

@@ -285,6 +285,9 @@ main (int argc, char **argv)
     .groups = o.peer.groups,
   };
   const struct st_sandbox_client *as_client = o.privileged && o.peer.uid != 0 ? &client : NULL;
+  r = st_sandbox_prune_bounding_set (as_client);
+  if (r < 0)
+    die ("dropping capabilities from the bounding set: %s", strerror (-r));
   r = st_broker_start (&o.broker, ST_BROKER_SETNS, as_client);
   if (r < 0)
     die ("starting the setns broker: %s", strerror (-r));
@@ -296,6 +299,9 @@ main (int argc, char **argv)
      refuses it): it keeps the socket only to send its replies.  */
   _Static_assert (SOCKET_FD == ST_SANDBOX_OPENER_CLIENT_FD, "the opener's client socket");
   o.client = SOCKET_FD;
+  /* map_files's reopens go through it: a lookup of one name rather than
+     of /proc/self/fd/N (-1 falls back to that).  */
+  o.fd_dir = open ("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
   r = st_sandbox_enter (ST_SANDBOX_OPENER, NULL);
   if (r < 0)
     die ("entering the sandbox: %s", strerror (-r));

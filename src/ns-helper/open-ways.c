@@ -154,7 +154,7 @@ open_by (const struct st_ways *ways, const struct st_pin *pin, bool by_setns,
         close (userns);
     }
   else
-    r = st_broker_open (ways->resolver, pin->root_fd, -1, paths, n, fds, errs);
+    r = st_broker_open_in_root (ways->resolver, pin->root_fd, pin->id, paths, n, fds, errs);
   for (size_t i = 0; i < n; i++)
     {
       if (r < 0 && fds[i] >= 0)
@@ -174,11 +174,13 @@ allowed (const struct st_nsh_request *req, enum st_nsh_way way)
 /* Checks what a way found: FD is an O_PATH descriptor (map_files) or one
    reopened read-only already (the others).  On success fills FOUND.  */
 static bool
-accept_file (int fd, bool o_path, const uint8_t *want, size_t want_size, enum st_nsh_way way,
-             const char *path, struct st_found *found, struct attempts *a)
+accept_file (const struct st_ways *ways, int fd, bool o_path, const uint8_t *want,
+             size_t want_size, enum st_nsh_way way, const char *path, struct st_found *found,
+             struct attempts *a)
 {
   char why[256];
-  int r = o_path ? st_check_file (fd, want, want_size, &found->file, why, sizeof why)
+  int r = o_path ? st_check_file (fd, ways->fd_dir, want, want_size, &found->file, why,
+                                  sizeof why)
                  : st_check_elf (fd, want, want_size, &found->file, why, sizeof why);
   if (r < 0)
     {
@@ -216,9 +218,13 @@ st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level
   size_t want_size = req->build_id_size;
   if (allowed (req, ST_NSH_WAY_MAP_FILES))
     {
+      /* No pidfd poll first: /proc/PID of a process that exited opens
+         nothing, also once another process has its pid (proc_fd is the
+         pinned one's), so the poll only names the failure.  */
       int fd = level < ST_AUTH_MAPPED ? -EPERM
-               : !req->has_range ? -EDESTADDRREQ
-               : !st_pin_alive (pin) ? -ESRCH : open_map_files (pin, req->start, req->end);
+               : !req->has_range ? -EDESTADDRREQ : open_map_files (pin, req->start, req->end);
+      if (fd < 0 && fd != -EPERM && fd != -EDESTADDRREQ && !st_pin_alive (pin))
+        fd = -ESRCH;
       /* The process may have exec'd a setuid program since it was judged:
          what the open got is the client's only if the client may still
          read the process now (auth.h).  */
@@ -235,8 +241,8 @@ st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level
                         ? "only for a process the client may read itself"
                         : fd == -EDESTADDRREQ ? "no address range given"
                         : fd == -ESRCH ? "the process exited" : strerror (-fd));
-      else if (accept_file (fd, true, want, want_size, ST_NSH_WAY_MAP_FILES, req->path, found,
-                            &a))
+      else if (accept_file (ways, fd, true, want, want_size, ST_NSH_WAY_MAP_FILES, req->path,
+                            found, &a))
         return 0;
     }
   for (int w = ST_NSH_WAY_OPENAT2; w <= ST_NSH_WAY_SETNS; w++)
@@ -251,8 +257,8 @@ st_open_mapping (const struct st_ways *ways, const struct st_pin *pin, int level
                         st_nsh_way_name ((enum st_nsh_way) w),
                         fd == -EINVAL ? req->path : "", fd == -EINVAL ? ": " : "",
                         way_error (fd, r));
-      else if (accept_file (fd, false, want, want_size, (enum st_nsh_way) w, req->path, found,
-                            &a))
+      else if (accept_file (ways, fd, false, want, want_size, (enum st_nsh_way) w, req->path,
+                            found, &a))
         return 0;
     }
   if (a.len == 0)
@@ -309,7 +315,7 @@ st_open_debuginfo (const struct st_ways *ways, const struct st_pin *pin,
           if (fd < 0)
             attempt_failed (&a, fd, "%s: %s: %s", name, candidates[i - 1], way_error (fd, r));
           else
-            done = accept_file (fd, false, req->build_id, req->build_id_size,
+            done = accept_file (ways, fd, false, req->build_id, req->build_id_size,
                                 (enum st_nsh_way) w, candidates[i - 1], found, &a);
         }
       if (fds[0] >= 0)

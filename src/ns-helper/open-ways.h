@@ -41,6 +41,8 @@ struct st_ways {
   /* The same client, whose right to map_files is checked again after the
      open (auth.h, st_auth_still_mapped); NULL otherwise.  */
   const struct st_peer *limited_peer;
+  /* The opener's own /proc/self/fd, for map_files's reopens (check.h).  */
+  int fd_dir;
 };
 
 struct st_found {

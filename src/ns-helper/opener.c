@@ -150,6 +150,7 @@ serve_file (struct st_opener *o, const struct st_op *op, int ns_fd, struct st_fo
     .privileged = o->privileged,
     .client_uid = client_is_limited (o) ? (long) o->peer.uid : -1,
     .limited_peer = client_is_limited (o) ? &o->peer : NULL,
+    .fd_dir = o->fd_dir,
   };
   if (req.op == ST_NSH_OP_OPEN)
     r = st_open_mapping (&ways, pin, level, &req, found, why, why_size);

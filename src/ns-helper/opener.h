@@ -79,6 +79,7 @@ struct st_opener {
   struct st_broker resolver;
   struct st_broker broker;
   struct st_pool pool;      /* the broker's namespace workers */
+  int fd_dir;               /* O_PATH of its own /proc/self/fd (check.h) */
 };
 
 /* Serves the parser's ops until it hangs up; then exits (with 128 + the

@@ -26,7 +26,12 @@ struct parser {
 static void
 reply_send (struct parser *p, const struct st_nsh_reply *reply, int fd)
 {
-  int r = st_nsh_send_reply (p->client, reply, fd, 0);
+  /* As the opener's replies (opener.c): a client that sends requests and
+     never reads must not stop the parser in a send (where its idle
+     timeout does not run): a reply that does not fit is dropped.  */
+  int r = st_nsh_send_reply (p->client, reply, fd, MSG_DONTWAIT);
+  if (r == -EAGAIN)
+    return;
   if (r == -EPIPE || r == -ECONNRESET)
     exit (EXIT_SUCCESS);   /* the client went away mid-request */
   if (r < 0)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ns-helper/pin.h"
@@ -144,8 +145,13 @@ pin_open (pid_t pid, struct st_pin *p, char *why, size_t why_size)
       return r;
     }
   p->mnt_fd = openat (p->proc_fd, "ns/mnt", O_RDONLY | O_CLOEXEC);
-  if (p->mnt_fd >= 0)
-    p->root_fd = openat (p->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  struct stat mnt;
+  if (p->mnt_fd >= 0 && fstat (p->mnt_fd, &mnt) == 0)
+    {
+      p->mnt_dev = mnt.st_dev;
+      p->mnt_ino = mnt.st_ino;
+      p->root_fd = openat (p->proc_fd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
   if (p->mnt_fd < 0 || p->root_fd < 0)
     {
       e = errno;
@@ -214,6 +220,7 @@ st_pins_get (struct st_pins *t, pid_t pid, const uint64_t *start_time, struct st
     slot = &t->pin[t->n++];
   *slot = fresh;
   slot->last_use = ++t->clock;
+  slot->id = ++t->ids;
   *out = slot;
   return 0;
 }

@@ -24,9 +24,11 @@ struct st_pin {
   int proc_fd;              /* O_PATH of /proc/PID: fails once it exits */
   int mnt_fd;               /* its mount namespace, kept alive */
   int root_fd;              /* O_PATH of its root directory */
+  uint64_t mnt_dev, mnt_ino;  /* mnt_fd's, for the pool's key (pool.h) */
   uint64_t start_time;      /* field 22 of /proc/PID/stat */
   int auth;                 /* enum st_auth_level the client passed (kept after exit) */
   uint64_t last_use;
+  uint64_t id;              /* never the same twice in a connection */
 };
 
 /* Bounded: each pin holds four descriptors.  The least recently used pin
@@ -37,6 +39,7 @@ struct st_pins {
   struct st_pin pin[ST_PIN_MAX];
   size_t n;
   uint64_t clock;
+  uint64_t ids;             /* the last pin's id */
 };
 
 void st_pins_init (struct st_pins *t);

@@ -99,10 +99,11 @@ st_pool_open (struct st_pool *pool, struct st_broker *b, const struct st_pin *pi
       fds[i] = -1;
       errs[i] = EIO;
     }
-  struct stat mnt, user;
-  if (fstat (pin->mnt_fd, &mnt) != 0 || (userns_fd >= 0 && fstat (userns_fd, &user) != 0))
+  /* The namespace's dev and ino were taken once, with the pin.  */
+  struct stat user;
+  if (userns_fd >= 0 && fstat (userns_fd, &user) != 0)
     return -errno;
-  struct st_pool_key key = { .dev = mnt.st_dev, .ino = mnt.st_ino };
+  struct st_pool_key key = { .dev = pin->mnt_dev, .ino = pin->mnt_ino };
   if (userns_fd >= 0)
     {
       key.user_dev = user.st_dev;

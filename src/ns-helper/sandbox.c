@@ -129,6 +129,48 @@ role_caps (enum st_sandbox_role role, const struct st_sandbox_client *client, ca
   return n;
 }
 
+/* What st_sandbox_prune_bounding_set dropped from the bounding set before
+   the others were forked: a bit a capability, not dropped again by each
+   (a prctl each, at start-up).  */
+static uint64_t bound_dropped;
+
+int
+st_sandbox_prune_bounding_set (const struct st_sandbox_client *client)
+{
+  cap_value_t keep[4 * 8 + 1];
+  size_t n = 0;
+  static const enum st_sandbox_role roles[] = {
+    ST_SANDBOX_PARSER, ST_SANDBOX_OPENER, ST_SANDBOX_RESOLVER, ST_SANDBOX_BROKER,
+  };
+  for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+    n += role_caps (roles[i], client, keep + n);
+  keep[n++] = CAP_SETPCAP;   /* each drops the rest of its own */
+  cap_t have = cap_get_proc ();
+  if (have == NULL)
+    return -errno;
+  cap_flag_value_t eff = CAP_CLEAR;
+  bool can = cap_get_flag (have, CAP_SETPCAP, CAP_EFFECTIVE, &eff) == 0 && eff == CAP_SET;
+  cap_free (have);
+  if (!can)
+    return 0;   /* a user's helper: each process drops what it can */
+  for (cap_value_t c = 0; c < (cap_value_t) cap_max_bits () && c < 64; c++)
+    {
+      bool kept = false;
+      for (size_t i = 0; i < n; i++)
+        kept |= keep[i] == c;
+      if (kept)
+        continue;
+      if (cap_drop_bound (c) != 0)
+        {
+          if (errno != EINVAL)
+            return -errno;
+          continue;
+        }
+      bound_dropped |= (uint64_t) 1 << c;
+    }
+  return 0;
+}
+
 static int
 drop_capabilities (enum st_sandbox_role role, const struct st_sandbox_client *client)
 {
@@ -156,7 +198,8 @@ drop_capabilities (enum st_sandbox_role role, const struct st_sandbox_client *cl
           bool kept = false;
           for (size_t i = 0; i < n_keep; i++)
             kept |= keep[i] == c;
-          if (!kept && cap_drop_bound (c) != 0 && errno != EINVAL)
+          bool gone = c < 64 && (bound_dropped & ((uint64_t) 1 << c)) != 0;
+          if (!kept && !gone && cap_drop_bound (c) != 0 && errno != EINVAL)
             r = -errno;
         }
     }
@@ -189,7 +232,11 @@ drop_capabilities (enum st_sandbox_role role, const struct st_sandbox_client *cl
       || cap_set_proc (caps) != 0)
     r = -errno;
   cap_free (caps);
-  if (r == 0 && cap_reset_ambient () != 0 && errno != EINVAL)
+  /* One prctl: libcap's cap_reset_ambient asks for each capability first
+     (PR_CAP_AMBIENT_IS_SET, 41 system calls a process at start-up).
+     EINVAL: a kernel without ambient capabilities (before 4.3).  */
+  if (r == 0 && prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0
+      && errno != EINVAL)
     r = -errno;
   return r;
 }
@@ -351,6 +398,10 @@ allow_broker (scmp_filter_ctx ctx, const struct st_sandbox_client *client)
   r |= ALLOW (ctx, ppoll, 0);
   /* A worker's job timer (broker.h): a signal to itself only.  */
   r |= ALLOW (ctx, setitimer, 1, SCMP_A0 (SCMP_CMP_EQ, ITIMER_REAL));
+  /* The opener's receive timeout on a pooled worker's socket (broker.c,
+     spawn_pooled): that one option, nothing else of any socket's.  */
+  r |= ALLOW (ctx, setsockopt, 2, SCMP_A1 (SCMP_CMP_EQ, SOL_SOCKET),
+              SCMP_A2 (SCMP_CMP_EQ, SO_RCVTIMEO));
   if (client != NULL)
     {
       /* A worker becomes the client, and no one else.  */

@@ -15,7 +15,8 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/pool.sh \
 	tests/ns-helper/pool-fork.sh \
 	tests/ns-helper/hung.sh \
-	tests/ns-helper/unread.sh
+	tests/ns-helper/unread.sh \
+	tests/ns-helper/batch.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \
@@ -26,6 +27,7 @@ EXTRA_DIST += \
 	tests/ns-helper/authz.py \
 	tests/ns-helper/review.py \
 	tests/ns-helper/unread.py \
+	tests/ns-helper/batch.py \
 	tests/ns-helper/fuzz.py
 
 # The program that runs inside the namespaces, and its library.  Its own

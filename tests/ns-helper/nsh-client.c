@@ -7,10 +7,11 @@
  *   nsh-client HELPER-OR-SOCKET open PID PATH [WAY] [NS-FD]
  *       one request; prints the reply (JSON) and, with a descriptor, the
  *       build-id the test reads from it: "fd build-id HEX"
- *   nsh-client HELPER-OR-SOCKET rtt PID PATH [N [WAY]]
+ *   nsh-client HELPER-OR-SOCKET rtt PID PATH [N [WAY [BATCH]]]
  *       N requests (default 10000) for one file; prints the median, p99
  *       and mean round trip, and the descriptors both sides hold before
- *       and after
+ *       and after.  BATCH (1): requests sent before the replies are read;
+ *       then a round trip is a batch's time over BATCH
  *
  * HELPER-OR-SOCKET: a helper to spawn over a socketpair, or (a path that is
  * a socket) a running one to connect to.  PATH's address range comes from
@@ -130,16 +131,34 @@ connect_helper (const char *target, pid_t *child)
   return sv[0];
 }
 
-/* One request; the reply into REPLY, its descriptor into *FD.  */
 static int
-ask (int sock, struct st_nsh_request *req, int ns_fd, struct st_nsh_reply *reply, int *fd,
-     char *raw, size_t raw_size)
+send_request (int sock, struct st_nsh_request *req, int ns_fd)
 {
   char buf[ST_NSH_MAX_MESSAGE + 1];
   req->ns_fd = ns_fd >= 0;
   int len = st_nsh_encode_request (req, buf, sizeof buf);
   if (len < 0 || st_nsh_send (sock, buf, (size_t) len, &ns_fd, ns_fd >= 0) < 0)
     return -EIO;
+  return 0;
+}
+
+static int receive_reply (int sock, struct st_nsh_reply *reply, int *fd, char *raw,
+                          size_t raw_size);
+
+/* One request; the reply into REPLY, its descriptor into *FD.  */
+static int
+ask (int sock, struct st_nsh_request *req, int ns_fd, struct st_nsh_reply *reply, int *fd,
+     char *raw, size_t raw_size)
+{
+  if (send_request (sock, req, ns_fd) < 0)
+    return -EIO;
+  return receive_reply (sock, reply, fd, raw, raw_size);
+}
+
+static int
+receive_reply (int sock, struct st_nsh_reply *reply, int *fd, char *raw, size_t raw_size)
+{
+  char buf[ST_NSH_MAX_MESSAGE + 1];
   int fds[1];
   size_t n_fds;
   unsigned flags;
@@ -212,7 +231,7 @@ do_open (int sock, pid_t child, struct st_nsh_request *req, int ns_fd)
 }
 
 static int
-do_rtt (int sock, pid_t child, struct st_nsh_request *req, long n)
+do_rtt (int sock, pid_t child, struct st_nsh_request *req, long n, long batch)
 {
   uint64_t *rtt = calloc ((size_t) n, sizeof *rtt);
   long ok = 0;
@@ -225,15 +244,35 @@ do_rtt (int sock, pid_t child, struct st_nsh_request *req, long n)
     {
       struct st_nsh_reply reply;
       int fd;
+      /* A batch: K requests sent, then their K replies read (the last
+         batch may be shorter); each request counts the batch's time over
+         K.  The first request goes alone.  */
+      long k = i < 0 ? 1 : (n - i < batch ? n - i : batch);
       uint64_t t0 = now_ns ();
-      if (ask (sock, req, -1, &reply, &fd, NULL, 0) < 0)
+      for (long j = 0; j < k; j++)
+        if (send_request (sock, req, -1) < 0)
+          {
+            printf ("no reply\n");
+            return 1;
+          }
+      for (long j = 0; j < k; j++)
         {
-          printf ("no reply\n");
-          return 1;
+          if (receive_reply (sock, &reply, &fd, NULL, 0) < 0)
+            {
+              printf ("no reply\n");
+              return 1;
+            }
+          if (fd >= 0)
+            close (fd);
+          if (reply.ok)
+            {
+              ok += i >= 0;
+              way = st_nsh_way_name (reply.way);
+            }
+          else
+            snprintf (last_error, sizeof last_error, "%s", reply.message);
         }
       uint64_t t1 = now_ns ();
-      if (fd >= 0)
-        close (fd);
       if (i < 0)
         {
           settle (sock, req->pid);
@@ -241,14 +280,9 @@ do_rtt (int sock, pid_t child, struct st_nsh_request *req, long n)
           client_before = count_fds (getpid ());
           continue;
         }
-      rtt[i] = t1 - t0;
-      if (reply.ok)
-        {
-          ok++;
-          way = st_nsh_way_name (reply.way);
-        }
-      else
-        snprintf (last_error, sizeof last_error, "%s", reply.message);
+      for (long j = 0; j < k; j++)
+        rtt[i + j] = (t1 - t0) / (uint64_t) k;
+      i += k - 1;
     }
   settle (sock, req->pid);
   int helper_after = child > 0 ? count_fds (child) : -1;
@@ -274,7 +308,8 @@ main (int argc, char **argv)
   if (argc < 5 || (strcmp (argv[2], "open") != 0 && strcmp (argv[2], "rtt") != 0))
     {
       fprintf (stderr, "usage: %s HELPER-OR-SOCKET open PID PATH [WAY] [NS-FD]\n"
-                       "       %s HELPER-OR-SOCKET rtt PID PATH [N [WAY]]\n", argv[0], argv[0]);
+                       "       %s HELPER-OR-SOCKET rtt PID PATH [N [WAY [BATCH]]]\n", argv[0],
+               argv[0]);
       return 2;
     }
   bool rtt = strcmp (argv[2], "rtt") == 0;
@@ -296,6 +331,10 @@ main (int argc, char **argv)
   pid_t child;
   int sock = connect_helper (argv[1], &child);
   if (rtt)
-    return do_rtt (sock, child, &req, argc > 5 ? atol (argv[5]) : 10000);
+    {
+      long batch = argc > 7 ? atol (argv[7]) : 1;
+      return do_rtt (sock, child, &req, argc > 5 ? atol (argv[5]) : 10000,
+                     batch >= 1 ? batch : 1);
+    }
   return do_open (sock, child, &req, argc > 6 ? atoi (argv[6]) : -1);
 }

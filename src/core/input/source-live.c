@@ -8,14 +8,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -109,10 +108,10 @@ tell_child (const struct st_live_source *lv, pid_t pid)
     lv->opts->set_child (pid);
 }
 
-/* The command with -- CMD (not -a): a child that shares our memory and
-   descriptors (clone with CLONE_VM | CLONE_FILES | CLONE_VFORK, the way
-   posix_spawn starts a program) opens its own events, maps their rings
-   into our memory, and execs, while we sleep until it has.  Nothing of ours
+/* The command: a child that shares our memory and descriptors (clone with
+   CLONE_VM | CLONE_FILES | CLONE_VFORK, the way posix_spawn starts a
+   program) opens its own events (not with -a), maps their rings into our
+   memory, and execs, while we sleep until it has.  Nothing of ours
    has to run between the start and the command's exec (a fork and a "go"
    through a pipe cost two scheduling delays on a loaded machine), and its
    events exist before its first instruction (enable_on_exec).  */
@@ -141,7 +140,8 @@ child_main (void *arg)
      the command.  The parent may have died before the prctl.  */
   if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != c->parent)
     _exit (127);
-  int r = st_live_open_for_pid (lv, 0);
+  /* With -a the events of every CPU see the command already.  */
+  int r = lv->opts->all_cpus ? 0 : st_live_open_for_pid (lv, 0);
   if (r < 0)
     {
       c->err = r;
@@ -208,47 +208,6 @@ st_live_source_start (struct st_live_source *lv, volatile sig_atomic_t *stop,
     r = start_command (lv);
   lv->why = NULL;
   return r;
-}
-
-/* -a -- CMD: the command starts stopped before exec, and goes once the
-   events of every CPU are open and what runs is described; returns the
-   write end of the pipe that lets it go.  */
-static int
-spawn_command (struct st_live_source *lv, int *go_fd, int *exec_err_fd)
-{
-  int go[2], err[2];
-  if (pipe2 (go, O_CLOEXEC) != 0 || pipe2 (err, O_CLOEXEC) != 0)
-    return -errno;
-  pid_t parent = getpid ();
-  pid_t pid = fork ();
-  if (pid < 0)
-    return -errno;
-  if (pid == 0)
-    {
-      close (go[1]);
-      close (err[0]);
-      /* Never orphaned: if the profiler dies (SIGKILL, a crash), so does
-         the command.  The parent may have died before the prctl.  */
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
-        _exit (127);
-      if (lv->opts->reset_for_exec != NULL)
-        lv->opts->reset_for_exec ();
-      char c;
-      if (read (go[0], &c, 1) != 1)
-        _exit (127);
-      execvp (lv->opts->command[0], lv->opts->command);
-      int e = errno;
-      if (write (err[1], &e, sizeof e) < 0)
-        _exit (127);
-      _exit (127);
-    }
-  close (go[0]);
-  close (err[1]);
-  lv->child = pid;
-  tell_child (lv, pid);
-  *go_fd = go[1];
-  *exec_err_fd = err[0];
-  return 0;
 }
 
 static int
@@ -477,27 +436,20 @@ end_command (struct st_live_source *lv, volatile sig_atomic_t *stop)
   tell_child (lv, 0);
 }
 
-/* The old way, for -p, -a and -a -- CMD: the events opened, what already
-   runs described, the events enabled, and the command let go.  Returns 1
-   when a stop came before anything started.  */
+/* -p, -a and -a -- CMD: the events opened, what already runs described,
+   the events enabled, then the command started (its own events, if it has
+   any, open in it: st_live_source_start was not called or met a stop).
+   Returns 1 when a stop came before anything started.  */
 static int
-start_sampling (struct st_live_source *lv, volatile sig_atomic_t *stop, int *go_fd,
-                int *exec_err_fd)
+start_sampling (struct st_live_source *lv, volatile sig_atomic_t *stop)
 {
   const struct st_live_options *opts = lv->opts;
   /* Stopped before it started: nothing to run or sample.  */
   if (*stop)
     return 1;
   int r = 0;
-  if (opts->command != NULL)
-    r = spawn_command (lv, go_fd, exec_err_fd);
-  if (r < 0)
-    return r;
-
   if (opts->all_cpus)
     r = st_live_open_for_pid (lv, -1);
-  else if (opts->command != NULL)
-    r = st_live_open_for_pid (lv, lv->child);
   else
     for (size_t i = 0; i < opts->n_pids && r == 0; i++)
       r = st_live_open_for_process (lv, opts->pids[i]);
@@ -512,20 +464,8 @@ start_sampling (struct st_live_source *lv, volatile sig_atomic_t *stop, int *go_
       r = st_live_synthesize_process (lv, opts->pids[i]);
   if (r < 0)
     return r;
-  if (opts->command == NULL || opts->all_cpus)
-    st_live_enable_all (lv, PERF_EVENT_IOC_ENABLE);
-  if (opts->command != NULL)
-    {
-      /* Let the command exec; its events switch on with the exec.  */
-      if (write (*go_fd, "g", 1) != 1)
-        r = -errno;
-      close (*go_fd);
-      *go_fd = -1;
-      int e;
-      if (r == 0 && read (*exec_err_fd, &e, sizeof e) == sizeof e)
-        r = st_why_set (lv->why, e, "cannot run %s: %s", opts->command[0], strerror (e));
-    }
-  return r;
+  st_live_enable_all (lv, PERF_EVENT_IOC_ENABLE);
+  return opts->command != NULL ? start_command (lv) : 0;
 }
 
 static int
@@ -542,14 +482,13 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   lv->fn_arg = arg;
   int r = started ? 0 : prepare (lv);
   lv->last_sweep = st_live_now_ns ();
-  int go_fd = -1, exec_err_fd = -1;
   lv->threads = st_hashmap_new (NULL);
   if (r == 0 && lv->threads == NULL)
     r = -ENOMEM;
   if (r == 0)
     r = st_perf_source_new_live (&lv->attr, live_event, lv, why, &lv->parser);
   if (r == 0 && !started)
-    r = start_sampling (lv, stop, &go_fd, &exec_err_fd);
+    r = start_sampling (lv, stop);
   if (r != 0)
     {
       r = r > 0 ? 0 : r;
@@ -563,10 +502,6 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
     r = st_perf_source_flush (lv->parser);
 
 out:
-  if (go_fd >= 0)
-    close (go_fd);
-  if (exec_err_fd >= 0)
-    close (exec_err_fd);
   /* Interrupted, or failed: the command does not outlive us.  */
   end_command (lv, stop);
   lv->tracked = lv->threads ? st_hashmap_size (lv->threads) : 0;

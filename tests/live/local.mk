@@ -12,6 +12,10 @@ EXTRA_DIST += tests/live/no-lost.sh
 # place) is symbolized from its own file, not from the cached one.
 TESTS += tests/live/replaced.sh
 EXTRA_DIST += tests/live/replaced.sh
+# What the command of -- CMD is given (environment, descriptors, signals,
+# exit status) against the command run directly; sampled from its exec.
+TESTS += tests/live/child.sh
+EXTRA_DIST += tests/live/child.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

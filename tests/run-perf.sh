@@ -7,11 +7,13 @@
 # under $HOME, so runs neither depend on nor fill ~/.debug.  --timeout:
 # perf is stopped (SIGTERM) after SECONDS, as by timeout(1).
 #
-# perf 6.1 (Debian 12) now and then aborts ("assertion failed at
-# util/build-id.c:1010", then "stack smashing detected": SIGABRT; a SIGSEGV
-# was seen too), in perf record, perf script and perf inject alike, more
-# often on a loaded machine (twice in a row seen in tests/e2e/jobs.sh).
-# That is perf's defect, not the unwinder's, so run_perf runs perf again
+# perf 6.1 (Debian 12) aborted ("assertion failed at util/build-id.c:1010",
+# then "stack smashing detected": SIGABRT) whenever it recorded beside a
+# live `eu-stacktrace -a' of another test: our mapping records asked for
+# build-ids, and the kernel then leaves the build-id flag set in the MMAP2
+# records it writes to every other event (see src/core/input/live-rings.c;
+# tests/live/beside-perf.sh keeps it fixed).  Any other profiler on the
+# machine that asks for build-ids does the same to perf, so run_perf runs perf again
 # when it died of SIGABRT, SIGBUS or SIGSEGV, up to 3 runs in all, and says
 # so on stderr (the callers keep it in their error file, which the TAP
 # diagnostics show).  Any other status (a perf record stopped by the SIGINT

@@ -35,6 +35,7 @@ give_up (struct st_broker *b)
 {
   close (b->sock);
   b->sock = -1;
+  b->root_id = 0;   /* a restarted resolver holds no root yet */
 }
 
 /* One job on SOCK and its reply.  Returns 0, or -errno: then whatever

@@ -86,15 +86,15 @@ st_check_elf (int fd, const uint8_t *want, size_t want_size, struct st_checked *
   out->build_id_size = 0;
   struct stat st;
   /* What another process reopened: trusted for nothing.  A regular file,
-     so that the pread below neither blocks nor reads a device.  Its
-     access mode needs no fcntl (F_GETFL): that pread fails (EBADF) on an
-     O_PATH or write-only descriptor, and a read-write one cannot come
-     from the resolver or a worker: Landlock refuses them every write
-     access (a privileged helper does not start without it, and one
-     without privileges has only its user's rights to hand on); the one
-     they inherit, stderr, is the spawning client's own or the journal's
-     socket.  */
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+     so that the pread below neither blocks nor reads a device, opened
+     read-only and not O_PATH.  Landlock already keeps the resolver and
+     the workers from any write access, but a helper of one user may run
+     without Landlock, and the fd is handed to a client: the one fcntl a
+     request keeps this rule independent of the sandbox (review of the
+     system-call cuts).  */
+  int flags = fcntl (fd, F_GETFL);
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || flags < 0
+      || (flags & O_ACCMODE) != O_RDONLY || (flags & O_PATH))
     {
       snprintf (why, why_size, "not a regular file opened read-only");
       close (fd);

@@ -16,6 +16,10 @@ EXTRA_DIST += tests/live/replaced.sh
 # exit status) against the command run directly; sampled from its exec.
 TESTS += tests/live/child.sh
 EXTRA_DIST += tests/live/child.sh
+# perf record beside a live eu-stacktrace -a: perf's mapping records are
+# not touched by ours (no build-id request, which the kernel leaks).
+TESTS += tests/live/beside-perf.sh
+EXTRA_DIST += tests/live/beside-perf.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

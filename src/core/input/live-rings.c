@@ -117,7 +117,20 @@ st_live_build_attr (struct st_live_source *lv)
   /* Data mappings too: perf's own unwinder reads .eh_frame_hdr through
      the read-only segment's mapping when it unwinds a --record file.  */
   sb->mmap_data = 1;
-  sb->build_id = 1;
+  /* No build-ids in the mapping records (attr.build_id stays 0), though
+     they would name each file as it was mapped: the kernel (seen on 6.18,
+     and in every kernel since build-ids came in 5.12) writes one mmap
+     event to all the events that want it in turn, sets
+     PERF_RECORD_MISC_MMAP_BUILD_ID in the shared header for an event that
+     asked for build-ids and never clears it, so the events after ours got
+     records that claim a build-id where they hold maj/min/ino.  Every
+     perf record running beside a live eu-stacktrace then aborted (perf 6.1:
+     "assertion failed at util/build-id.c:1010", a 20-byte buffer
+     overflowed) or lost its files.  A profiler must not break the others
+     on the machine: files are known by device and inode here, the
+     resolver reopens one rewritten in place (its ctime), and the file's
+     own build-id is read when it is opened.  */
+  sb->build_id = 0;
   sb->comm = 1;
   sb->comm_exec = 1;
   sb->task = 1;

@@ -25,6 +25,12 @@ struct answer {
   char *why_not;
   char *path;
   bool by_name;            /* under the sysroot or search path, no build-id to check */
+  /* For a file known by its inode only (no build-id in the mapping): its
+     ctime when it was opened.  A file rewritten in place keeps its inode
+     (cp over it), and a later mapping of it must not get the old bytes'
+     symbols; ctime moves on every write, and cp -p cannot set it back.  */
+  bool by_inode;
+  struct timespec ctime;
 };
 
 static void
@@ -63,6 +69,17 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
         }
     }
   return true;
+}
+
+/* Whether the file of A, known by its inode only, was written since it
+   was opened (one fstat of the descriptor it keeps).  */
+static bool
+rewritten_since (const struct answer *a)
+{
+  struct stat st;
+  if (!a->by_inode || fstat (a->file->fd, &st) < 0)
+    return false;
+  return st.st_ctim.tv_sec != a->ctime.tv_sec || st.st_ctim.tv_nsec != a->ctime.tv_nsec;
 }
 
 static void
@@ -280,6 +297,12 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
   char key[4096 + 64];
   size_t key_len = answer_key (req, key, sizeof key);
   struct answer *a = st_hashmap_get (r->answers, key, key_len);
+  if (a != NULL && rewritten_since (a))
+    {
+      st_info ("%s: rewritten in place since it was opened: opened again", req->path);
+      st_hashmap_remove (r->answers, key, key_len);   /* frees it */
+      a = NULL;
+    }
   if (a == NULL)
     {
       struct st_why why;
@@ -291,6 +314,13 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
         }
       a->file = find (r, req, &why, res, &a->by_name);
       a->path = strdup (req->path);
+      struct stat st;
+      if (a->file != NULL && req->build_id_size == 0 && req->has_dev_ino && a->file->fd >= 0
+          && fstat (a->file->fd, &st) == 0)
+        {
+          a->by_inode = true;
+          a->ctime = st.st_ctim;
+        }
       if (a->file == NULL)
         {
           a->why_not = strdup (why.text);

@@ -16,7 +16,8 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/pool-fork.sh \
 	tests/ns-helper/hung.sh \
 	tests/ns-helper/unread.sh \
-	tests/ns-helper/batch.sh
+	tests/ns-helper/batch.sh \
+	tests/ns-helper/pidreuse.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \
@@ -28,6 +29,7 @@ EXTRA_DIST += \
 	tests/ns-helper/review.py \
 	tests/ns-helper/unread.py \
 	tests/ns-helper/batch.py \
+	tests/ns-helper/pidreuse.py \
 	tests/ns-helper/fuzz.py
 
 # The program that runs inside the namespaces, and its library.  Its own

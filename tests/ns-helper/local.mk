@@ -17,7 +17,9 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/hung.sh \
 	tests/ns-helper/unread.sh \
 	tests/ns-helper/batch.sh \
-	tests/ns-helper/pidreuse.sh
+	tests/ns-helper/pidreuse.sh \
+	tests/ns-helper/tworoots.sh \
+	tests/ns-helper/nonreg.sh
 TESTS += $(NS_HELPER_TESTS)
 EXTRA_DIST += \
 	$(NS_HELPER_TESTS) \
@@ -30,6 +32,8 @@ EXTRA_DIST += \
 	tests/ns-helper/unread.py \
 	tests/ns-helper/batch.py \
 	tests/ns-helper/pidreuse.py \
+	tests/ns-helper/tworoots.py \
+	tests/ns-helper/nonreg.py \
 	tests/ns-helper/fuzz.py
 
 # The program that runs inside the namespaces, and its library.  Its own

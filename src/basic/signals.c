@@ -50,9 +50,23 @@ on_signal (int sig, siginfo_t *info, void *ucontext)
   errno = saved_errno;
 }
 
+/* SIGINT and SIGTERM as they were given to us: ignored ones (a shell's
+   background job has SIGINT ignored) are given ignored to the command of
+   -- CMD too, as it would have them run directly.  */
+static bool int_was_ignored, term_was_ignored;
+
+static bool
+ignored_now (int sig)
+{
+  struct sigaction old;
+  return sigaction (sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+}
+
 int
 st_signals_install (void)
 {
+  int_was_ignored = ignored_now (SIGINT);
+  term_was_ignored = ignored_now (SIGTERM);
   struct sigaction sa;
   memset (&sa, 0, sizeof sa);
   sa.sa_sigaction = on_signal;
@@ -122,11 +136,19 @@ st_signals_reset_for_exec (void)
 {
   /* Caught signals go back to their defaults at exec by themselves; an
      ignored one stays ignored, and a program run with SIGPIPE ignored
-     would not die at a closed pipe as it expects.  */
+     would not die at a closed pipe as it expects.  SIGINT and SIGTERM,
+     which we catch, go back to what we were given.  */
   struct sigaction dfl;
   memset (&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   sigaction (SIGPIPE, &dfl, NULL);
+  struct sigaction ign;
+  memset (&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  if (int_was_ignored)
+    sigaction (SIGINT, &ign, NULL);
+  if (term_was_ignored)
+    sigaction (SIGTERM, &ign, NULL);
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);

@@ -18,6 +18,7 @@ tap_plan 4
 [ "$(id -u)" -eq 0 ] || tap_skip_all "eu-stacktrace -a needs root"
 
 mkfifo "$tmp/started" "$tmp/done"
+# shellcheck disable=SC2016  # expanded by the command's sh, not here
 "$EU_STACKTRACE" -a -f folded -o "$tmp/live.folded" -- \
   sh -c 'echo started > "$1"; read -r x < "$2"' sh "$tmp/started" "$tmp/done" \
   2> "$tmp/live.err" &
@@ -30,7 +31,7 @@ mkdir "$tmp/home"
 HOME="$tmp/home" "$PERF" record -q -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/perf.data" \
   -- sh -c 'ls / > /dev/null; cat /dev/null' > "$tmp/perf.out" 2>&1
 rc=$?
-echo done > "$tmp/done"
+echo finished > "$tmp/done"
 if [ "$rc" -eq 0 ] && ! grep -q 'assertion failed\|stack smashing' "$tmp/perf.out"; then
   tap_ok "perf record beside eu-stacktrace -a: exit 0, no assertion"
 else

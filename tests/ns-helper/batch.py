@@ -200,7 +200,10 @@ while True:
     else:
         other.append(reply)
 h.sock.settimeout(20)
-tap.ok(replies < N and 1 <= with_fd <= 16 and not other,
+# How many replies carry a descriptor before the queue passes the unread
+# limit depends on how the parser's error replies and the opener's
+# interleave (the parser's may fill it first): only the bound is checked.
+tap.ok(replies < N and with_fd <= 16 and busy > 0 and not other,
        f"unread: {replies} replies queued ({with_fd} with a descriptor, {busy} EBUSY, "
        f"{malformed} to malformed requests), the rest dropped, none else")
 reply, fd = h.request(**{k: v for k, v in valid(0, "map_files").items() if k != "id"})

@@ -117,20 +117,24 @@ st_live_build_attr (struct st_live_source *lv)
   /* Data mappings too: perf's own unwinder reads .eh_frame_hdr through
      the read-only segment's mapping when it unwinds a --record file.  */
   sb->mmap_data = 1;
-  /* No build-ids in the mapping records (attr.build_id stays 0), though
-     they would name each file as it was mapped: the kernel (seen on 6.18,
-     and in every kernel since build-ids came in 5.12) writes one mmap
-     event to all the events that want it in turn, sets
-     PERF_RECORD_MISC_MMAP_BUILD_ID in the shared header for an event that
-     asked for build-ids and never clears it, so the events after ours got
-     records that claim a build-id where they hold maj/min/ino.  Every
-     perf record running beside a live eu-stacktrace then aborted (perf 6.1:
-     "assertion failed at util/build-id.c:1010", a 20-byte buffer
-     overflowed) or lost its files.  A profiler must not break the others
-     on the machine: files are known by device and inode here, the
-     resolver reopens one rewritten in place (its ctime), and the file's
-     own build-id is read when it is opened.  */
-  sb->build_id = 0;
+  /* Build-ids in the mapping records name each file as it was mapped
+     (a container's libc is the host's when the build-ids are equal, and
+     container storage and debuginfod are asked by them).  But not with
+     -a: the kernel (seen on 6.18; the code is the same since build-ids
+     came in 5.12) writes one mmap event to every event that wants it in
+     turn, sets PERF_RECORD_MISC_MMAP_BUILD_ID in the shared header for an
+     event that asked for build-ids and never clears it, so the events
+     after ours get records that claim a build-id where they hold
+     maj/min/ino.  A system-wide event of ours sees every mmap on the
+     machine: every perf record running beside `eu-stacktrace -a' aborted
+     (perf 6.1: "assertion failed at util/build-id.c:1010", its 20-byte
+     buffer overflowed) or lost its files (tests/live/beside-perf.sh).  A
+     profiler must not break the others on the machine; with -a files are
+     known by device and inode, and the resolver reopens one rewritten in
+     place (its ctime).  Per-process events (-p, -- CMD) see only their
+     processes' mmaps, which only a profiler of the same processes would
+     share.  */
+  sb->build_id = !o->all_cpus;
   sb->comm = 1;
   sb->comm_exec = 1;
   sb->task = 1;

@@ -48,9 +48,14 @@ record_open (struct st_live_source *lv)
   struct perf_pipe_file_header h = { PERF_MAGIC2, sizeof h };
   struct perf_event_header attr_h = { PERF_RECORD_HEADER_ATTR, 0,
                                       sizeof attr_h + sizeof lv->attr };
+  /* The file's one event stands for both of ours: it says whether the
+     mapping records carry build-ids (the sideband's), for the readers
+     that believe the flag only then.  */
+  struct perf_event_attr attr = lv->attr;
+  attr.build_id = lv->sb_attr.build_id;
   fwrite (&h, sizeof h, 1, lv->record);
   fwrite (&attr_h, sizeof attr_h, 1, lv->record);
-  fwrite (&lv->attr, sizeof lv->attr, 1, lv->record);
+  fwrite (&attr, sizeof attr, 1, lv->record);
   if (ferror (lv->record))
     return st_why_set (lv->why, EIO, "writing %s: %s", lv->opts->record_path, strerror (EIO));
   return 0;
@@ -486,7 +491,8 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   if (r == 0 && lv->threads == NULL)
     r = -ENOMEM;
   if (r == 0)
-    r = st_perf_source_new_live (&lv->attr, live_event, lv, why, &lv->parser);
+    r = st_perf_source_new_live (&lv->attr, lv->sb_attr.build_id, live_event, lv, why,
+                                 &lv->parser);
   if (r == 0 && !started)
     r = start_sampling (lv, stop);
   if (r != 0)

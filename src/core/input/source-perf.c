@@ -439,8 +439,9 @@ ST_DEFINE_FILE_SOURCE (st_source_perf, "perf.data", st_perf_source, perf_arch, p
 /* Live mode: the records come from perf_event_open ring buffers, fed one
    by one by the live source, instead of from an input.  */
 int
-st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, void *arg,
-                         struct st_why *err, struct st_perf_source **out)
+st_perf_source_new_live (const struct perf_event_attr *attr, bool mmap_build_ids,
+                         st_event_fn fn, void *arg, struct st_why *err,
+                         struct st_perf_source **out)
 {
   struct st_perf_source *src = calloc (1, sizeof *src);
   if (src == NULL)
@@ -455,6 +456,8 @@ st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, voi
   int r = (src->attr_by_id && src->queue) ? 0 : -ENOMEM;
   if (r == 0)
     r = st_perf_add_attr (src, (const uint8_t *) attr, sizeof *attr, NULL, 0, 0);
+  /* The mapping records come from the sideband's event, not ATTR's.  */
+  src->mmap_build_ids = src->mmap_build_ids || mmap_build_ids;
   if (r < 0)
     {
       st_perf_source_free_live (src);

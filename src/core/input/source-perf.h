@@ -35,10 +35,13 @@ bool st_perf_source_is_pipe (const struct st_perf_source *src);
 
 /* Live mode (see source-live.c): records come from ring buffers.  The
    source parses them with ATTR (the one event every buffer carries) and
-   delivers events to FN in time order, round by round.  */
+   delivers events to FN in time order, round by round.  MMAP_BUILD_IDS:
+   the sideband event asked for build-ids in mapping records (only then is
+   PERF_RECORD_MISC_MMAP_BUILD_ID believed).  */
 struct perf_event_attr;
-int st_perf_source_new_live (const struct perf_event_attr *attr, st_event_fn fn, void *arg,
-                             struct st_why *err, struct st_perf_source **out);
+int st_perf_source_new_live (const struct perf_event_attr *attr, bool mmap_build_ids,
+                             st_event_fn fn, void *arg, struct st_why *err,
+                             struct st_perf_source **out);
 /* One record, copied: the ring buffer may reuse its bytes at once.  */
 int st_perf_source_feed (struct st_perf_source *src, const uint8_t *rec, uint32_t size);
 /* One record queued where it is: its bytes must stay until the end of the

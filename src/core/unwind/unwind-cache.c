@@ -41,6 +41,7 @@ struct row {
   int64_t cfa_off;
   uint8_t cfa_reg;
   bool usable;
+  bool signal_frame;        /* a sigreturn trampoline's: never usable */
   bool ra_undefined;
   uint32_t same;            /* bit i: register i keeps its value */
   uint32_t ruled;           /* bit i: a rule below sets register i */
@@ -230,6 +231,7 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
   Dwarf_Addr start, end;
   bool signal = false;
   int ra = dwarf_frame_info (frame, &start, &end, &signal);
+  r->signal_frame = signal;
   r->usable = ra == RA_REG && !signal && parse_cfa (frame, r);
   for (int i = 0; i < NREGS && r->usable; i++)
     r->usable = parse_register (frame, i, r);
@@ -424,8 +426,9 @@ memo_row (struct st_unwind_cache *c, uint64_t lookup)
 /* The usable row at LOOKUP, a frame that is not Go's outermost: NULL when
    libdwfl steps there.  */
 static const struct row *
-frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
+frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, bool *signal_frame)
 {
+  *signal_frame = false;
   const struct row *row = memo_row (c, lookup);
   if (row != NULL)
     return row;
@@ -433,6 +436,8 @@ frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
   if (mod == NULL || st_module_is_go_outermost (mod, lookup))
     return NULL;
   row = find_row (c, mod, lookup);
+  if (row != NULL && row->signal_frame)
+    *signal_frame = true;
   if (row == NULL || !row->usable)
     return NULL;
   *memo_of (c, lookup) = (struct memo) { lookup, c->gen, row };
@@ -510,13 +515,17 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
           break;
         }
       frames[n++] = (struct st_raw_frame) { pc, initial };
-      const struct row *row = frame_row (c, dwfl, lookup);
+      bool signal_frame;
+      const struct row *row = frame_row (c, dwfl, lookup, &signal_frame);
       if (row == NULL)
         {
           /* A caller's frame without simple rules (a module without CFI,
              ld.so's _start): its registers are known, libdwfl steps on
-             from it.  */
-          if (!initial)
+             from it.  Not a sigreturn trampoline's: libdwfl would take it
+             for the sampled frame, and the frame's pc is exact there (it
+             names __restore_rt), not a return address as the hand-off
+             mends it; the whole sample goes to libdwfl then.  */
+          if (!initial && !signal_frame)
             hand_off (s, pc, n - 1, &k, regs, handoff);
           return false;
         }

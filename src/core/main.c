@@ -68,20 +68,13 @@ struct output {
 };
 
 static int
-output_open (const struct st_options *o, const char *default_format, struct output *out)
+output_open (const struct st_options *o, const struct st_regs_arch *arch, unsigned jobs,
+             const char *default_format, struct output *out)
 {
   memset (out, 0, sizeof *out);
   out->sink_ops = st_sink_lookup (o->format ? o->format : default_format);
   if (st_output_open (&out->file, o->output, out->sink_ops->whole_file) < 0)
     return EXIT_RUNTIME;
-  return EXIT_OK;
-}
-
-/* The sink and the session, once the output is open.  */
-static int
-output_start (const struct st_options *o, const struct st_regs_arch *arch, unsigned jobs,
-              struct output *out)
-{
   struct st_sink_options sink_opts = o->sink;
   sink_opts.output_name = o->output;
   out->sink = out->sink_ops->new (out->file.file, &sink_opts);
@@ -315,20 +308,8 @@ print_overhead (const struct st_options *o, const struct rusage *before,
              100.0 * self / (st->period_sum / 1e9));
 }
 
-static int debuginfod_start (struct st_options *o);
-
-/* Starts the command of -- CMD with its events (source-live.h).  */
 static int
-source_start_live (struct source *s, volatile sig_atomic_t *stop)
-{
-  struct st_why why;
-  st_why_clear (&why);
-  int r = st_live_source_start (s->state, stop, &why);
-  return r < 0 ? report_source_error (s->name, r, &why) : EXIT_OK;
-}
-
-static int
-run (struct st_options *o)
+run (const struct st_options *o)
 {
   bool live = st_options_live (o);
   if (live && o->input != NULL)
@@ -346,16 +327,7 @@ run (struct st_options *o)
 
   volatile sig_atomic_t *stop = st_signals_stop_flag ();
   struct output out;
-  status = output_open (o, s.default_format, &out);
-  /* The command of -- CMD starts as soon as its output can be written,
-     before what the unwinding needs: its first sample waits for none of
-     it.  */
-  if (status == EXIT_OK && live)
-    status = source_start_live (&s, stop);
-  if (status == EXIT_OK)
-    status = debuginfod_start (o);
-  if (status == EXIT_OK)
-    status = output_start (o, s.arch, s.jobs, &out);
+  status = output_open (o, s.arch, s.jobs, s.default_format, &out);
   if (status == EXIT_OK)
     {
       struct rusage before;
@@ -442,9 +414,10 @@ main (int argc, char **argv)
 
   st_log_set_level (o.verbose >= 2 ? ST_LOG_DEBUG : o.verbose == 1 ? ST_LOG_INFO : ST_LOG_WARNING);
   elf_version (EV_CURRENT);
+  status = debuginfod_start (&o);
   /* Connected (or spawned) at the first file that needs it.  */
   int r = st_ns_client_new (o.ns_helper, &o.ns_client);
-  if (r < 0)
+  if (r < 0 && status == EXIT_OK)
     {
       st_error ("--ns-helper %s: %s", o.ns_helper, strerror (-r));
       status = EXIT_RUNTIME;

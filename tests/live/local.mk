@@ -12,10 +12,6 @@ EXTRA_DIST += tests/live/no-lost.sh
 # place) is symbolized from its own file, not from the cached one.
 TESTS += tests/live/replaced.sh
 EXTRA_DIST += tests/live/replaced.sh
-# What the command of -- CMD is given (environment, descriptors, signals,
-# exit status) against the command run directly; sampled from its exec.
-TESTS += tests/live/child.sh
-EXTRA_DIST += tests/live/child.sh
 # perf record beside a live eu-stacktrace -a: perf's mapping records are
 # not touched by ours (no build-id request, which the kernel leaks).
 TESTS += tests/live/beside-perf.sh

@@ -59,13 +59,3 @@ struct st_live_options {
 struct st_live_source;
 extern const struct st_source_ops st_source_live;
 int st_live_source_new (const struct st_live_options *opts, struct st_live_source **out);
-
-/* Starts the command of -- CMD (not with -a) with its events open, unless
-   *STOP is set: the first thing a run does, before the output, the
-   unwinder and debuginfod are set up, so that the command waits for none
-   of them; its samples wait in the rings until the run reads them.
-   Returns 0 (also when there is no such command), or -errno with WHY
-   saying what failed; the command, if it started, does not outlive the
-   source.  */
-int st_live_source_start (struct st_live_source *lv, volatile sig_atomic_t *stop,
-                          struct st_why *why);

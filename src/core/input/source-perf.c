@@ -75,8 +75,10 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
 }
 
 /* Pooled copies: at most this many bytes wait for reuse (a round holds
-   about a quarter of each CPU's 2 MiB ring).  */
-#define POOL_MAX_BYTES ((size_t) 8 << 20)
+   about a quarter of each CPU's 2 MiB ring: 1 MiB on 2 CPUs).  Small, as
+   what waits here is resident however little the run later needs:
+   tests/live/fork-storm.sh allows 4 MB of growth after its first 10 s.  */
+#define POOL_MAX_BYTES ((size_t) 2 << 20)
 
 /* The size class of a copy of SIZE bytes (at most 65535): buffers of
    256 << class bytes.  */

@@ -15,6 +15,12 @@ eu-stacktrace wrote for the same sample must equal perf's, frame by frame:
 A sample whose frames equal perf's complete chain but whose stop is not
 "end" is reported, not counted: perf has no stop reason to compare with.
 
+Two differences of perf's own are known and reported, not counted: perf
+names the PLT header (PLT0) "_init+N", stretching crti.o's unsized _init
+over it, where ours leaves it unnamed; and with --after-exec, in images
+exec'd by a forked child perf may leave frames out (its frame-pointer
+fallback in the dynamic loader) where ours has them all.
+
 Samples are matched by (tid, time in ns).  Kernel frames are ignored on both
 sides.  The perf side is the text of
 
@@ -215,7 +221,21 @@ def parse_ours(path):
     return samples
 
 
+def stretched_init(ours, perf):
+    """perf's symbols__fixup_end stretches an unsized symbol up to the next
+    one, across sections: the _init of crti.o (no size) swallows the PLT
+    header after it (PLT0, the lazy-binding stub), which perf then calls
+    "_init+0x26".  Ours stops an unsized symbol at its section's end and
+    leaves PLT0 unnamed.  Same address and module, ours without a name,
+    perf's "_init": the same frame."""
+    return (perf.symbol == "_init" and ours.symbol is None
+            and ours.addr == perf.addr and ours.module == perf.module)
+
+
 def frames_equal(a, b):
+    """a is ours, b is perf's."""
+    if stretched_init(a, b):
+        return True
     if a.key() != b.key():
         return False
     if a.symbol is not None and a.offset is not None and b.offset is not None:
@@ -226,6 +246,20 @@ def frames_equal(a, b):
 def chains_equal(ours, perf):
     return (len(ours) == len(perf)
             and all(frames_equal(o, p) for o, p in zip(ours, perf)))
+
+
+def skipped_by_perf(ours, perf):
+    """perf's chain is ours with frames left out: the same innermost and
+    outermost frames, and every frame of perf's in ours, in order."""
+    if len(perf) < 2 or len(ours) <= len(perf):
+        return False
+    if not (frames_equal(ours[0], perf[0]) and frames_equal(ours[-1], perf[-1])):
+        return False
+    i = 0
+    for o in ours:
+        if i < len(perf) and frames_equal(o, perf[i]):
+            i += 1
+    return i == len(perf)
 
 
 def show_chains(out, label, perf_sample, ours_sample):
@@ -276,6 +310,11 @@ def main(argv):
                     help="lowest acceptable match rate, in percent")
     ap.add_argument("--show", type=int, default=5,
                     help="mismatches to print in full")
+    ap.add_argument("--after-exec", default="", metavar="COMM[,COMM...]",
+                    help="commands that are images exec'd by a forked child: "
+                         "where perf's complete chain in their samples is ours "
+                         "with frames left out (see below), the sample counts "
+                         "as equal and is reported")
     ap.add_argument("--expect-complete", action="append", default=[],
                     metavar="SYMBOL[,SYMBOL...]",
                     help="samples whose innermost frame is one of these must "
@@ -340,6 +379,25 @@ def main(argv):
     # A kernel-made chain is what it is, complete or not: every sample.
     compared = [(p, o) for p, o in pairs if complete(p.frames) or args.raw_callers]
     mismatches = [(p, o) for p, o in compared if not chains_equal(o.frames, p.frames)]
+    # In an image exec'd by a forked child, perf 6.1 keeps the mappings the
+    # child inherited at fork, and in the dynamic loader's start-up (mmap,
+    # munmap, mprotect under dl_main) it falls back to the frame-pointer
+    # chain: dl_main keeps rbp as a frame pointer, so perf goes from the
+    # system call straight to dl_main's caller and leaves out the frames in
+    # between (_dl_unload_cache, dl_main; _dl_start), still ending at _start.
+    # There perf is no full oracle; ours must contain all of its frames in
+    # order, from the same first to the same last, and end the chain.
+    after_exec = set(filter(None, args.after_exec.split(",")))
+    skipped = [(p, o) for p, o in mismatches
+               if p.comm in after_exec and o.stop == "end"
+               and skipped_by_perf(o.frames, p.frames)]
+    if skipped:
+        mismatches = [m for m in mismatches if m not in skipped]
+        diag("%s: %d samples of exec'd images (%s) where perf's chain leaves "
+             "out frames of ours (perf's frame-pointer fallback), counted as "
+             "equal:" % (args.name, len(skipped), ", ".join(sorted(after_exec))))
+        for p, o in skipped[:2]:
+            show_chains(diag, "perf left out frames", p, o)
     # perf has no stop reason to compare with: a chain equal to perf's
     # complete one that does not say stop "end" is shown, not counted.
     # (Seen: a thread sampled on its first instruction after clone3, and

@@ -14,11 +14,16 @@ packages="
   clang libclang-rt-14-dev lld binutils
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-powerpc64le-linux-gnu
   gcc-s390x-linux-gnu gcc-riscv64-linux-gnu gcc-i686-linux-gnu
+  libc6-dev-arm64-cross libc6-dev-armhf-cross libc6-dev-ppc64el-cross
+  libc6-dev-s390x-cross libc6-dev-riscv64-cross libc6-dev-i386-cross
   qemu-user-static gdb-multiarch libzstd-dev
   sysprof xvfb xdotool xclip imagemagick python3-gi gir1.2-atspi-2.0
 "
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
+# --no-install-recommends: the cross compilers' C libraries (libc6-dev-*-cross)
+# are only recommended by gcc-*-linux-gnu, so they are listed above (without
+# them tests/arch cannot link: "cannot find Scrt1.o").
 # shellcheck disable=SC2086  # one package a word
 apt-get install -y -qq --no-install-recommends $packages >/dev/null
 # shellcheck disable=SC2086  # one package a word

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -232,6 +233,48 @@ test_this_process_is_on_the_host (void **state)
   st_containers_free (cs);
 }
 
+/* Processes of one mount namespace, cgroup, user and root share the first
+   one's answer: the container metadata is read once, not per process.  */
+static void
+test_one_detection_per_namespace (void **state)
+{
+  struct st_containers *cs = NULL;
+  assert_int_equal (st_containers_new (ST_CONTAINER_ALL, &cs), 0);
+  pid_t kids[4];
+  int go[2];
+  assert_int_equal (pipe (go), 0);
+  for (size_t i = 0; i < 4; i++)
+    {
+      kids[i] = fork ();
+      assert_true (kids[i] >= 0);
+      if (kids[i] == 0)
+        {
+          /* Alive until the parent closes the pipe.  */
+          char c;
+          close (go[1]);
+          _exit (read (go[0], &c, 1) < 0);
+        }
+    }
+  close (go[0]);
+  size_t detected, reused;
+  assert_null (st_containers_of (cs, getpid ()));
+  st_containers_counts (cs, &detected, &reused);
+  /* 0 when this machine shows us pid 1's namespace and it is ours.  */
+  size_t first = detected;
+  assert_true (first <= 1);
+  for (size_t i = 0; i < 4; i++)
+    assert_null (st_containers_of (cs, kids[i]));
+  /* Asked again: the answer per process, nothing more read.  */
+  assert_null (st_containers_of (cs, kids[0]));
+  st_containers_counts (cs, &detected, &reused);
+  assert_int_equal (detected, first);
+  assert_int_equal (reused, first ? 4 : 0);
+  close (go[1]);
+  for (size_t i = 0; i < 4; i++)
+    assert_int_equal (waitpid (kids[i], NULL, 0), kids[i]);
+  st_containers_free (cs);
+}
+
 int
 main (void)
 {
@@ -240,6 +283,7 @@ main (void)
     cmocka_unit_test (test_flatpak_from_real_files),
     cmocka_unit_test (test_podman_storage_layers),
     cmocka_unit_test (test_this_process_is_on_the_host),
+    cmocka_unit_test (test_one_detection_per_namespace),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

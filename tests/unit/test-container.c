@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -275,6 +276,63 @@ test_one_detection_per_namespace (void **state)
   st_containers_free (cs);
 }
 
+/* In a mount namespace of its own that no container's metadata names, a
+   process is detected alone each time: "none" there may be a container
+   that podman has not yet written down.  Needs CAP_SYS_ADMIN (unshare).  */
+static void
+test_other_namespace_none_is_not_kept (void **state)
+{
+  int ready[2], go[2];
+  assert_int_equal (pipe (ready), 0);
+  assert_int_equal (pipe (go), 0);
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    {
+      close (ready[0]);
+      close (go[1]);
+      char ok = unshare (CLONE_NEWNS) == 0 ? 'y' : 'n';
+      pid_t grandkid = ok == 'y' ? fork () : -1;
+      if (grandkid == 0)
+        {
+          char c;
+          _exit (read (go[0], &c, 1) < 0);
+        }
+      char msg[1 + sizeof grandkid] = { ok };
+      memcpy (msg + 1, &grandkid, sizeof grandkid);
+      if (write (ready[1], msg, sizeof msg) != (ssize_t) sizeof msg)
+        _exit (1);
+      char c;
+      ssize_t n = read (go[0], &c, 1);
+      if (grandkid > 0)
+        waitpid (grandkid, NULL, 0);
+      _exit (n < 0);
+    }
+  close (ready[1]);
+  close (go[0]);
+  char msg[1 + sizeof (pid_t)];
+  assert_int_equal (read (ready[0], msg, sizeof msg), (ssize_t) sizeof msg);
+  pid_t grandkid;
+  memcpy (&grandkid, msg + 1, sizeof grandkid);
+  if (msg[0] != 'y')
+    {
+      close (go[1]);
+      waitpid (kid, NULL, 0);
+      skip ();
+    }
+  struct st_containers *cs = NULL;
+  assert_int_equal (st_containers_new (ST_CONTAINER_ALL, &cs), 0);
+  assert_null (st_containers_of (cs, kid));
+  assert_null (st_containers_of (cs, grandkid));
+  size_t detected, reused;
+  st_containers_counts (cs, &detected, &reused);
+  assert_int_equal (detected, 2);
+  assert_int_equal (reused, 0);
+  st_containers_free (cs);
+  close (go[1]);
+  assert_int_equal (waitpid (kid, NULL, 0), kid);
+}
+
 int
 main (void)
 {
@@ -284,6 +342,7 @@ main (void)
     cmocka_unit_test (test_podman_storage_layers),
     cmocka_unit_test (test_this_process_is_on_the_host),
     cmocka_unit_test (test_one_detection_per_namespace),
+    cmocka_unit_test (test_other_namespace_none_is_not_kept),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -233,9 +233,10 @@ detect (struct st_containers *cs, pid_t pid, const struct st_proc_facts *facts)
 }
 
 /* The answers kept per mount namespace: a bound on their number (a
-   machine that makes namespaces without end), past which processes are
-   detected one by one again.  */
-#define NS_ANSWERS_MAX 4096
+   machine that makes namespaces or cgroups without end), past which
+   processes are detected one by one again.  A key is ~100-300 bytes on a
+   usual machine, at most CGROUP_STACK_MAX: 4 MiB at worst.  */
+#define NS_ANSWERS_MAX 1024
 /* Bytes of /proc/PID/cgroup read on the stack: a line is a hierarchy's
    number, its controllers and one path, ~100 bytes even on a cgroup v1
    machine's dozen hierarchies.  A longer text (deep or long names, which

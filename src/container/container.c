@@ -340,6 +340,7 @@ st_containers_of (struct st_containers *cs, pid_t pid)
   snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
   keyed = keyed && stat (path, &root) == 0 && ns_identity (cs, pid, &facts, &key) == 0;
   size_t key_len = 0;
+  bool answered = false;
   if (keyed)
     {
       memcpy (key.owners, facts.owners, sizeof key.owners);
@@ -347,6 +348,15 @@ st_containers_of (struct st_containers *cs, pid_t pid)
       key.root_ino = root.st_ino;
       key_len = offsetof (struct ns_key, cgroup) + (size_t) n;
       struct ns_answer *a = st_hashmap_get (cs->by_ns, &key, key_len);
+      /* A flatpak instance's answer holds for its bwrap child's
+         descendants only (flatpak.c): its user may have named any process
+         of the namespace as that child, and a process that entered the
+         namespace from outside (podman exec, nsenter) is detected as
+         before.  The first answer is kept.  */
+      answered = a != NULL;
+      if (a != NULL && a->c != NULL && a->c->instance_child > 0
+          && !st_flatpak_instance_holds (a->c->instance_child, facts.mnt_ino, pid))
+        a = NULL;
       if (a != NULL)
         {
           cs->reused++;
@@ -372,7 +382,7 @@ st_containers_of (struct st_containers *cs, pid_t pid)
      podman writes its pidfile, and a flatpak label from the cgroup alone
      before the instance is known; each later process looks again, as
      before.  */
-  bool keep = keyed && (key.kind == 's' || (c != NULL && c->n_dirs > 0))
+  bool keep = keyed && !answered && (key.kind == 's' || (c != NULL && c->n_dirs > 0))
               && st_hashmap_size (cs->by_ns) < NS_ANSWERS_MAX;
   struct ns_answer *a = keep ? malloc (sizeof *a) : NULL;
   if (a != NULL)

@@ -41,6 +41,10 @@ struct st_container {
   char *name, *id, *root_frame;
   size_t n_dirs;
   struct st_container_dir dirs[ST_CONTAINER_MAX_DIRS];
+  /* Flatpak, from an instance directory: the bwrap child whose descendants
+     it describes (0: not from one).  Another process is given this answer
+     only while it descends from the child (st_flatpak_instance_holds).  */
+  pid_t instance_child;
 };
 
 struct st_containers;
@@ -134,6 +138,9 @@ struct st_proc_facts {
 #define ST_FLATPAK_CGROUP_MAX (1u << 16)
 struct st_container *st_podman_detect (pid_t pid, const struct st_proc_facts *facts);
 struct st_container *st_flatpak_detect (pid_t pid, const struct st_proc_facts *facts);
+/* Does the bwrap child CHILD live in mount namespace MNT, and is it PID or
+   an ancestor of it?  */
+bool st_flatpak_instance_holds (pid_t child, ino_t mnt, pid_t pid);
 int st_podman_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,
                               struct st_container ***cache, size_t *n_cache);
 int st_flatpak_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,

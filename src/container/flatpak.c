@@ -154,6 +154,12 @@ instance_holds (long long child, ino_t mnt, pid_t pid)
   return false;
 }
 
+bool
+st_flatpak_instance_holds (pid_t child, ino_t mnt, pid_t pid)
+{
+  return instance_holds (child, mnt, pid);
+}
+
 /* Is FD (an instance directory or a file in it) one that may describe a
    process with OWNERS?  A user writes their own /run/user/UID: their
    bwrapinfo.json may name any pid, another user's too.  */
@@ -244,6 +250,8 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
             close (fd);
           if (text != NULL)
             c = from_info (text, e->d_name, "its instance directory", cgroup_app);
+          if (c != NULL)
+            c->instance_child = (pid_t) child;
           free (text);
         }
       close (dfd);

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -52,6 +53,39 @@ st_proc_read_file (pid_t pid, const char *name, size_t max, char **out)
     }
   buf[len] = '\0';
   *out = ST_TAKE_PTR (buf);
+  return (int) len;
+}
+
+int
+st_proc_read_into (pid_t pid, const char *name, char *buf, size_t size)
+{
+  assert (size > 0);
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
+  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  size_t len = 0;
+  buf[0] = '\0';
+  /* As st_proc_read_file: until the end, a short read says nothing.  One
+     byte past the text is asked for, to tell a file that fills BUF from
+     a longer one.  */
+  for (;;)
+    {
+      char *to = len < size - 1 ? buf + len : NULL;
+      char spill;
+      ssize_t n = to != NULL ? read (fd, to, size - 1 - len) : read (fd, &spill, 1);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        break;
+      if (to == NULL)
+        return -EFBIG;
+      len += (size_t) n;
+      buf[len] = '\0';
+    }
   return (int) len;
 }
 
@@ -164,7 +198,9 @@ st_proc_owners (pid_t pid, uid_t owners[2])
   fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd >= 0)
     {
-      uid_t owner;
+      /* Set for valgrind, which does not know what this ioctl writes: the
+         owners are hashed as a key (container.c).  */
+      uid_t owner = 0;
       if (ioctl (fd, NS_GET_OWNER_UID, &owner) == 0)
         owners[1] = owner;
       close (fd);

@@ -42,6 +42,11 @@ bool st_proc_parse_maps_line (char *line, struct st_proc_map *m);
    to MAX bytes (-EFBIG beyond), into *OUT (malloc'd, NUL-terminated).
    Returns its length, or -errno (-ENOENT: no such process).  */
 int st_proc_read_file (pid_t pid, const char *name, size_t max, char **out);
+/* The same into the caller's BUF (SIZE bytes, NUL-terminated): for the
+   small files read once per process (cgroup), without a heap buffer.
+   Returns the length, -EFBIG when the file has SIZE bytes or more (BUF
+   then holds its first SIZE - 1), or -errno.  */
+int st_proc_read_into (pid_t pid, const char *name, char *buf, size_t size);
 
 /* The fields of /proc/PID/stat that we use.  */
 struct st_proc_stat {

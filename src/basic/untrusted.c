@@ -139,9 +139,9 @@ st_open_untrusted (int dir_fd, const char *path, unsigned flags, struct stat *st
   return st_open_untrusted_in (dir_fd, NULL, path, flags, st);
 }
 
-int
-st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsigned flags,
-                      struct stat *st)
+/* The O_PATH lookup that every open here starts with: opens nothing.  */
+static int
+lookup (int dir_fd, const char *path, unsigned flags)
 {
   int pfd;
   if (flags & (ST_UNTRUSTED_IN_ROOT | ST_UNTRUSTED_BENEATH))
@@ -156,8 +156,25 @@ st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsign
     }
   else
     pfd = openat (dir_fd, path, O_PATH | O_CLOEXEC | ((flags & ST_UNTRUSTED_NOFOLLOW) ? O_NOFOLLOW : 0));
+  return pfd < 0 ? -errno : pfd;
+}
+
+bool
+st_untrusted_may_exist (int dir_fd, const char *path, unsigned flags)
+{
+  int pfd = lookup (dir_fd, path, flags);
+  if (pfd >= 0)
+    close (pfd);
+  return pfd != -ENOENT;
+}
+
+int
+st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsigned flags,
+                      struct stat *st)
+{
+  int pfd = lookup (dir_fd, path, flags);
   if (pfd < 0)
-    return -errno;
+    return pfd;
   int r = reopen_checked (pfd, dir_fd, dir_name, path, flags, st);
   close (pfd);
   return r;

@@ -48,6 +48,12 @@ int st_open_untrusted (int dir_fd, const char *path, unsigned flags, struct stat
 int st_open_untrusted_in (int dir_fd, const char *dir_name, const char *path, unsigned flags,
                           struct stat *st);
 
+/* False only when st_open_untrusted_in (DIR_FD, ..., PATH, FLAGS) would
+   fail with -ENOENT: its first step, the lookup, found nothing.  One
+   system call besides a close, nothing opened nor recorded: for asking
+   about files that are nearly always absent.  */
+bool st_untrusted_may_exist (int dir_fd, const char *path, unsigned flags);
+
 /* The same checks for an O_PATH (or any) fd the caller already holds; the
    reopened fd is returned, PATH_FD is left open.  NAME is for the record.  */
 int st_reopen_untrusted (int path_fd, const char *name, unsigned flags, struct stat *st);

@@ -41,6 +41,10 @@ struct st_container {
   char *name, *id, *root_frame;
   size_t n_dirs;
   struct st_container_dir dirs[ST_CONTAINER_MAX_DIRS];
+  /* Flatpak, from an instance directory: the bwrap child whose descendants
+     it describes (0: not from one).  Another process is given this answer
+     only while it descends from the child (st_flatpak_instance_holds).  */
+  pid_t instance_child;
 };
 
 struct st_containers;
@@ -64,6 +68,10 @@ void st_containers_adopt (struct st_containers *cs, pid_t pid, const struct st_c
 const struct st_container *st_containers_detected (struct st_containers *cs, pid_t pid);
 /* PID has exited: a later process with its number is detected again.  */
 void st_containers_forget (struct st_containers *cs, pid_t pid);
+/* How many processes were detected by reading container metadata, and how
+   many got the answer of an earlier process of the same mount namespace,
+   cgroup, users and root (--stats, tests).  */
+void st_containers_counts (const struct st_containers *cs, size_t *detected, size_t *reused);
 
 /* Opens PATH (as the container sees it) read-only in one of C's host
    directories: the first regular file found, starting at *NEXT_DIR (set to
@@ -115,8 +123,24 @@ void st_container_init (struct st_container *c, enum st_container_kind kind, con
                         const char *id);
 int st_container_add_dir (struct st_container *c, const char *prefix, int fd, bool upper);
 void st_container_free (struct st_container *c);
-struct st_container *st_podman_detect (pid_t pid, int mnt_ns_ino_fd);
-struct st_container *st_flatpak_detect (pid_t pid);
+/* What detection reads of a process, read once for both detectors (and
+   the key of container.c's answers per mount namespace).  */
+struct st_proc_facts {
+  ino_t mnt_ino;            /* /proc/PID/ns/mnt */
+  dev_t mnt_dev;
+  uid_t owners[2];          /* basic/procfs.h */
+  const char *cgroup;       /* /proc/PID/cgroup (NUL-terminated), or NULL */
+  size_t cgroup_len;
+};
+/* The largest cgroup text each detector reads, as each always did:
+   longer, its cgroup names nothing to it.  */
+#define ST_PODMAN_CGROUP_MAX (1u << 20)
+#define ST_FLATPAK_CGROUP_MAX (1u << 16)
+struct st_container *st_podman_detect (pid_t pid, const struct st_proc_facts *facts);
+struct st_container *st_flatpak_detect (pid_t pid, const struct st_proc_facts *facts);
+/* Does the bwrap child CHILD live in mount namespace MNT, and is it PID or
+   an ancestor of it?  */
+bool st_flatpak_instance_holds (pid_t child, ino_t mnt, pid_t pid);
 int st_podman_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,
                               struct st_container ***cache, size_t *n_cache);
 int st_flatpak_foreach_stored (int (*fn) (const struct st_container *c, void *arg), void *arg,

@@ -28,16 +28,6 @@
    app-path and runtime-path must be deployments inside a flatpak
    installation, reached without following symlinks.  */
 
-/* The app id from PID's app-flatpak-ID-N.scope cgroup (systemd escapes
-   the id: \xNN), which flatpak sets from outside the sandbox.  */
-static bool
-app_from_cgroup (pid_t pid, char *out, size_t size)
-{
-  _cleanup_free_ char *text = NULL;
-  return st_proc_read_file (pid, "cgroup", 1 << 16, &text) >= 0
-         && st_flatpak_app_from_cgroup_text (text, out, size);
-}
-
 bool
 st_flatpak_app_from_cgroup_text (const char *text, char *out, size_t size)
 {
@@ -164,6 +154,12 @@ instance_holds (long long child, ino_t mnt, pid_t pid)
   return false;
 }
 
+bool
+st_flatpak_instance_holds (pid_t child, ino_t mnt, pid_t pid)
+{
+  return instance_holds (child, mnt, pid);
+}
+
 /* Is FD (an instance directory or a file in it) one that may describe a
    process with OWNERS?  A user writes their own /run/user/UID: their
    bwrapinfo.json may name any pid, another user's too.  */
@@ -254,6 +250,8 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
             close (fd);
           if (text != NULL)
             c = from_info (text, e->d_name, "its instance directory", cgroup_app);
+          if (c != NULL)
+            c->instance_child = (pid_t) child;
           free (text);
         }
       close (dfd);
@@ -262,20 +260,19 @@ from_instances (const char *runtime_dir, pid_t pid, ino_t mnt, const char *cgrou
   return c;
 }
 
+/* FACTS: a process outside the host's mount namespace (container.c).  */
 struct st_container *
-st_flatpak_detect (pid_t pid)
+st_flatpak_detect (pid_t pid, const struct st_proc_facts *facts)
 {
   char path[64], cg[256];
-  struct stat st, host;
-  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-  if (stat (path, &st) != 0)
-    return NULL;
-  if (stat ("/proc/1/ns/mnt", &host) == 0 && st.st_ino == host.st_ino)
-    return NULL;
-  uid_t owners[2];
-  if (st_proc_owners (pid, owners) < 0)
-    return NULL;
-  const char *cgroup_app = app_from_cgroup (pid, cg, sizeof cg) ? cg : NULL;
+  const uid_t *owners = facts->owners;
+  ino_t mnt = facts->mnt_ino;
+  /* The app id from the app-flatpak-ID-N.scope cgroup (systemd escapes the
+     id: \xNN), which flatpak sets from outside the sandbox.  */
+  const char *cgroup_app = facts->cgroup != NULL && facts->cgroup_len <= ST_FLATPAK_CGROUP_MAX
+                                   && st_flatpak_app_from_cgroup_text (facts->cgroup, cg, sizeof cg)
+                               ? cg
+                               : NULL;
   if (cgroup_app != NULL)
     st_info ("pid %d: its cgroup names flatpak app %s", (int) pid, cgroup_app);
   struct st_container *c = NULL;
@@ -286,16 +283,16 @@ st_flatpak_detect (pid_t pid)
       {
         char dir[300];
         snprintf (dir, sizeof dir, "/run/user/%s", e->d_name);
-        c = from_instances (dir, pid, st.st_ino, cgroup_app, owners);
+        c = from_instances (dir, pid, mnt, cgroup_app, owners);
       }
   if (d != NULL)
     closedir (d);
   /* Without XDG_RUNTIME_DIR (root, no logind) flatpak uses ~/.cache.  */
   if (c == NULL)
-    c = from_instances ("/root/.cache", pid, st.st_ino, cgroup_app, owners);
+    c = from_instances ("/root/.cache", pid, mnt, cgroup_app, owners);
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
   if (c == NULL && xdg != NULL && xdg[0] == '/')
-    c = from_instances (xdg, pid, st.st_ino, cgroup_app, owners);
+    c = from_instances (xdg, pid, mnt, cgroup_app, owners);
   if (c != NULL)
     return c;
   /* No instance directory: /.flatpak-info inside the sandbox, never a

@@ -355,15 +355,6 @@ find_in_graph (struct graph *g, void *arg)
   return 0;
 }
 
-/* The libpod-<id> cgroup (not libpod-conmon-<id>, conmon's).  */
-static bool
-id_from_cgroup (pid_t pid, char id[65])
-{
-  _cleanup_free_ char *text = NULL;
-  return st_proc_read_file (pid, "cgroup", 1 << 20, &text) >= 0
-         && st_podman_id_from_cgroup_text (text, id);
-}
-
 bool
 st_podman_id_from_cgroup_text (const char *text, char id[65])
 {
@@ -415,24 +406,15 @@ st_podman_id_from_containerenv_text (const char *text, char id[65])
   return is_id (id);
 }
 
+/* FACTS: a process outside the host's mount namespace (container.c).  */
 struct st_container *
-st_podman_detect (pid_t pid, int unused)
+st_podman_detect (pid_t pid, const struct st_proc_facts *facts)
 {
-  (void) unused;
-  struct find f = { .id = "" };
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-  struct stat st, self;
-  if (stat (path, &st) != 0)
-    return NULL;
-  /* The host's own mount namespace: not a container.  */
-  if (stat ("/proc/1/ns/mnt", &self) == 0 && st.st_ino == self.st_ino)
-    return NULL;
-  f.mnt_ino = st.st_ino;
-  f.mnt_dev = st.st_dev;
-  if (st_proc_owners (pid, f.owners) < 0)
-    return NULL;
-  if (id_from_cgroup (pid, f.id))
+  struct find f = { .id = "", .mnt_ino = facts->mnt_ino, .mnt_dev = facts->mnt_dev };
+  memcpy (f.owners, facts->owners, sizeof f.owners);
+  /* The libpod-<id> cgroup (not libpod-conmon-<id>, conmon's).  */
+  if (facts->cgroup != NULL && facts->cgroup_len <= ST_PODMAN_CGROUP_MAX
+      && st_podman_id_from_cgroup_text (facts->cgroup, f.id))
     {
       for_each_graph (find_in_graph, &f);
       if (f.found)

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -232,6 +234,263 @@ test_this_process_is_on_the_host (void **state)
   st_containers_free (cs);
 }
 
+/* Processes of one mount namespace, cgroup, user and root share the first
+   one's answer: the container metadata is read once, not per process.  */
+static void
+test_one_detection_per_namespace (void **state)
+{
+  struct st_containers *cs = NULL;
+  assert_int_equal (st_containers_new (ST_CONTAINER_ALL, &cs), 0);
+  pid_t kids[4];
+  int go[2];
+  assert_int_equal (pipe (go), 0);
+  for (size_t i = 0; i < 4; i++)
+    {
+      kids[i] = fork ();
+      assert_true (kids[i] >= 0);
+      if (kids[i] == 0)
+        {
+          /* Alive until the parent closes the pipe.  */
+          char c;
+          close (go[1]);
+          _exit (read (go[0], &c, 1) < 0);
+        }
+    }
+  close (go[0]);
+  size_t detected, reused;
+  assert_null (st_containers_of (cs, getpid ()));
+  st_containers_counts (cs, &detected, &reused);
+  /* 0 when this machine shows us pid 1's namespace and it is ours.  */
+  size_t first = detected;
+  assert_true (first <= 1);
+  for (size_t i = 0; i < 4; i++)
+    assert_null (st_containers_of (cs, kids[i]));
+  /* Asked again: the answer per process, nothing more read.  */
+  assert_null (st_containers_of (cs, kids[0]));
+  st_containers_counts (cs, &detected, &reused);
+  assert_int_equal (detected, first);
+  assert_int_equal (reused, first ? 4 : 0);
+  close (go[1]);
+  for (size_t i = 0; i < 4; i++)
+    assert_int_equal (waitpid (kids[i], NULL, 0), kids[i]);
+  st_containers_free (cs);
+}
+
+/* In a mount namespace of its own that no container's metadata names, a
+   process is detected alone each time: "none" there may be a container
+   that podman has not yet written down.  Needs CAP_SYS_ADMIN (unshare).  */
+static void
+test_other_namespace_none_is_not_kept (void **state)
+{
+  int ready[2], go[2];
+  assert_int_equal (pipe (ready), 0);
+  assert_int_equal (pipe (go), 0);
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    {
+      close (ready[0]);
+      close (go[1]);
+      char ok = unshare (CLONE_NEWNS) == 0 ? 'y' : 'n';
+      pid_t grandkid = ok == 'y' ? fork () : -1;
+      if (grandkid == 0)
+        {
+          char c;
+          _exit (read (go[0], &c, 1) < 0);
+        }
+      char msg[1 + sizeof grandkid] = { ok };
+      memcpy (msg + 1, &grandkid, sizeof grandkid);
+      if (write (ready[1], msg, sizeof msg) != (ssize_t) sizeof msg)
+        _exit (1);
+      char c;
+      ssize_t n = read (go[0], &c, 1);
+      if (grandkid > 0)
+        waitpid (grandkid, NULL, 0);
+      _exit (n < 0);
+    }
+  close (ready[1]);
+  close (go[0]);
+  char msg[1 + sizeof (pid_t)];
+  assert_int_equal (read (ready[0], msg, sizeof msg), (ssize_t) sizeof msg);
+  pid_t grandkid;
+  memcpy (&grandkid, msg + 1, sizeof grandkid);
+  if (msg[0] != 'y')
+    {
+      close (go[1]);
+      waitpid (kid, NULL, 0);
+      skip ();
+    }
+  struct st_containers *cs = NULL;
+  assert_int_equal (st_containers_new (ST_CONTAINER_ALL, &cs), 0);
+  assert_null (st_containers_of (cs, kid));
+  assert_null (st_containers_of (cs, grandkid));
+  size_t detected, reused;
+  st_containers_counts (cs, &detected, &reused);
+  assert_int_equal (detected, 2);
+  assert_int_equal (reused, 0);
+  st_containers_free (cs);
+  close (go[1]);
+  assert_int_equal (waitpid (kid, NULL, 0), kid);
+}
+
+
+static void
+write_owned (const char *path, const char *text, uid_t uid)
+{
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (text, f);
+  assert_int_equal (fclose (f), 0);
+  assert_int_equal (chown (path, uid, uid), 0);
+}
+
+/* A flatpak instance directory describes the descendants of its bwrap
+   child only (flatpak.c, instance_holds): its user writes it, and may
+   name any pid as that child.  A process of the same mount namespace,
+   cgroup, users and root that does not descend from the child (one that
+   podman exec'd into a rootful container whose processes run as that
+   user's uid, whose init the user named; nsenter; flatpak enter) is
+   detected as before, not given the instance's answer because a
+   descendant was seen first.  Needs root (a runtime deployment in
+   /var/lib/flatpak, setns).  */
+static void
+test_instance_answer_needs_descent (void **state)
+{
+  (void) state;
+  const uid_t uid = 4242;   /* a user with no session on this machine */
+  if (geteuid () != 0 || access ("/var/lib/flatpak", W_OK) != 0)
+    skip ();
+  char rt[128], path[512], inst[256], text[1024];
+  snprintf (rt, sizeof rt, "/var/lib/flatpak/runtime/org.stacktrace.TestRt%d", (int) getpid ());
+  const char *const sub[] = { "", "/x86_64", "/x86_64/master", "/x86_64/master/0123abcd",
+                              "/x86_64/master/0123abcd/files" };
+  for (size_t i = 0; i < 5; i++)
+    {
+      snprintf (path, sizeof path, "%s%s", rt, sub[i]);
+      assert_int_equal (mkdir (path, 0755), 0);
+    }
+  char xdg[] = "/tmp/st-xdg-XXXXXX";
+  assert_non_null (mkdtemp (xdg));
+  snprintf (inst, sizeof inst, "%s/.flatpak", xdg);
+  assert_int_equal (mkdir (inst, 0700), 0);
+  snprintf (inst, sizeof inst, "%s/.flatpak/1234567890", xdg);
+  assert_int_equal (mkdir (inst, 0700), 0);
+  const char *const owned[] = { xdg, "/.flatpak", "/.flatpak/1234567890" };
+  for (size_t i = 0; i < 3; i++)
+    {
+      snprintf (path, sizeof path, "%s%s", i ? xdg : "", owned[i]);
+      assert_int_equal (chown (path, uid, uid), 0);
+    }
+
+  int ready[2], go[2];
+  assert_int_equal (pipe (ready), 0);
+  assert_int_equal (pipe (go), 0);
+  /* C: the "bwrap child", in a mount namespace of its own; A: its child,
+     as UID.  */
+  pid_t c = fork ();
+  assert_true (c >= 0);
+  if (c == 0)
+    {
+      close (ready[0]);
+      close (go[1]);
+      char msg[1 + sizeof (pid_t)] = { unshare (CLONE_NEWNS) == 0 ? 'y' : 'n' };
+      pid_t a = -1;
+      if (msg[0] == 'y' && (a = fork ()) == 0)
+        {
+          char ch;
+          _exit (setresuid (uid, uid, uid) != 0 || read (go[0], &ch, 1) < 0);
+        }
+      memcpy (msg + 1, &a, sizeof a);
+      char ch;
+      if (write (ready[1], msg, sizeof msg) != (ssize_t) sizeof msg || read (go[0], &ch, 1) < 0)
+        _exit (1);
+      if (a > 0)
+        waitpid (a, NULL, 0);
+      _exit (0);
+    }
+  char msg[1 + sizeof (pid_t)];
+  assert_int_equal (read (ready[0], msg, sizeof msg), (ssize_t) sizeof msg);
+  pid_t a;
+  memcpy (&a, msg + 1, sizeof a);
+  /* B: enters C's mount namespace from outside, as UID.  */
+  pid_t b = msg[0] == 'y' ? fork () : -1;
+  if (b == 0)
+    {
+      close (ready[0]);
+      close (go[1]);
+      snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) c);
+      int fd = open (path, O_RDONLY | O_CLOEXEC);
+      char ok = fd >= 0 && setns (fd, CLONE_NEWNS) == 0 && setresuid (uid, uid, uid) == 0 ? 'y' : 'n';
+      char ch;
+      _exit (write (ready[1], &ok, 1) != 1 || read (go[0], &ch, 1) < 0);
+    }
+  char ok = 'n';
+  if (b > 0)
+    assert_int_equal (read (ready[0], &ok, 1), 1);
+  usleep (100000);   /* A's setresuid */
+
+  struct stat ns;
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) c);
+  assert_int_equal (stat (path, &ns), 0);
+  snprintf (text, sizeof text, "{\"child-pid\": %d, \"mnt-namespace\": %llu}", (int) c,
+            (unsigned long long) ns.st_ino);
+  snprintf (path, sizeof path, "%s/bwrapinfo.json", inst);
+  write_owned (path, text, uid);
+  snprintf (text, sizeof text,
+            "[Application]\nname=org.stacktrace.Planted\n\n[Instance]\nruntime-path=%s/x86_64/"
+            "master/0123abcd/files\n", rt);
+  snprintf (path, sizeof path, "%s/info", inst);
+  write_owned (path, text, uid);
+
+  const char *old_xdg = getenv ("XDG_RUNTIME_DIR");
+  char *saved = old_xdg ? strdup (old_xdg) : NULL;
+  setenv ("XDG_RUNTIME_DIR", xdg, 1);
+  struct st_containers *cs = NULL;
+  const struct st_container *ca = NULL, *cb = NULL, *alone = NULL;
+  if (ok == 'y' && st_containers_new (ST_CONTAINER_FLATPAK, &cs) == 0)
+    {
+      /* B seen alone, as each process was detected before the cache.  */
+      alone = st_containers_of (cs, b);
+      st_containers_forget (cs, b);
+      ca = st_containers_of (cs, a);
+      cb = st_containers_of (cs, b);
+    }
+  if (saved)
+    setenv ("XDG_RUNTIME_DIR", saved, 1);
+  else
+    unsetenv ("XDG_RUNTIME_DIR");
+  free (saved);
+
+  close (go[1]);
+  if (b > 0)
+    waitpid (b, NULL, 0);
+  waitpid (c, NULL, 0);
+  const char *const planted[] = { "bwrapinfo.json", "info" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      snprintf (path, sizeof path, "%s/%s", inst, planted[i]);
+      unlink (path);
+    }
+  rmdir (inst);
+  snprintf (path, sizeof path, "%s/.flatpak", xdg);
+  rmdir (path);
+  rmdir (xdg);
+  for (size_t i = 5; i-- > 0;)
+    {
+      snprintf (path, sizeof path, "%s%s", rt, sub[i]);
+      rmdir (path);
+    }
+  if (ok != 'y')
+    skip ();
+  /* A descends from the instance's child: the instance describes it.  */
+  assert_non_null (ca);
+  assert_string_equal (ca->name, "org.stacktrace.Planted");
+  /* B does not: no instance holds it, no /.flatpak-info, no cgroup.  */
+  assert_null (alone);
+  assert_null (cb);
+  st_containers_free (cs);
+}
+
 int
 main (void)
 {
@@ -240,6 +499,9 @@ main (void)
     cmocka_unit_test (test_flatpak_from_real_files),
     cmocka_unit_test (test_podman_storage_layers),
     cmocka_unit_test (test_this_process_is_on_the_host),
+    cmocka_unit_test (test_one_detection_per_namespace),
+    cmocka_unit_test (test_other_namespace_none_is_not_kept),
+    cmocka_unit_test (test_instance_answer_needs_descent),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -119,6 +119,35 @@ test_read_file_bounds_and_errors (void **state)
   assert_true (st_proc_maps_foreach (1 << 23, stop_at_second, &n) == -ENOENT);
 }
 
+/* The stack-buffer reader: the whole text when it fits with its NUL, a
+   file that fills the buffer exactly included; -EFBIG one byte past.  */
+static void
+test_read_into_bounds (void **state)
+{
+  char *text = NULL;
+  int whole = st_proc_read_file (getpid (), "stat", 4096, &text);
+  assert_true (whole > 8);
+  char buf[4096];
+  assert_int_equal (st_proc_read_into (getpid (), "stat", buf, sizeof buf), whole);
+  assert_string_equal (buf, text);
+  /* cmdline does not change: its length is known before.  */
+  char cmd[4096];
+  int c = st_proc_read_into (getpid (), "cmdline", cmd, sizeof cmd);
+  assert_true (c > 1);
+  char *fit = malloc ((size_t) c + 1);
+  assert_non_null (fit);
+  assert_int_equal (st_proc_read_into (getpid (), "cmdline", fit, (size_t) c + 1), c);
+  assert_memory_equal (fit, cmd, (size_t) c);
+  assert_int_equal (st_proc_read_into (getpid (), "cmdline", fit, (size_t) c), -EFBIG);
+  assert_memory_equal (fit, cmd, (size_t) c - 1);
+  assert_int_equal (fit[c - 1], '\0');
+  assert_int_equal (st_proc_read_into (getpid (), "cmdline", fit, 1), -EFBIG);
+  assert_int_equal (fit[0], '\0');
+  assert_int_equal (st_proc_read_into (1 << 23, "cgroup", buf, sizeof buf), -ENOENT);
+  free (fit);
+  free (text);
+}
+
 /* The one interning function: the same pointer for the same bytes.  */
 static void
 test_interning (void **state)
@@ -145,6 +174,7 @@ main (void)
     cmocka_unit_test (test_maps_name_our_own_code),
     cmocka_unit_test (test_cmdline_and_comm),
     cmocka_unit_test (test_read_file_bounds_and_errors),
+    cmocka_unit_test (test_read_into_bounds),
     cmocka_unit_test (test_interning),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);

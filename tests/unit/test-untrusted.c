@@ -76,6 +76,36 @@ test_regular_file_bounded_read (void **state)
   assert_int_equal (st_open_untrusted (AT_FDCWD, l, ST_UNTRUSTED_NOFOLLOW, NULL), -EINVAL);
 }
 
+/* The look before an open: false only where the open would say ENOENT,
+   resolving the same way (inside a root, an absolute symlink stays in it). */
+static void
+test_may_exist_agrees_with_open (void **state)
+{
+  char p[256], root[256];
+  path_in (root, sizeof root, "root");
+  assert_int_equal (mkdir (root, 0700), 0);
+  int rfd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  assert_true (rfd >= 0);
+  assert_int_equal (mkdirat (rfd, "var", 0700), 0);
+  assert_int_equal (symlinkat ("/var", rfd, "tmp"), 0);
+  int fd = openat (rfd, "var/perf-1.map", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  assert_true (fd >= 0);
+  close (fd);
+  assert_true (st_untrusted_may_exist (rfd, "/tmp/perf-1.map", ST_UNTRUSTED_IN_ROOT));
+  fd = st_open_untrusted (rfd, "/tmp/perf-1.map", ST_UNTRUSTED_IN_ROOT, NULL);
+  assert_true (fd >= 0);
+  close (fd);
+  assert_false (st_untrusted_may_exist (rfd, "/tmp/perf-2.map", ST_UNTRUSTED_IN_ROOT));
+  assert_int_equal (st_open_untrusted (rfd, "/tmp/perf-2.map", ST_UNTRUSTED_IN_ROOT, NULL),
+                    -ENOENT);
+  /* Not a regular file: there, so the open is what refuses it.  */
+  path_in (p, sizeof p, "fifo2");
+  assert_int_equal (mkfifo (p, 0600), 0);
+  assert_true (st_untrusted_may_exist (AT_FDCWD, p, ST_UNTRUSTED_NOFOLLOW));
+  assert_false (st_untrusted_may_exist (AT_FDCWD, "/nonexistent/x", ST_UNTRUSTED_NOFOLLOW));
+  close (rfd);
+}
+
 static void
 test_json_prescan (void **state)
 {
@@ -135,6 +165,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_fifo_device_proc_refused),
     cmocka_unit_test (test_regular_file_bounded_read),
+    cmocka_unit_test (test_may_exist_agrees_with_open),
     cmocka_unit_test (test_json_prescan),
     cmocka_unit_test (test_storage_json),
   };

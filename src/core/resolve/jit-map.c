@@ -367,9 +367,38 @@ now_ns (void)
   return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
 }
 
+/* Whether the perf map that load_file would read may be there: false
+   only when its lookup finds nothing.  Most processes have no JIT and no
+   map, and each looks once for its first frame without a symbol (a
+   short-lived process of -a, all the more): this costs a lookup and a few
+   stat calls, where_of two reads of /proc/PID/status and more.  The map's
+   name holds the pid as the process knows it: ours when it shares our pid
+   namespace, else where_of finds it.  */
+static bool
+perf_map_may_exist (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/root", (int) pid);
+  _cleanup_close_ int root = open (path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) pid);
+  if (root < 0)   /* gone: load_file reads the host's /tmp */
+    return st_untrusted_may_exist (AT_FDCWD, path, ST_UNTRUSTED_NOFOLLOW);
+  char ns[64];
+  snprintf (ns, sizeof ns, "/proc/%d/ns/pid", (int) pid);
+  struct stat theirs, ours;
+  if (stat (ns, &theirs) != 0 || stat ("/proc/self/ns/pid", &ours) != 0
+      || theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)
+    return true;
+  return st_untrusted_may_exist (root, path, ST_UNTRUSTED_IN_ROOT);
+}
+
 static void
 load (struct st_jit_map *m)
 {
+  /* Nothing read yet and no jitdump named: look before loading.  */
+  if (m->n_files == 1 && m->files[0].consumed == 0 && m->n == 0
+      && !perf_map_may_exist (m->pid))
+    return;
   struct where w;
   where_of (m->pid, &w);
   for (size_t i = 0; i < m->n_files && m->error == 0; i++)

@@ -106,7 +106,7 @@ start_root() { # LOG: starts the system-wide app as root, prints the ctrprog's p
   local r=$!
   prog_under "$r"
 }
-gone() { for _ in $(seq 100); do [ -d "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
+gone() { for _ in $(seq 1200); do [ -d "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
 sample() { # OUT PID ARGS...
   local out=$1 pid=$2; shift 2
   sample_cpu 1000 "$pid" "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"

@@ -80,7 +80,7 @@ if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$nspid" ] || [ "$nspid" = "$pid" ]; 
 fi
 # Its map is written as it compiles: wait (bounded) until it names work().
 map=/proc/$pid/root/tmp/perf-$nspid.map
-for _ in $(seq 100); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "/tmp/perf-$pid.map" ] && grep -q 'work ' "$map"
 tap_result $? "node runs as pid $nspid in the container (host pid $pid); its map is in the container's /tmp only"
 

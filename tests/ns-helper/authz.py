@@ -111,7 +111,7 @@ def attack_ways(attack, pid, path, ways_list=(["openat2"], ["setns"], None), ext
                "refused" if refused(out, want) else "SERVED", describe(out))
 
 
-def wait_for(pred, what, timeout=10):
+def wait_for(pred, what, timeout=60):
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         if pred():

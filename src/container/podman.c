@@ -239,8 +239,14 @@ open_passwd (char **text)
   return f;
 }
 
+/* Calls FN with each graph until it returns non-zero: root's, then each
+   user's whose files may describe a process of OWNERS (NULL: every
+   user's).  A user's storage is skipped before it is read: a process of
+   root (a test in a private mount namespace, a service) must not make us
+   read, and warn about, every user's metadata (tests/e2e/output-errors.sh
+   got hostile.sh's user's refusals on its stderr).  */
 static void
-for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
+for_each_graph (const uid_t *owners, int (*fn) (struct graph *g, void *arg), void *arg)
 {
   struct graph g;
   for (size_t d = 0; d < sizeof drivers / sizeof drivers[0]; d++)
@@ -262,6 +268,8 @@ for_each_graph (int (*fn) (struct graph *g, void *arg), void *arg)
   while (fgetpwent_r (users, &pwbuf, buf, sizeof buf, &pw) == 0)
     {
       if (pw->pw_uid == 0 || pw->pw_dir == NULL || pw->pw_dir[0] != '/')
+        continue;
+      if (owners != NULL && !st_proc_owned_by (owners, pw->pw_uid))
         continue;
       char root[512], runroot[256], who[300];
       snprintf (root, sizeof root, "%s/.local/share/containers/storage", pw->pw_dir);
@@ -416,16 +424,16 @@ st_podman_detect (pid_t pid, const struct st_proc_facts *facts)
   if (facts->cgroup != NULL && facts->cgroup_len <= ST_PODMAN_CGROUP_MAX
       && st_podman_id_from_cgroup_text (facts->cgroup, f.id))
     {
-      for_each_graph (find_in_graph, &f);
+      for_each_graph (f.owners, find_in_graph, &f);
       if (f.found)
         return f.found;
     }
   f.id[0] = '\0';
-  for_each_graph (find_in_graph, &f);
+  for_each_graph (f.owners, find_in_graph, &f);
   if (f.found)
     return f.found;
   if (id_from_containerenv (pid, f.id))
-    for_each_graph (find_in_graph, &f);
+    for_each_graph (f.owners, find_in_graph, &f);
   return f.found;
 }
 
@@ -517,7 +525,7 @@ st_podman_foreach_stored (int (*fn) (const struct st_container *c, void *arg), v
                           struct st_container ***cache, size_t *n_cache)
 {
   struct collect c = { cache, n_cache, 0 };
-  for_each_graph (collect_graph, &c);
+  for_each_graph (NULL, collect_graph, &c);
   for (size_t i = 0; i < *n_cache; i++)
     if (fn ((*cache)[i], arg))
       return 1;

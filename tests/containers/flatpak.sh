@@ -11,6 +11,8 @@ set -u
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
 tap_plan 11
 here=$TOP_SRCDIR/tests/containers
+# shellcheck source=tests/containers/ctr-lib.sh
+. "$here/ctr-lib.sh"
 APP=org.eust.Fp-Test
 RT=org.eust.FpPlatform
 REMOTE=eust-fp-$$
@@ -104,10 +106,10 @@ start_root() { # LOG: starts the system-wide app as root, prints the ctrprog's p
   local r=$!
   prog_under "$r"
 }
-gone() { for _ in $(seq 100); do [ -d "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
+gone() { for _ in $(seq 1200); do [ -d "/proc/$1" ] || return 0; sleep 0.05; done; return 1; }
 sample() { # OUT PID ARGS...
   local out=$1 pid=$2; shift 2
-  timeout -s INT 2 "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
+  sample_cpu 1000 "$pid" "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
   echo "exit status $?" >> "$out.err"
 }
 check() { # OUT SCENARIO [LABEL]
@@ -117,7 +119,7 @@ check() { # OUT SCENARIO [LABEL]
 
 # 5: installed system-wide, run as root, live: the namespace helper (auto).
 P5=$(start_root "$W/run5.log") || bail "flatpak run (root, system) did not start ctrprog" "$W/run5.log"
-sleep 0.3
+wait_mapped "$P5" libctrwork || bail "ctrprog (scenario 5) never mapped libctrwork.so"
 sample "$W/s5" "$P5"
 check "$W/s5" "5 flatpak system, root (live)" "flatpak:$APP"
 tap_result $? "scenario 5: system-wide flatpak run as root, live: every frame from /app, labelled" "$W/s5.err"
@@ -129,7 +131,7 @@ check "$W/s5n" "5 flatpak system, root (live, storage)" "flatpak:$APP"
 r=$?; grep -q "libctrwork.so: found by container storage" "$W/s5n.err" || r=1
 tap_result $r "scenario 5 with --ns-helper none: frames from the app's deployment" "$W/s5n.err"
 
-timeout -s INT 1 "$EU_STACKTRACE" -f folded -o "$W/s5.folded" -p "$P5" 2> "$W/folded.err"
+sample_cpu 500 "$P5" "$EU_STACKTRACE" -f folded -o "$W/s5.folded" -p "$P5" 2> "$W/folded.err"
 grep -q "^\[flatpak:$APP\];ctrprog;" "$W/s5.folded"
 tap_result $? "folded stacks start with [flatpak:APP.ID]" "$W/s5.folded"
 
@@ -157,7 +159,7 @@ echo "$P5" > "$CG/cgroup.procs"
 rmdir "$CG/app-flatpak-$ESC-$P5.scope" "$CG/app-flatpak-org.eust.Other-$P5.scope"
 
 # 5 after the app exits: recorded live, unwound from the deployments.
-timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s5.data" -f json -o /dev/null -p "$P5" 2> "$W/s5rec.err"
+sample_cpu 1000 "$P5" "$EU_STACKTRACE" --record "$W/s5.data" -f json -o /dev/null -p "$P5" 2> "$W/s5rec.err"
 flatpak kill "$APP" >/dev/null 2>&1; kill "$P5" 2>/dev/null; gone "$P5"
 "$EU_STACKTRACE" -v --ns-helper none -i "$W/s5.data" -f json -o "$W/s5x.jsonl" 2> "$W/s5x.err"
 check "$W/s5x" "5 flatpak system, after exit" "flatpak:$APP"
@@ -166,8 +168,8 @@ tap_result $r "scenario 5 after exit: frames from the app-path and runtime-path 
 
 # 9: uninstalled while running: the deployment moves to .removed/.
 P9=$(start_root "$W/run9.log") || bail "flatpak run (scenario 9) did not start ctrprog" "$W/run9.log"
-sleep 0.3
-timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s9.data" -f json -o /dev/null -p "$P9" 2> "$W/s9rec.err"
+wait_mapped "$P9" libctrwork || bail "ctrprog (scenario 9) never mapped libctrwork.so"
+sample_cpu 1000 "$P9" "$EU_STACKTRACE" --record "$W/s9.data" -f json -o /dev/null -p "$P9" 2> "$W/s9rec.err"
 flatpak uninstall --system -y --noninteractive "$APP" > "$W/uninstall.log" 2>&1
 # shellcheck disable=SC2015  # the last command runs when any step before it fails, as meant
 ls -d "$SYS/.removed/$APP-$CSUM" >> "$W/uninstall.log" 2>&1 && [ ! -e "$SYS/app/$APP/x86_64/master/$CSUM" ] \
@@ -199,7 +201,7 @@ asuser() { runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/"$U
 setsid runuser -u "$U" -- env -i HOME=/home/$U XDG_RUNTIME_DIR=/run/user/"$UID_U" PATH=/usr/bin:/bin \
   flatpak run --user "$APP" > "$W/run6.log" 2>&1 < /dev/null &
 P6=$(prog_under $!) || bail "flatpak run --user did not start ctrprog" "$W/run6.log"
-sleep 0.3
+wait_mapped "$P6" libctrwork || bail "ctrprog (scenario 6) never mapped libctrwork.so"
 sample "$W/s6" "$P6"
 check "$W/s6" "6 flatpak --user, as the user (live)" "flatpak:$APP"
 tap_result $? "scenario 6: --user flatpak run as that user, live: every frame from /app, labelled" "$W/s6.err"
@@ -221,9 +223,9 @@ printf '[Application]\nname=org.forged.Liar\n\n[Instance]\napp-path=%s\nruntime-
   "/home/$U/.local/share/flatpak/app/$APP/x86_64/master/active/files" "$RDEP" > "$W/forged-info"
 ln -s "$W/forged-info" "$L/.flatpak-info"
 setsid unshare -m --root="$L" /app/bin/ctrprog > /dev/null 2>&1 < /dev/null &
-PL=$!
-sleep 0.3
-[ "$(cat /proc/$PL/comm 2>/dev/null)" = ctrprog ] || PL=$(prog_under "$PL")
+if ! PL=$(prog_under $!) || ! wait_mapped "$PL" libctrwork; then
+  bail "the lying sandbox did not start ctrprog"
+fi
 sample "$W/liar" "$PL" --ns-helper none
 kill "$PL" 2>/dev/null
 $PYTHON3 "$here/check-frames.py" "$W/liar.jsonl" "lying .flatpak-info (symlink)" host > "$W/liar.row" 2>&1

@@ -18,6 +18,8 @@
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}"
 . "$TOP_SRCDIR/tests/tap.sh"
+# shellcheck source=tests/containers/ctr-lib.sh
+. "$TOP_SRCDIR/tests/containers/ctr-lib.sh"
 A=eust-ha-$$
 V=eust-hv-$$
 W=$(mktemp -d /var/tmp/eust-hostile.XXXXXX)
@@ -46,8 +48,11 @@ if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
 fi
 
 for u in "$A" "$V"; do
+  i=0
   until useradd -m -s /bin/sh "$u" 2>"$W/useradd.err"; do
     grep -q "lock" "$W/useradd.err" || tap_bail "useradd $u: $(cat "$W/useradd.err")"
+    i=$((i + 1))
+    [ $i -lt 240 ] || tap_bail "useradd $u: /etc/passwd stayed locked for 2 minutes"
     sleep 0.5
   done
 done
@@ -57,14 +62,24 @@ install -d -o "$A" -g "$A" -m 700 "/run/user/$UID_A"
 install -d -o "$V" -g "$V" -m 700 "/run/user/$UID_V"
 as() { local u=$1; shift; (cd / && runuser -u "$u" -- env -i HOME="/home/$u" PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"); }
 # launch USER NAME CMD...: starts CMD as USER in the background and prints
-# the pid of the new process named NAME (after its exec), waiting up to 5 s.
+# the pid of the new process named NAME (after its exec), once it spins in
+# its main loop: it has used 50 ms of CPU, past its dynamic linking (the
+# test then replaces the library it maps).  Bounded polls of a minute.
 launch() {
-  local u=$1 name=$2 before p; shift 2
+  local u=$1 name=$2 before p i; shift 2
   before=" $(pgrep -d ' ' -u "$u" -x "$name") "
   ( as "$u" "$@" < /dev/null > "$W/launch.err" 2>&1 & )
-  for _ in $(seq 100); do
+  for _ in $(seq 1200); do
     for p in $(pgrep -u "$u" -x "$name"); do
-      case $before in *" $p "*) ;; *) echo "$p"; sleep 0.2; return ;; esac
+      case $before in
+        *" $p "*) ;;
+        *)
+          i=0
+          while [ "$(cpu_ms "$p")" -lt 50 ] 2>/dev/null && [ $i -lt 1200 ]; do
+            sleep 0.05; i=$((i + 1))
+          done
+          echo "$p"; return ;;
+      esac
     done
     sleep 0.05
   done
@@ -121,8 +136,11 @@ plant() {
 unplant() { umount -l "$1" 2>/dev/null; rm -rf "$1"; }
 
 # sample NAME PIDSPEC [ARGS...]: eu-stacktrace on the planted process(es),
-# ended by one SIGINT after 1.2 s.  Sets ENDED (seconds after the signal,
-# or "hung"), CPU (its CPU seconds after the signal), SAMPLES, LINES.
+# ended by one SIGINT once the planted process ($pid with PIDSPEC all) has
+# used 300 ms of CPU since it started (not after a wall time: a loaded
+# machine gives both less CPU, and the run would have no sample yet).
+# Sets ENDED (seconds after the signal, or "hung"), CPU (its CPU seconds
+# after the signal), SAMPLES, LINES.
 #
 # Hung is not a wall time: what it still has to do after the signal (unwind
 # and write the samples it read; with -a, of every process on the machine,
@@ -132,12 +150,17 @@ unplant() { umount -l "$1" 2>/dev/null; rm -rf "$1"; }
 # 120 s after the signal.  How much it did after the signal is its CPU time.
 sample() {
   local name=$1 pids=$2; shift 2
-  local sel=(-p "$pids")
-  [ "$pids" = all ] && sel=(-a)
+  local sel=(-p "$pids") ref=$pids
+  [ "$pids" = all ] && sel=(-a) ref=$pid
+  local e t0 t1 st state ticks ticks0 still start now i=0
+  start=$(cpu_ms "$ref")
   "$EU_STACKTRACE" "${sel[@]}" --ns-helper none -f json -o "$W/$name.jsonl" --stats "$@" \
     > "$W/$name.out" 2> "$W/$name.err" &
-  local e=$! t0 t1 st state ticks ticks0 still
-  sleep 1.2
+  e=$!
+  while now=$(cpu_ms "$ref") && [ -n "$now" ] && [ -n "$start" ] && [ $((now - start)) -lt 300 ] \
+        && [ $i -lt 2400 ] && kill -0 "$e" 2>/dev/null; do
+    sleep 0.05; i=$((i + 1))
+  done
   ticks0=$(cpu_ticks "$e")
   t0=$(date +%s.%N)
   kill -INT "$e"
@@ -311,7 +334,13 @@ p1=$(nsspin); p2=$(nsspin); p3=$(nsspin)
 /usr/bin/time -v -o "$W/rss.time" "$EU_STACKTRACE" -p "$p1,$p2,$p3" --ns-helper none -f json \
   -o "$W/rss.jsonl" --stats 2> "$W/rss.err" &
 tpid=$!
-sleep 0.3; epid=$(pgrep -P "$tpid"); sleep 2.5; kill -INT "$epid"; wait "$tpid"
+# Its child, once time(1) has made it, then 300 ms of p1's CPU (the
+# storage is read at each process's first sample).
+epid="" start=$(cpu_ms "$p1") i=0
+while [ -z "$epid" ] && [ $i -lt 1200 ]; do epid=$(pgrep -P "$tpid"); [ -n "$epid" ] || sleep 0.05; i=$((i + 1)); done
+i=0
+while now=$(cpu_ms "$p1") && [ $((now - start)) -lt 300 ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i + 1)); done
+[ -n "$epid" ] && kill -INT "$epid"; wait "$tpid"
 kill -9 "$p1" "$p2" "$p3"
 rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$W/rss.time")
 wall=$(sed -n 's/.*Elapsed (wall clock) time.*: //p' "$W/rss.time")

@@ -5,6 +5,7 @@ EXTRA_DIST += \
 	tests/containers/podman-rootful.sh \
 	tests/containers/podman-rootless.sh \
 	tests/containers/check-frames.py \
+	tests/containers/ctr-lib.sh \
 	tests/containers/ctrwork.c \
 	tests/containers/ctrprog.c
 # Real flatpak (system-wide, --user, .removed/), as root (.ci/run); issue 6.

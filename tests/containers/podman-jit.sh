@@ -12,6 +12,8 @@ set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${PYTHON3:=python3}" "${PERF:=perf}"
 # shellcheck source=tests/tap.sh
 . "$TOP_SRCDIR/tests/tap.sh"
+# shellcheck source=tests/containers/ctr-lib.sh
+. "$TOP_SRCDIR/tests/containers/ctr-lib.sh"
 tap_plan 9
 CHECK=$TOP_SRCDIR/tests/e2e/check-names.py
 U=eust-jit-$$
@@ -78,18 +80,19 @@ if [ -z "$pid" ] || [ "$pid" = 0 ] || [ -z "$nspid" ] || [ "$nspid" = "$pid" ]; 
 fi
 # Its map is written as it compiles: wait (bounded) until it names work().
 map=/proc/$pid/root/tmp/perf-$nspid.map
-for _ in $(seq 100); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do grep -q 'work ' "$map" 2>/dev/null && break; sleep 0.1; done
 [ ! -e "/tmp/perf-$pid.map" ] && grep -q 'work ' "$map"
 tap_result $? "node runs as pid $nspid in the container (host pid $pid); its map is in the container's /tmp only"
 
-# Live.
-timeout --foreground -s INT 3 "$EU_STACKTRACE" -f json -o "$W/live.jsonl" -p "$pid" 2> "$W/live.err"
+# Live: for 1.5 s of node's CPU time (a window of wall time held what the
+# load left node of the CPU).
+sample_cpu 1500 "$pid" "$EU_STACKTRACE" -f json -o "$W/live.jsonl" -p "$pid" 2> "$W/live.err"
 cp "$map" "$W/map.txt"
 [ -s "$W/live.jsonl" ]; tap_result $? "eu-stacktrace -p samples the container's node" "$W/live.err"
 names jit-only --ours "$W/live.jsonl" --map "$W/map.txt" --name "live, rootless podman"
 
 # Recorded while it runs: eu-stacktrace names the frames, perf names none.
-HOME=$W timeout --foreground -s INT 3 "$PERF" record -q --no-buildid-cache -e cpu-clock -F 999 \
+HOME=$W sample_cpu 1500 "$pid" "$PERF" record -q --no-buildid-cache -e cpu-clock -F 999 \
   --call-graph dwarf -o "$W/perf.data" -p "$pid" > "$W/rec.err" 2>&1
 "$EU_STACKTRACE" -i "$W/perf.data" -f json -o "$W/rec.jsonl" 2> "$W/rec-ours.err"
 cp "$map" "$W/map.txt"

@@ -10,6 +10,8 @@ set -u
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
 tap_plan 7
 here=$TOP_SRCDIR/tests/containers
+# shellcheck source=tests/containers/ctr-lib.sh
+. "$here/ctr-lib.sh"
 W=$(mktemp -d /var/tmp/eust-podman.XXXXXX)
 IMG=localhost/eust-ctrtest:$$
 C1=eust-s1-$$
@@ -44,12 +46,12 @@ run() { pod run -d --network=none --ulimit nofile=1024:1024 --ulimit nproc=1024:
 pid_of() { pod inspect -f '{{.State.Pid}}' "$1"; }
 sample() { # OUT PID ARGS...
   local out=$1 pid=$2; shift 2
-  timeout -s INT 2 "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
+  sample_cpu 1000 "$pid" "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
 }
 
 # 1: live, rootful overlay, detected by cgroup; the container step finds
 # the files (the namespace helper is off to show it).
-run "$C1"; P1=$(pid_of "$C1"); sleep 0.3
+run "$C1"; P1=$(pid_of "$C1"); wait_mapped "$P1" libctrwork
 sample "$W/s1" "$P1" --ns-helper none
 $PYTHON3 "$here/check-frames.py" "$W/s1.jsonl" "1 rootful podman overlay (live)" "podman:$C1" > "$W/s1.row" 2>&1
 r=$?; cat "$W/s1.row"; grep -q "found by container storage" "$W/s1.err" || r=1
@@ -62,17 +64,17 @@ r=$?; cat "$W/none.row"
 [ $r != 0 ] && ! grep -q '"container"' "$W/none.jsonl"; tap_result $? "--container none on scenario 1: no label, wrong or missing frames" "$W/none.err"
 
 # Folded stacks start with the container's root frame.
-timeout -s INT 1 "$EU_STACKTRACE" --ns-helper none -f folded -o "$W/s1.folded" -p "$P1" 2> "$W/folded.err"
+sample_cpu 500 "$P1" "$EU_STACKTRACE" --ns-helper none -f folded -o "$W/s1.folded" -p "$P1" 2> "$W/folded.err"
 grep -q "^\[podman:$C1\];ctrprog;" "$W/s1.folded"; tap_result $? "folded stacks start with [podman:NAME]" "$W/s1.folded"
 
 # pprof carries the container as a label (go tool pprof -tags lists it).
-timeout -s INT 1 "$EU_STACKTRACE" --ns-helper none -f pprof -o "$W/s1.pb.gz" -p "$P1" 2> "$W/pprof.err"
+sample_cpu 500 "$P1" "$EU_STACKTRACE" --ns-helper none -f pprof -o "$W/s1.pb.gz" -p "$P1" 2> "$W/pprof.err"
 go tool pprof -tags "$W/s1.pb.gz" > "$W/pprof.tags" 2>> "$W/pprof.err"
 grep -A1 "container:" "$W/pprof.tags" | grep -q "podman:$C1"; tap_result $? "pprof samples carry the label container=podman:NAME" "$W/pprof.tags"
 
 # 7: record live, stop the container (not removed), unwind afterwards.
-run "$C7"; P7=$(pid_of "$C7"); sleep 0.3
-timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s7.data" -f json -o /dev/null -p "$P7" 2> "$W/s7rec.err"
+run "$C7"; P7=$(pid_of "$C7"); wait_mapped "$P7" libctrwork
+sample_cpu 1000 "$P7" "$EU_STACKTRACE" --record "$W/s7.data" -f json -o /dev/null -p "$P7" 2> "$W/s7rec.err"
 pod stop -t 0 "$C7" >/dev/null 2>&1
 "$EU_STACKTRACE" -v --ns-helper none -i "$W/s7.data" -f json -o "$W/s7.jsonl" 2> "$W/s7.err"
 $PYTHON3 "$here/check-frames.py" "$W/s7.jsonl" "7 exited, not removed (layers)" > "$W/s7.row" 2>&1

@@ -14,6 +14,8 @@ set -u
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/tap.sh"
 tap_plan 10
 here=$TOP_SRCDIR/tests/containers
+# shellcheck source=tests/containers/ctr-lib.sh
+. "$here/ctr-lib.sh"
 export CTR_PREFIX=/opt/ctrtest-rl/   # check-frames.py
 U=eust-rl-$$
 W=$(mktemp -d /var/tmp/eust-podman-rl.XXXXXX)
@@ -77,7 +79,7 @@ chmod 755 "$W" "$W/up"; chmod 644 "$W/rootfs.tar"; chmod 755 "$W/up/ctrprog"
 pid_of() { pod inspect -f '{{.State.Pid}}' "$1"; }
 sample() { # OUT PID ARGS...
   local out=$1 pid=$2; shift 2
-  timeout -s INT 2 "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
+  sample_cpu 1000 "$pid" "$EU_STACKTRACE" -v -f json -o "$out.jsonl" "$@" -p "$pid" > "$out.out" 2> "$out.err"
 }
 no_cgroup() { ! grep -q libpod- "/proc/$1/cgroup"; }
 
@@ -87,8 +89,8 @@ no_cgroup() { ! grep -q libpod- "/proc/$1/cgroup"; }
 # stopped, and unwound after exit.  NUM DESC NAME
 scenario() {
   local s=$1 desc=$2 c=$3 p r
-  p=$(pid_of "$c"); sleep 0.3
-  if [ -z "$p" ] || [ "$p" = 0 ]; then
+  p=$(pid_of "$c")
+  if [ -z "$p" ] || [ "$p" = 0 ] || ! wait_mapped "$p" libctrwork; then
     for _ in 1 2 3; do tap_result 1 "scenario $s: $desc: container $c did not start" /dev/null; done; return
   fi
   sample "$W/s$s" "$p"
@@ -102,7 +104,7 @@ scenario() {
   r=$?; cat "$W/s${s}n.row"; grep -q "found by container storage" "$W/s${s}n.err" || r=1
   tap_result "$r" "scenario $s: $desc, live, --ns-helper none: found in the user's storage" "$W/s${s}n.err"
 
-  timeout -s INT 2 "$EU_STACKTRACE" --record "$W/s$s.data" -f json -o /dev/null -p "$p" 2> "$W/s${s}rec.err"
+  sample_cpu 1000 "$p" "$EU_STACKTRACE" --record "$W/s$s.data" -f json -o /dev/null -p "$p" 2> "$W/s${s}rec.err"
   pod stop -t 0 "$c" >/dev/null 2>&1
   "$EU_STACKTRACE" -v --ns-helper none -i "$W/s$s.data" -f json -o "$W/s${s}x.jsonl" 2> "$W/s${s}x.err"
   $PYTHON3 "$here/check-frames.py" "$W/s${s}x.jsonl" "$s $desc (exited)" > "$W/s${s}x.row" 2>&1

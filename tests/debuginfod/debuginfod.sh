@@ -296,7 +296,7 @@ start_fake () {  # MODE: sets fake_url
   "$PYTHON3" "$here/fake-server.py" "$1" "$tmp/fake.port" 2> "$tmp/fake-$1.err" &
   pids="$pids $!"
   i=0
-  while [ ! -s "$tmp/fake.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  while [ ! -s "$tmp/fake.port" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
   fake_url=http://127.0.0.1:$(cat "$tmp/fake.port" 2>/dev/null)
 }
 # broken NAME URL BOUND-SECONDS REASON [OPTIONS...]: the run ends within

@@ -99,6 +99,7 @@ class Record:
         self.offset, self.type, self.misc, self.size = offset, rtype, misc, size
         self.end = offset + size
         self.key = None           # (pid, tid, time) of a sample
+        self.time_off = None      # absolute offset of a sample's time
         self.regs_off = None      # absolute offset of the first user register
         self.n_regs = 0
         self.stack_size_off = None
@@ -120,6 +121,7 @@ def parse_sample(b, rec, attr):
         pid, tid = struct.unpack_from("<ii", b, o)
         o += 8
     if st & S_TIME:
+        rec.time_off = o
         time = u64(b, o)
         o += 8
     for bit in (S_ADDR, S_ID, S_STREAM_ID):
@@ -172,9 +174,11 @@ def parse_sample(b, rec, attr):
 class PerfData:
     """The records of a (well-formed) perf.data file or pipe stream."""
 
-    def __init__(self, path):
-        with open(path, "rb") as f:
-            self.bytes = f.read()
+    def __init__(self, path, data=None):
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read()
+        self.bytes = data
         b = self.bytes
         if b[:8] != MAGIC:
             raise ValueError("%s: not a little-endian perf.data" % path)
@@ -317,6 +321,26 @@ def record_variants(d, tag, out):
                        before, victim.offset, victim.end, victim.dyn_size_off, pipe,
                        what="%s, dyn_size %d > %d at %d"
                        % (rng, dyn, victim.stack_size, victim.dyn_size_off)))
+
+    # Found last: the last sample's fault, behind a sample read before it
+    # but later in time (another CPU's, drained first in the same round):
+    # the fault surfaces when the end of the input lets the queue go, and
+    # the later sample must still be written.  Under load perf drains both
+    # CPUs' rings in one pass and the demo migrates: such recordings came
+    # by themselves, once in CI (8 samples before the fault went missing).
+    stack = d.stack_samples()
+    last, earlier = stack[-1], stack[-2]
+    b = bytearray(d.bytes)
+    later = last.key[2] + 1
+    put_u64(b, earlier.time_off, later)
+    put_u64(b, last.dyn_size_off, last.stack_size + 1)
+    moved = PerfData(None, bytes(b))
+    out.append(Variant("%s: the last sample's fault, behind one read before it but later in time"
+                       % tag, bytes(b), 2, moved.keys_before(last.offset), last.offset,
+                       last.end, last.dyn_size_off, pipe,
+                       what="record at %d, dyn_size %d > %d at %d; time of the sample at %d"
+                       " set to %d" % (last.offset, last.stack_size + 1, last.stack_size,
+                                        last.dyn_size_off, earlier.offset, later)))
 
     # Not malformed: registers are data.  Every sample is still written.
     b = bytearray(d.bytes)

@@ -36,6 +36,8 @@ fi
 
 # run NAME: records $tmp/gowork-NAME, unwinds it (plain and sanitizer
 # builds) and checks its names against the full build's symbol table.
+# The program burns 1.5 s of CPU time, not of wall time: about 1,500
+# samples (over 8,000 Go frames) however loaded the machine is.
 run ()
 {
   bin="$tmp/gowork-$1"

@@ -49,13 +49,13 @@ tap_plan 7
 
 diag () { sed 's/^/#   /' "$@" | head -20; }
 
-# wait_until CMD...: up to ~10 s for CMD to succeed (polled every 50 ms,
+# wait_until CMD...: up to ~60 s for CMD to succeed (polled every 50 ms,
 # not slept on; each poll runs pgrep or ls, which cost a loaded machine).
 wait_until () {
   _i=0
   while ! "$@"; do
     _i=$((_i + 1))
-    [ $_i -le 200 ] || return 1
+    [ $_i -le 1200 ] || return 1
     sleep 0.05
   done
 }

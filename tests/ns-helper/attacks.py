@@ -113,7 +113,7 @@ def start_in_root(name, setup, pid=None):
                 f.write(str(pid - 1))
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         if pid is None or p.pid == pid:
-            for _ in range(100):
+            for _ in range(1200):   # a minute: a loaded machine takes more than 5 s
                 try:
                     if nsh.maps_of(p.pid, "/app/lib/libnswork.so"):
                         return p

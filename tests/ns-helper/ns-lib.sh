@@ -97,7 +97,8 @@ ns_command () {
 
 # Starts `nsprog ARGS' in the background in a namespace of KIND at
 # $tmp/NAME (as USER when RUN_AS is set) and waits until it runs with its
-# library mapped; $pid is its pid.
+# library mapped (a bounded poll of a minute: a loaded machine takes more
+# than the 5 s it was); $pid is its pid.
 start_ns () {
   kind=$1 name=$2 setup=$3
   shift 3
@@ -112,7 +113,7 @@ start_ns () {
   pid=$!
   started_pids="$started_pids $pid"
   i=0
-  while [ $i -lt 100 ]; do
+  while [ $i -lt 1200 ]; do
     if [ "$(cat /proc/$pid/comm 2>/dev/null)" = nsprog ] && grep -q libnswork /proc/$pid/maps 2>/dev/null; then
       return 0
     fi
@@ -158,10 +159,11 @@ start_service () {
 make_user () {
   test_user=eust-nsh-$$${1:+-$1}
   i=0
-  # useradd locks /etc/passwd: another test may hold it for a moment.
+  # useradd locks /etc/passwd: another test may hold it for a moment (a
+  # minute at most, on a loaded machine).
   until useradd -M -N -r -s /bin/sh "$test_user" 2>"$tmp/useradd.err"; do
     i=$((i + 1))
-    if [ $i -ge 20 ]; then
+    if [ $i -ge 300 ]; then
       echo "# useradd failed:"; diag "$tmp/useradd.err"
       test_user=""
       return 1

@@ -37,6 +37,17 @@ def range_of(pid, path):
     return None
 
 
+def mapped(pid, path, seconds=60):
+    """range_of once PID maps PATH: after its exec (a bounded poll, not a
+    guess of 0.2 s: a loaded machine may not have run the exec yet)."""
+    end = time.monotonic() + seconds
+    while True:
+        r = range_of(pid, path)
+        if r is not None or time.monotonic() >= end:
+            return r
+        time.sleep(0.05)
+
+
 # The client's side runs in a child as UID; it reads commands on a pipe.
 cr, pw = os.pipe()
 pr, cw = os.pipe()
@@ -73,8 +84,7 @@ def ask(**cmd):
 reused = None
 for attempt in range(50):
     a = subprocess.Popen(["/bin/sleep", "60"], preexec_fn=as_user(uid, gid))
-    time.sleep(0.2)
-    ra = range_of(a.pid, "/sleep")
+    ra = mapped(a.pid, "/sleep")
     first = ask(pid=a.pid, path="/usr/bin/sleep", start=ra[0], end=ra[1])
     a.kill()
     a.wait()
@@ -92,8 +102,7 @@ if reused is None:
     tap.ok(False, "the pid of an exited process given to another user's (50 tries)", "")
 else:
     pid, first, b = reused
-    time.sleep(0.3)
-    rb = range_of(pid, os.path.basename(secret))
+    rb = mapped(pid, os.path.basename(secret))
     tap.ok(first["reply"].get("ok") and "target" in first,
            "map_files of the client's own process (the pin)", json.dumps(first)[:300])
     for fresh, what in ((False, "the same connection (the exited process's pin)"),

@@ -16,7 +16,8 @@ systemd-socket-activate --seqpacket --accept --listen="$sock" \
   "$helper" --idle-timeout=60 --slots-dir="$tmp/slots" > "$tmp/activate.log" 2>&1 &
 started_pids="$started_pids $!"
 i=0
-while [ ! -S "$sock" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+# A bounded poll of a minute: a loaded machine takes more than 5 s.
+while [ ! -S "$sock" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 chmod 666 "$sock"
 "$PYTHON3" "$nsh_src/pidreuse.py" "$sock" "$client_uid" "$client_gid" "$test_uid" \
   "$tmp/secret/secret-sleep" > "$tmp/pidreuse.tap" 2> "$tmp/pidreuse.err"

@@ -141,5 +141,5 @@ PY
 relay_tap pool-fork.py "$tmp/fork.tap" "$tmp/fork.err"
 # The cgroup goes once the broker has exited with the helper.
 i=0
-while ! rmdir "$cg" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+while ! rmdir "$cg" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 plan_and_done

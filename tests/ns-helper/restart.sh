@@ -22,7 +22,7 @@ eu=$!
 started_pids="$started_pids $eu"
 # Once the helper has opened the program, kill it.
 i=0
-while ! grep -q "/app/bin/dlopen: opened by the namespace helper" "$tmp/killed.err" && [ $i -lt 200 ]; do
+while ! grep -q "/app/bin/dlopen: opened by the namespace helper" "$tmp/killed.err" && [ $i -lt 3000 ]; do
   sleep 0.02
   i=$((i + 1))
 done

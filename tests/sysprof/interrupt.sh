@@ -27,32 +27,64 @@ else
   exit 0
 fi
 
-# slow_writer SECONDS: the stream into the FIFO, its second half SECONDS
-# after its first.
-# shellcheck disable=SC2317  # called by name through wait_until
-slow_writer ()
+# half_writer: the stream into the FIFO in two halves.  Once the first
+# half is written (all but what the pipe holds has been read), it makes
+# $tmp/half; it writes the second half when $tmp/go is opened for writing
+# and closed (a FIFO: no sleep stands for "eu-stacktrace is mid-stream").
+# shellcheck disable=SC2317  # called by name through check
+half_writer ()
 {
   exec "$PYTHON3" -c '
-import sys, time
-data = open(sys.argv[1], "rb").read()
-out = open(sys.argv[2], "wb")
+import sys
+data, fifo, half, go = sys.argv[1:5]
+data = open(data, "rb").read()
+out = open(fifo, "wb")
 out.write(data[:len(data) // 2]); out.flush()
-time.sleep(float(sys.argv[3]))
+open(half, "w").close()
+open(go, "rb").read()
 out.write(data[len(data) // 2:])
-' "$tmp/stream" "$tmp/fifo" "$1" > /dev/null
+' "$tmp/stream" "$tmp/fifo" "$tmp/half" "$tmp/go" > /dev/null
 }
 
-# shellcheck disable=SC2317  # called by name through wait_until
+# poll_until CMD...: a bounded poll (a minute) for CMD to succeed.
+# shellcheck disable=SC2317  # called by name through check
+poll_until ()
+{
+  _i=0
+  until "$@"; do
+    _i=$((_i + 1))
+    [ "$_i" -le 1200 ] || return 1
+    sleep 0.05
+  done
+}
+# shellcheck disable=SC2317  # called by name through poll_until
+said_reading_to_end () { grep -q "reading the stream to its end" "$1"; }
+# shellcheck disable=SC2317  # called by name through poll_until
+ended () { ! kill -0 "$1" 2> /dev/null; }
+
+# start_half EXTRA-NAME: the FIFOs, the writer ($_w) and eu-stacktrace
+# reading the FIFO ($_e, its JSON in $tmp/outNAME.jsonl, its stderr in
+# $tmp/outNAME.err), once the first half is written.
+# shellcheck disable=SC2317  # called by name through check
+start_half ()
+{
+  rm -f "$tmp/fifo" "$tmp/go" "$tmp/half"
+  mkfifo "$tmp/fifo" "$tmp/go" || return 1
+  half_writer &
+  _w=$!
+  "$E" -i "$tmp/fifo" -f json -o "$tmp/out$1.jsonl" 2> "$tmp/out$1.err" &
+  _e=$!
+  poll_until test -e "$tmp/half" || { echo "the first half was never written"; return 1; }
+}
+
+# shellcheck disable=SC2317  # called by name through check
 first_interrupt ()
 {
-  rm -f "$tmp/fifo"
-  mkfifo "$tmp/fifo" || return 1
-  slow_writer 2 &
-  _w=$!
-  "$E" -i "$tmp/fifo" -f json -o "$tmp/out.jsonl" 2> "$tmp/out.err" &
-  _e=$!
-  sleep 1
+  start_half "" || return 1
   kill -INT "$_e"
+  # Taken: then the second half, and the end of the stream.
+  poll_until said_reading_to_end "$tmp/out.err" || echo "the SIGINT was not taken"
+  : > "$tmp/go"
   wait "$_e"
   _r=$?
   wait "$_w"
@@ -64,27 +96,29 @@ first_interrupt ()
 check "first SIGINT: the FIFO is read to its end, every sample written, status 0" \
   first_interrupt
 
-# shellcheck disable=SC2317  # called by name through wait_until
+# The second SIGINT once the first was taken, the stream's second half
+# never written: eu-stacktrace can only end by giving up.  (At most a
+# minute, on a loaded machine; "at once" is not a wall time a test can
+# hold to.)
+# shellcheck disable=SC2317  # called by name through check
 second_interrupt ()
 {
-  rm -f "$tmp/fifo"
-  mkfifo "$tmp/fifo" || return 1
-  slow_writer 30 &
-  _w=$!
-  "$E" -i "$tmp/fifo" -f json -o "$tmp/out2.jsonl" 2> "$tmp/out2.err" &
-  _e=$!
-  sleep 1
+  start_half 2 || return 1
   kill -INT "$_e"
-  sleep 0.5
+  poll_until said_reading_to_end "$tmp/out2.err" || echo "the first SIGINT was not taken"
   kill -INT "$_e"
   _start=$(date +%s)
+  poll_until ended "$_e" || { echo "still reading a minute after the second SIGINT"; kill -9 "$_e"; }
   wait "$_e"
   _r=$?
   _took=$(($(date +%s) - _start))
+  _waiting=no
+  kill -0 "$_w" 2> /dev/null && _waiting=yes
   kill "$_w" 2> /dev/null
   wait "$_w" 2> /dev/null
-  echo "status $_r after ${_took}s"
-  [ "$_r" -eq 130 ] && [ "$_took" -lt 10 ]
+  cat "$tmp/out2.err"
+  echo "status $_r after ${_took}s; the writer still held its second half: $_waiting"
+  [ "$_r" -eq 130 ] && [ "$_waiting" = yes ]
 }
 check "second SIGINT: eu-stacktrace gives up at once" second_interrupt
 

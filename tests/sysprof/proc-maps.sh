@@ -20,7 +20,13 @@ record_running ()
 {
   "$WORKLOADS/deep" 60000 > /dev/null &
   wpid=$!
-  sleep 0.3
+  # Recorded once it is deep, past its exec (a bounded poll of a minute,
+  # not a guess of 0.3 s).
+  _i=0
+  while [ "$(cat "/proc/$wpid/comm" 2> /dev/null)" != deep ] && [ "$_i" -lt 1200 ]; do
+    sleep 0.05
+    _i=$((_i + 1))
+  done
   echo "# recording: perf record --call-graph dwarf -p $wpid -- sleep 1.5"
   run_perf record -e cpu-clock -F 999 --call-graph dwarf -p "$wpid" -o "$tmp/perf.data" \
     -- sleep 1.5 > "$tmp/record.out" 2> "$tmp/record.err" &&

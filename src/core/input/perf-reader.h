@@ -67,6 +67,7 @@ struct st_perf_source {
                                  out of a compressed record */
   struct st_perf_decompressor *zstd;  /* perf record -z, from the first one */
   bool decompressing;         /* the records at hand are zstd's output */
+  bool record_malformed;      /* the last delivery failed on the record itself */
   /* Copies of queued records (-a's samples, decompressed or swapped ones)
      go back here when released, by size class (256 bytes to 64 KiB), for
      the next copy: a malloc and fresh pages for each 8 KiB sample cost

@@ -69,6 +69,7 @@ deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t
 {
   struct st_event ev;
   int r = st_perf_parse_record (src, rec, size, offset, &ev);
+  src->record_malformed = r == -EBADMSG;
   if (r != 0)
     return r > 0 ? 0 : r;
   return src->fn (&ev, src->fn_arg);
@@ -339,6 +340,40 @@ read_record (struct st_perf_source *src, const uint8_t **rec, uint32_t *size, ui
   return st_input_next_record (src->in, h.size, rec, "record", h.type, *offset, src->err);
 }
 
+/* Delivers whatever is still queued when the reading ended with R (0, an
+   error or an interruption): a fault never costs the samples read before
+   it.  A malformed record found only now, when its time came, stops
+   nothing either: the records queued behind it are later in time, not in
+   the input; one of another CPU's ring, written before it in the same
+   round, is before the fault in the input.  Only an error that is not the
+   record's own (the output's, memory) ends the flush.  The first fault is
+   the one reported.  */
+static int
+flush_to_the_end (struct st_perf_source *src, int r, struct st_why *err)
+{
+  struct st_why first;
+  if (err != NULL)
+    first = *err;
+  for (;;)
+    {
+      src->record_malformed = false;
+      int f = st_ordered_queue_flush_all (src->queue);
+      if (f == 0)
+        break;
+      if (r == 0)
+        {
+          r = f;
+          if (err != NULL)
+            first = *err;
+        }
+      if (f != -EBADMSG || !src->record_malformed)
+        break;
+    }
+  if (err != NULL)
+    *err = first;
+  return r;
+}
+
 int
 st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
                     volatile sig_atomic_t *stop, struct st_why *err)
@@ -401,16 +436,7 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
     }
   if (r == 1)
     r = 0;
-  /* Whatever was read before an error or an interruption is still
-     delivered: a fault never costs the samples before it.  */
-  struct st_why saved;
-  if (err != NULL)
-    saved = *err;
-  int flushed = st_ordered_queue_flush_all (src->queue);
-  if (r == 0)
-    r = flushed;
-  else if (err != NULL)
-    *err = saved;
+  r = flush_to_the_end (src, r, err);
   /* Copies (a stream's records, a compressed record's, a swapped one's)
      left by an error are freed; records of a mapped file are not.  */
   st_ordered_queue_free (src->queue, free);

@@ -17,7 +17,10 @@
 #    command's CPU time) and whatever keeps the command off the CPU.
 #    EU_BASELINE names a second eu-stacktrace timed alternately with the
 #    first (before and after a change, in one run).  Also the whole run's
-#    wall and CPU time.
+#    wall and CPU time, and what a loaded machine blurs least: the CPU
+#    time the tool and SPIN spent until SPIN's main (SPIN's own clock,
+#    which counts its time before its exec, and its parent's
+#    /proc/PID/schedstat), and what both waited for a CPU meanwhile.
 # 2. Peak RSS at -j 1 (and the default -j) on a recording of bench/workload.c
 #    and on one four times longer: it must not grow with the length.
 #
@@ -46,6 +49,7 @@ cat > "$work/spin.c" <<'EOF'
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <time.h>
+#include <unistd.h>
 
 static long long
 ns (clockid_t clock)
@@ -55,10 +59,32 @@ ns (clockid_t clock)
   return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* A task's time on a CPU and its time waiting for one, in ns (-1 -1: not
+   known); for a task that sleeps, as ours and the tool do here, up to
+   date.  */
+static void
+sched (const char *path, long long *run, long long *wait)
+{
+  FILE *f = fopen (path, "r");
+  *run = *wait = -1;
+  if (f != NULL && fscanf (f, "%lld %lld", run, wait) != 2)
+    *run = *wait = -1;
+  if (f != NULL)
+    fclose (f);
+}
+
 int
 main (int argc, char **argv)
 {
   long long start = ns (CLOCK_MONOTONIC);
+  /* What the start cost in CPU: this process's (before its exec too: a
+     tool's child, or its clone, is this process) and its parent's, and
+     what each waited for a CPU until here.  */
+  long long cpu_self = ns (CLOCK_PROCESS_CPUTIME_ID), run, wait_self, cpu_parent, wait_parent;
+  sched ("/proc/self/schedstat", &run, &wait_self);
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/schedstat", (int) getppid ());
+  sched (path, &cpu_parent, &wait_parent);
   long long before = ns (CLOCK_MONOTONIC);
   prctl (PR_SET_NAME, "spin-calib");
   long long after = ns (CLOCK_MONOTONIC);
@@ -66,15 +92,19 @@ main (int argc, char **argv)
   volatile unsigned long n = 0;
   while (ns (CLOCK_THREAD_CPUTIME_ID) < cpu)
     n++;
-  printf ("%lld %lld %lld\n", start, before, after);
+  printf ("%lld %lld %lld %lld %lld %lld %lld\n", start, before, after, cpu_self, wait_self,
+          cpu_parent, wait_parent);
   return 0;
 }
 EOF
 "$CC" -O2 -o "$work/spin" "$work/spin.c"
 
 # One run of TOOL (direct, eu, base, perf): prints "TO_EXEC TO_MAIN
-# TO_FIRST_SAMPLE EXEC_TO_FIRST_SAMPLE WALL CPU" in milliseconds ("-" where
-# a run has no records).
+# TO_FIRST_SAMPLE EXEC_TO_FIRST_SAMPLE WALL CPU CPU_TO_MAIN WAIT_TO_MAIN" in
+# milliseconds ("-" where a run has no records).  CPU_TO_MAIN is the CPU
+# time of the tool and of SPIN (its time before its exec included) until
+# SPIN's main, WAIT_TO_MAIN what both waited for a CPU meanwhile (SPIN
+# alone when run directly): the start's work, and what the load added.
 startup_py='
 import os, resource, subprocess, sys, time
 tool, perf, spin, spin_ms, rec = sys.argv[1:6]
@@ -92,11 +122,13 @@ out = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                      stderr=subprocess.DEVNULL, check=True).stdout
 t1 = time.monotonic_ns()
 r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-start, before, after = (int(x) for x in out.split()[-3:])
+start, before, after, cpu_self, wait_self, cpu_parent, wait_parent = \
+    (int(x) for x in out.split()[-7:])
 cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
 ms = lambda ns: "%.2f" % (ns / 1e6)
 if tool == "direct":
-    print("-", ms(start - t0), "-", "-", ms(t1 - t0), "%.2f" % (cpu * 1e3))
+    print("-", ms(start - t0), "-", "-", ms(t1 - t0), "%.2f" % (cpu * 1e3), ms(cpu_self),
+          ms(wait_self))
     sys.exit(0)
 script = subprocess.run([perf, "script", "-i", rec, "--ns", "-F", "comm,tid,time,event", "-G",
                          "--show-task-events"], stdin=subprocess.DEVNULL,
@@ -116,7 +148,8 @@ if exec_t is None or calib_t is None or first_t is None:
     sys.exit("bench: %s: no exec, rename or sample in %s, run again" % (tool, rec))
 offset = calib_t - (before + after) // 2     # perf clock - CLOCK_MONOTONIC
 print(ms(exec_t - offset - t0), ms(start - t0), ms(first_t - offset - t0),
-      ms(first_t - exec_t), ms(t1 - t0), "%.2f" % (cpu * 1e3))
+      ms(first_t - exec_t), ms(t1 - t0), "%.2f" % (cpu * 1e3), ms(cpu_self + cpu_parent),
+      ms(wait_self + wait_parent))
 '
 tools="direct eu perf"
 [ -n "${EU_BASELINE:-}" ] && tools="direct base eu perf"
@@ -141,8 +174,8 @@ while [ "$i" -le "$BENCH_RUNS" ]; do
 done
 echo "machine: $(getconf _NPROCESSORS_ONLN) CPUs, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "start-up, milliseconds from the start (medians of $BENCH_RUNS; a spin of $BENCH_SPIN_MS ms of CPU):"
-printf '  %-20s %12s %12s %12s %12s %12s %12s\n' "" "to exec" "to main" "to 1st sample" \
-  "exec->sample" "wall" "CPU"
+printf '  %-20s %8s %8s %13s %12s %8s %8s %12s %12s\n' "" "to exec" "to main" "to 1st sample" \
+  "exec->sample" "wall" "CPU" "CPU to main" "wait to main"
 for t in $tools; do
   case $t in
     direct) name="$(basename "$work/spin") directly" ;;
@@ -151,10 +184,11 @@ for t in $tools; do
     perf) name="perf record" ;;
   esac
   printf '  %-20s' "$name ($(wc -l < "$work/$t"))"
-  for c in 1 2 3 4 5 6; do
+  for c in 1 2 3 4 5 6 7 8; do
+    case $c in 3) w=13 ;; 4 | 7 | 8) w=12 ;; *) w=8 ;; esac
     if [ ! -s "$work/$t" ] || [ "$(awk -v c="$c" 'NR == 1 { print $c }' "$work/$t")" = - ]; then
-      printf ' %12s' -
-    else printf ' %12.1f' "$(median "$work/$t" $c)"; fi
+      printf " %${w}s" -
+    else printf " %${w}.1f" "$(median "$work/$t" $c)"; fi
   done
   echo
 done

@@ -253,6 +253,7 @@ source_open_live (const struct st_options *o, struct source *s)
     }
   s->live = (struct st_live_options) {
     .command = o->command,
+    .command_env = o->command_env,
     .pids = o->pids,
     .n_pids = o->n_pids,
     .all_cpus = o->all_cpus,
@@ -370,6 +371,26 @@ run (const struct st_options *o)
   return status;
 }
 
+/* The environment as we were given it, for the command of -- CMD, which
+   starts after the debuginfod client has added its variables to ours
+   (debuginfod/env.c) and may start while an unwinding thread swaps their
+   values.  setenv replaces or adds pointers in the array and never
+   changes a string, nor frees one: a copy of the array keeps them.  */
+static int
+command_env_save (struct st_options *o)
+{
+  if (o->command == NULL)
+    return 0;
+  size_t n = 0;
+  while (environ[n] != NULL)
+    n++;
+  o->command_env = malloc ((n + 1) * sizeof *o->command_env);
+  if (o->command_env == NULL)
+    return -ENOMEM;
+  memcpy (o->command_env, environ, (n + 1) * sizeof *o->command_env);
+  return 0;
+}
+
 /* debuginfod is on when --debuginfod or DEBUGINFOD_URLS names servers,
    and --no-debuginfod is not given.  Before any thread starts: the client
    prepares the environment that libdebuginfod reads.  */
@@ -414,6 +435,12 @@ main (int argc, char **argv)
 
   st_log_set_level (o.verbose >= 2 ? ST_LOG_DEBUG : o.verbose == 1 ? ST_LOG_INFO : ST_LOG_WARNING);
   elf_version (EV_CURRENT);
+  if (command_env_save (&o) < 0)
+    {
+      st_error ("out of memory");
+      st_options_free (&o);
+      return EXIT_RUNTIME;
+    }
   status = debuginfod_start (&o);
   /* Connected (or spawned) at the first file that needs it.  */
   int r = st_ns_client_new (o.ns_helper, &o.ns_client);

@@ -454,4 +454,6 @@ st_options_free (struct st_options *o)
 {
   free (o->pids);
   o->pids = NULL;
+  free (o->command_env);
+  o->command_env = NULL;
 }

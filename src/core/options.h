@@ -36,6 +36,9 @@ struct st_options {
   struct st_sink_options sink;  /* --title, --width, --minwidth, --reverse */
   /* live sampling */
   char *const *command;
+  /* The environment we were given, which the command is given: the
+     debuginfod client adds variables to ours (main.c).  */
+  char **command_env;
   pid_t *pids;
   size_t n_pids;
   bool all_cpus;

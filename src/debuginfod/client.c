@@ -22,7 +22,7 @@
 #include "debuginfod/env.h"
 #include "debuginfod/lib.h"
 
-/* libdebuginfod's functions, once a client started (lib.h).  */
+/* libdebuginfod's functions, once the client started (lib.h).  */
 static const struct st_debuginfod_lib *lib;
 
 enum kind { KIND_DEBUGINFO, KIND_EXECUTABLE };
@@ -79,7 +79,7 @@ struct st_debuginfod {
   struct st_debuginfod_options opts;
   char *urls;
   pthread_mutex_t lock;    /* everything below, and the client */
-  debuginfod_client *client;
+  debuginfod_client *client;    /* NULL until the first request */
   struct st_hashmap *entries;   /* kind + build-id -> entry */
   double spent;            /* seconds spent in requests */
   enum failure down;       /* why the servers are not asked, or FAIL_N */
@@ -349,6 +349,29 @@ count_fetched (struct st_debuginfod *d, enum kind kind, int fd, unsigned want)
     d->symtabs++;
 }
 
+/* libdebuginfod is opened, and its client made, at the first request, not
+   when the run starts: it loads 28 libraries (libcurl, GnuTLS, Kerberos,
+   LDAP) and runs their constructors, about 5 ms of CPU that the start of
+   every run with DEBUGINFOD_URLS set would wait for, though most runs ask
+   for nothing or ask late.  Called with the lock held: one client per run,
+   so the lock also makes the load happen once.  Loading from an unwinding
+   thread is safe: dlopen is, and libdwfl opens the same library from
+   those threads on its own.  */
+static int
+client_start_locked (struct st_debuginfod *d)
+{
+  int r = st_debuginfod_lib_load (&lib);
+  if (r < 0)
+    return r;
+  /* debuginfod_begin fails only when an allocation does.  */
+  d->client = lib->begin ();
+  if (d->client == NULL)
+    return -ENOMEM;
+  lib->set_user_data (d->client, d);
+  lib->set_progressfn (d->client, progress);
+  return 0;
+}
+
 /* Asks the servers, once, and fills E.  Called with the lock held.  */
 static void
 request_locked (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size_t n,
@@ -358,6 +381,17 @@ request_locked (struct st_debuginfod *d, enum kind kind, const uint8_t *id, size
     {
       fail (d, e, FAIL_SKIPPED_DOWN, 0, kind, module);
       return;
+    }
+  if (d->client == NULL)
+    {
+      int r = client_start_locked (d);
+      if (r < 0)
+        {
+          /* Said once (lib.c); nothing more is asked.  */
+          fail (d, e, FAIL_OTHER, -r, kind, module);
+          d->down = FAIL_OTHER;
+          return;
+        }
     }
   if (d->spent >= d->opts.budget)
     {
@@ -497,15 +531,7 @@ st_debuginfod_new (const struct st_debuginfod_options *opts, struct st_debuginfo
   st_debuginfod_env_prepare ();
   if (d->urls == NULL || d->entries == NULL)
     return -ENOMEM;
-  int r = st_debuginfod_lib_load (&lib);
-  if (r < 0)
-    return r;
-  /* debuginfod_begin fails only when an allocation does.  */
-  d->client = lib->begin ();
-  if (d->client == NULL)
-    return -ENOMEM;
-  lib->set_user_data (d->client, d);
-  lib->set_progressfn (d->client, progress);
+  /* The library: at the first request (client_start_locked).  */
   *out = ST_TAKE_PTR (d);
   return 0;
 }

@@ -8,6 +8,10 @@ TESTS += tests/live/interrupt.sh
 # 999 Hz with 8 KiB stacks on every CPU: no sample lost, all written.
 TESTS += tests/live/no-lost.sh
 EXTRA_DIST += tests/live/no-lost.sh
+# What the command of -- CMD is given (environment, descriptors, signals,
+# exit status) against the command run directly; sampled from its exec.
+TESTS += tests/live/child.sh
+EXTRA_DIST += tests/live/child.sh
 # A program replaced at its path during a run (renamed over, copied over in
 # place) is symbolized from its own file, not from the cached one.
 TESTS += tests/live/replaced.sh

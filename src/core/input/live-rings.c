@@ -247,7 +247,12 @@ st_live_online_cpus (struct st_live_source *lv)
       lv->sb_rings[lv->n_rings++] = (struct ring) { .fd = -1, .cpu = c, .sideband = true,
                                                     .pages = SIDEBAND_PAGES };
     }
-  return 0;
+  /* Room for the events of one process or of the machine, allocated here:
+     the command of -- CMD opens its own in our memory (source-live.c),
+     where nothing is better left to malloc.  */
+  lv->cap_fds = 2 * lv->n_rings + 2;
+  lv->fds = malloc (lv->cap_fds * sizeof *lv->fds);
+  return lv->fds != NULL ? 0 : -ENOMEM;
 }
 
 /* Reads every complete record of one ring buffer.  */
@@ -372,5 +377,5 @@ st_live_close_rings (struct st_live_source *lv)
   free (lv->sb_rings);
   lv->fds = NULL;
   lv->rings = lv->sb_rings = NULL;
-  lv->n_fds = lv->n_rings = 0;
+  lv->n_fds = lv->n_rings = lv->cap_fds = 0;
 }

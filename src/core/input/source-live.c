@@ -1,16 +1,16 @@
-/* Live sampling as a source: the command started stopped before its exec,
- * or the processes (-p) or the whole machine (-a) opened; what already runs
- * described from /proc; then a loop that drains the ring buffers, ends a
- * round, and sweeps the threads gone without an exit record, until the
- * command exits, the processes are gone, or a stop comes.  The events and
- * their rings: live-rings.c; /proc: live-proc.c; the loop's sleep:
- * live-wait.c.  */
+/* Live sampling as a source: the processes (-p) or the whole machine (-a)
+ * opened and what already runs described from /proc, or the command
+ * started with its events once everything else is ready; then a loop that
+ * drains the ring buffers, ends a round, and sweeps the threads gone
+ * without an exit record, until the command exits, the processes are
+ * gone, or a stop comes.  The events and their rings: live-rings.c; /proc:
+ * live-proc.c; the loop's sleep: live-wait.c.  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,44 +113,95 @@ tell_child (const struct st_live_source *lv, pid_t pid)
     lv->opts->set_child (pid);
 }
 
-/* Starts the command stopped before exec, so that its events exist before
-   its first instruction; returns the write end of the pipe that lets it go. */
+/* The command: a child that shares our memory and descriptors (clone with
+   CLONE_VM | CLONE_FILES | CLONE_VFORK, the way posix_spawn starts a
+   program) opens its own events (not with -a), maps their rings into our
+   memory, and execs, while we sleep until it has.  Nothing of ours has to
+   run between the start and the command's exec (a fork copies our page
+   tables, 0.5 ms of CPU before the command's main in bench-startup.sh, and
+   a "go" through a pipe is one more wake-up to wait for on a loaded
+   machine), and its events exist before its first instruction
+   (enable_on_exec).
+
+   It starts last, when everything else is ready (the output, the session
+   and its unwinder, debuginfod, the parser, --record): from its exec on,
+   its samples fill the rings, and we return from the clone straight to
+   the loop that drains them.  So no sample waits for a set-up: the rings
+   never hold more than what is written between two wake-ups of the loop,
+   as at any later moment of the run.  (Started before the set-up, its
+   samples waited in the rings meanwhile, and a ring holds only a quarter
+   of a second at 999 Hz with 8 KiB stacks: a loaded machine lost some.)  */
+struct child_start {
+  struct st_live_source *lv;
+  pid_t parent;
+  int err;                  /* -errno: the events could not be opened */
+  int exec_errno;           /* the exec failed */
+};
+
+/* The child, on a stack of its parent's, in its parent's memory, which is
+   stopped meanwhile: what it writes there is the parent's.  Not
+   instrumented by ASan: a frame that execs never returns to unpoison its
+   redzones.  */
+#if defined __has_attribute
+# if __has_attribute (no_sanitize_address)
+__attribute__ ((no_sanitize_address))
+# endif
+#endif
 static int
-spawn_command (struct st_live_source *lv, int *go_fd, int *exec_err_fd)
+child_main (void *arg)
 {
-  int go[2], err[2];
-  if (pipe2 (go, O_CLOEXEC) != 0 || pipe2 (err, O_CLOEXEC) != 0)
-    return -errno;
-  pid_t parent = getpid ();
-  pid_t pid = fork ();
-  if (pid < 0)
-    return -errno;
-  if (pid == 0)
+  struct child_start *c = arg;
+  struct st_live_source *lv = c->lv;
+  /* Never orphaned: if the profiler dies (SIGKILL, a crash), so does
+     the command.  The parent may have died before the prctl.  */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != c->parent)
+    _exit (127);
+  /* With -a the events of every CPU see the command already.  */
+  int r = lv->opts->all_cpus ? 0 : st_live_open_for_pid (lv, 0);
+  if (r < 0)
     {
-      close (go[1]);
-      close (err[0]);
-      /* Never orphaned: if the profiler dies (SIGKILL, a crash), so does
-         the command.  The parent may have died before the prctl.  */
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != parent)
-        _exit (127);
-      if (lv->opts->reset_for_exec != NULL)
-        lv->opts->reset_for_exec ();
-      char c;
-      if (read (go[0], &c, 1) != 1)
-        _exit (127);
-      execvp (lv->opts->command[0], lv->opts->command);
-      int e = errno;
-      if (write (err[1], &e, sizeof e) < 0)
-        _exit (127);
+      c->err = r;
       _exit (127);
     }
-  close (go[0]);
-  close (err[1]);
+  /* Signals are blocked until here: our handlers, run in this child,
+     would write our flags.  An exec sets caught signals to their default
+     anyway.  */
+  struct sigaction dfl = { .sa_handler = SIG_DFL };
+  sigaction (SIGINT, &dfl, NULL);
+  sigaction (SIGTERM, &dfl, NULL);
+  if (lv->opts->reset_for_exec != NULL)
+    lv->opts->reset_for_exec ();
+  if (lv->opts->command_env != NULL)
+    execvpe (lv->opts->command[0], lv->opts->command, lv->opts->command_env);
+  else
+    execvp (lv->opts->command[0], lv->opts->command);
+  c->exec_errno = errno;
+  _exit (127);
+}
+
+/* The child's stack: on ours, which ASan and the guard page know.  */
+#define CHILD_STACK (128 * 1024)
+
+static int
+start_command (struct st_live_source *lv)
+{
+  struct child_start c = { lv, getpid (), 0, 0 };
+  _Alignas (16) char stack[CHILD_STACK];
+  sigset_t all, old;
+  sigfillset (&all);
+  sigprocmask (SIG_SETMASK, &all, &old);
+  pid_t pid = clone (child_main, stack + sizeof stack,
+                     CLONE_VM | CLONE_FILES | CLONE_VFORK | SIGCHLD, &c);
+  int e = errno;
+  sigprocmask (SIG_SETMASK, &old, NULL);
+  if (pid < 0)
+    return st_why_set (lv->why, e, "cannot start %s: %s", lv->opts->command[0], strerror (e));
   lv->child = pid;
   tell_child (lv, pid);
-  *go_fd = go[1];
-  *exec_err_fd = err[0];
-  return 0;
+  if (c.exec_errno != 0)
+    return st_why_set (lv->why, c.exec_errno, "cannot run %s: %s", lv->opts->command[0],
+                       strerror (c.exec_errno));
+  return c.err;
 }
 
 static int
@@ -390,7 +441,6 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   lv->fn_arg = arg;
   st_live_build_attr (lv);
   lv->last_sweep = st_live_now_ns ();
-  int go_fd = -1, exec_err_fd = -1;
   lv->threads = st_hashmap_new (NULL);
   int r = lv->threads != NULL ? st_live_online_cpus (lv) : -ENOMEM;
   if (r == 0)
@@ -401,15 +451,12 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   /* Stopped before it started: nothing to run or sample.  */
   if (r == 0 && *stop)
     goto out;
-  if (r == 0 && opts->command != NULL)
-    r = spawn_command (lv, &go_fd, &exec_err_fd);
   if (r < 0)
     goto out;
 
+  /* -- CMD opens its events in the command (start_command).  */
   if (opts->all_cpus)
     r = st_live_open_for_pid (lv, -1);
-  else if (opts->command != NULL)
-    r = st_live_open_for_pid (lv, lv->child);
   else
     for (size_t i = 0; i < opts->n_pids && r == 0; i++)
       r = st_live_open_for_process (lv, opts->pids[i]);
@@ -426,19 +473,11 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
     goto out;
   if (opts->command == NULL || opts->all_cpus)
     st_live_enable_all (lv, PERF_EVENT_IOC_ENABLE);
+  /* Last: see start_command.  */
   if (opts->command != NULL)
-    {
-      /* Let the command exec; its events switch on with the exec.  */
-      if (write (go_fd, "g", 1) != 1)
-        r = -errno;
-      close (go_fd);
-      go_fd = -1;
-      int e;
-      if (r == 0 && read (exec_err_fd, &e, sizeof e) == sizeof e)
-        r = st_why_set (why, e, "cannot run %s: %s", opts->command[0], strerror (e));
-      if (r < 0)
-        goto out;
-    }
+    r = start_command (lv);
+  if (r < 0)
+    goto out;
   r = sample_loop (lv, stop);
   st_live_enable_all (lv, PERF_EVENT_IOC_DISABLE);
   if (r == 0)
@@ -447,10 +486,6 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
     r = st_perf_source_flush (lv->parser);
 
 out:
-  if (go_fd >= 0)
-    close (go_fd);
-  if (exec_err_fd >= 0)
-    close (exec_err_fd);
   /* Interrupted, or failed: the command does not outlive us.  */
   end_command (lv, stop);
   lv->tracked = lv->threads ? st_hashmap_size (lv->threads) : 0;

@@ -21,6 +21,7 @@ enum st_live_event {
 
 struct st_live_options {
   char *const *command;     /* argv of a command to run, or NULL */
+  char *const *command_env; /* its environment (NULL: ours) */
   const pid_t *pids;        /* processes to sample, or NULL */
   size_t n_pids;
   bool all_cpus;            /* the whole machine */
@@ -40,8 +41,9 @@ struct st_live_options {
      signal handler that forwards a stop to it (signals.h, a layer above
      this one); NULL: nobody.  */
   void (*set_child) (pid_t pid);
-  /* Run in the command between fork and exec (async-signal-safe): the
-     signal dispositions a program expects.  NULL: none.  */
+  /* Run in the command between its start and its exec (async-signal-safe;
+     in our memory, which we do not touch meanwhile): the signal
+     dispositions a program expects.  NULL: none.  */
   void (*reset_for_exec) (void);
 };
 

@@ -3,7 +3,8 @@
  * build-id or inode, the vdso from this process, and the refusals: another
  * build-id, another inode (a file replaced since it was mapped), a missing
  * file, a FIFO in the file's place (never opened for reading, so never
- * blocking), an anonymous mapping.  Each answer is given once per run.  */
+ * blocking), an anonymous mapping.  Each answer is given once per run.
+ * And the debug-file search: never in our current directory.  */
 #include "config.h"
 
 #include <errno.h>
@@ -18,8 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <cmocka.h>
 
+#include "core/resolve/debuginfo-host.h"
 #include "core/resolve/resolver.h"
 
 static char dir[] = "/tmp/eu-stacktrace-test-resolver.XXXXXX";
@@ -217,6 +220,52 @@ test_missing_fifo_and_anonymous_refused (void **state)
   st_resolver_free (r);
 }
 
+/* A module named without an absolute directory ("[vdso]", a relative
+   path in a recording) has its debug file searched only under
+   /usr/lib/debug, never in our current directory or its .debug; the same
+   file beside an absolute name is found.  */
+static void
+test_debug_file_never_in_cwd (void **state)
+{
+  (void) state;
+  char old[4096];
+  assert_non_null (getcwd (old, sizeof old));
+  assert_int_equal (chdir (dir), 0);
+  static const char body[] = "a debug file, as far as its CRC can tell";
+  uint32_t crc = (uint32_t) crc32 (0L, (const Bytef *) body, sizeof body - 1);
+  assert_int_equal (mkdir (".debug", 0755), 0);
+  const char *files[] = { "cwd-prog.debug", ".debug/cwd-prog.debug" };
+  for (size_t i = 0; i < 2; i++)
+    {
+      FILE *f = fopen (files[i], "w");
+      assert_non_null (f);
+      assert_int_equal (fwrite (body, 1, sizeof body - 1, f), sizeof body - 1);
+      assert_int_equal (fclose (f), 0);
+    }
+  struct st_debuginfo_want w = { .file_name = "cwd-prog", .debuglink = "cwd-prog.debug",
+                                 .crc = crc };
+  char *path = NULL;
+  int fd = st_debuginfo_host_find (&w, &path);
+  assert_int_equal (fd, -1);
+  assert_null (path);
+  w.debuglink = NULL;   /* the invented NAME.debug: never taken without a CRC */
+  assert_int_equal (st_debuginfo_host_find (&w, &path), -1);
+
+  char abs[sizeof dir + 16];
+  snprintf (abs, sizeof abs, "%s/cwd-prog", dir);
+  w = (struct st_debuginfo_want) { .file_name = abs, .debuglink = "cwd-prog.debug", .crc = crc };
+  fd = st_debuginfo_host_find (&w, &path);
+  assert_true (fd >= 0);
+  assert_non_null (path);
+  print_message ("beside %s: %s\n", abs, path);
+  close (fd);
+  free (path);
+  for (size_t i = 0; i < 2; i++)
+    unlink (files[i]);
+  rmdir (".debug");
+  assert_int_equal (chdir (old), 0);
+}
+
 int
 main (void)
 {
@@ -227,6 +276,7 @@ main (void)
     cmocka_unit_test (test_inode_without_build_id),
     cmocka_unit_test (test_vdso_from_this_process),
     cmocka_unit_test (test_missing_fifo_and_anonymous_refused),
+    cmocka_unit_test (test_debug_file_never_in_cwd),
   };
   return cmocka_run_group_tests (tests, setup, teardown);
 }

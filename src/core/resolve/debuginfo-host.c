@@ -125,6 +125,10 @@ search_paths (const struct st_debuginfo_want *w, const char *file_name, char **p
                  && (size_t) (file_base - 1 - file_name) < sizeof dir;
   if (has_dir)
     snprintf (dir, sizeof dir, "%.*s", (int) (file_base - 1 - file_name), file_name);
+  /* Beside the file only when its directory is absolute: a name without
+     one ("[vdso]", a relative path in a recording) would be looked up in
+     our current directory, whatever that holds.  */
+  bool beside = has_dir && dir[0] == '/';
   int fd = -1;
   if (w->alt)
     {
@@ -133,11 +137,11 @@ search_paths (const struct st_debuginfo_want *w, const char *file_name, char **p
       const char *name = base_of (w->debuglink);
       /* "" then ".debug" entries: beside the debug file; "/usr/lib/debug":
          its basename; each also in a .dwz subdirectory.  */
-      if (w->debuglink[0] != '/' && (fd = try_join (has_dir ? dir : NULL, NULL, w->debuglink, w, path)) >= 0)
+      if (beside && w->debuglink[0] != '/' && (fd = try_join (dir, NULL, w->debuglink, w, path)) >= 0)
         return fd;
-      if ((fd = try_join (has_dir ? dir : NULL, ".dwz", name, w, path)) >= 0)
+      if (beside && (fd = try_join (dir, ".dwz", name, w, path)) >= 0)
         return fd;
-      if (w->debuglink[0] != '/' && (fd = try_join (has_dir ? dir : NULL, ".debug", w->debuglink, w, path)) >= 0)
+      if (beside && w->debuglink[0] != '/' && (fd = try_join (dir, ".debug", w->debuglink, w, path)) >= 0)
         return fd;
       if ((fd = try_join (DEBUG_DIR, NULL, name, w, path)) >= 0)
         return fd;
@@ -152,14 +156,14 @@ search_paths (const struct st_debuginfo_want *w, const char *file_name, char **p
       snprintf (invented, sizeof invented, "%.*s.debug", NAME_MAX, file_base);
       link = invented;
     }
-  if ((fd = try_join (has_dir ? dir : NULL, NULL, link, w, path)) >= 0)
-    return fd;
-  if ((fd = try_join (has_dir ? dir : NULL, ".debug", link, w, path)) >= 0)
-    return fd;
-  if (w->debuglink == NULL && (fd = try_join (has_dir ? dir : NULL, ".debug", file_base, w, path)) >= 0)
-    return fd;
-  if (!has_dir || dir[0] != '/')
+  if (!beside)
     return -1;
+  if ((fd = try_join (dir, NULL, link, w, path)) >= 0)
+    return fd;
+  if ((fd = try_join (dir, ".debug", link, w, path)) >= 0)
+    return fd;
+  if (w->debuglink == NULL && (fd = try_join (dir, ".debug", file_base, w, path)) >= 0)
+    return fd;
   /* /usr/lib/debug/DIR/LINK, then with DIR's leading components dropped
      one at a time, as libdwfl explores.  */
   for (const char *sub = strchr (dir, '/'); sub != NULL; sub = strchr (sub, '/'))

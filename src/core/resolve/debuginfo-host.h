@@ -3,8 +3,10 @@
  * ":.debug:/usr/lib/debug":
  *
  *   /usr/lib/debug/.build-id/NN/REST.debug      by build-id
- *   DIR/DEBUGLINK                               DIR: the module's directory
- *   DIR/.debug/DEBUGLINK
+ *   DIR/DEBUGLINK                               DIR: the module's directory,
+ *   DIR/.debug/DEBUGLINK                        when absolute (never ours: libdwfl
+ *                                               takes a relative name's from the
+ *                                               current directory)
  *   /usr/lib/debug/DIR/DEBUGLINK                then DIR minus leading components
  *
  * (for a dwz file: DIR/.dwz/NAME, /usr/lib/debug/NAME, /usr/lib/debug/.dwz/NAME),

@@ -4,9 +4,11 @@
 
 #include <argp.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/options.h"
 #include "core/resolve/demangle.h"
@@ -400,6 +402,26 @@ parse_opt (int key, char *arg, struct argp_state *state)
       if (o->record != NULL && o->command == NULL && o->n_pids == 0 && !o->all_cpus)
         argp_error (state, "--record keeps the samples of live sampling: give a COMMAND, "
                     "-p or -a");
+      if (o->mmap_pages != 0 && (o->command != NULL || o->n_pids > 0 || o->all_cpus))
+        {
+          /* The kernel writes a sample whole or not at all, and one that
+             is larger than the ring never fits: every sample would be
+             dropped without a LOST record to say so.  A sample's most:
+             the stack copy, registers (at most 64), a kernel call chain
+             (at most 128 entries with -k) and its fixed fields.  */
+          uint64_t ring = (uint64_t) o->mmap_pages * (uint64_t) getpagesize ();
+          uint64_t most = (uint64_t) o->stack_size + 64 * 8 + 128 * 8 + 128;
+          if (ring < most)
+            {
+              uint64_t pages = 1;
+              while (pages * (uint64_t) getpagesize () < most)
+                pages *= 2;
+              argp_error (state, "--mmap-pages %u makes a ring of %" PRIu64 " KiB, which cannot "
+                          "hold one sample of up to %" PRIu64 " bytes (--stack-size %u): "
+                          "give at least %" PRIu64 " pages, or a smaller --stack-size",
+                          o->mmap_pages, ring / 1024, most, (unsigned) o->stack_size, pages);
+            }
+        }
       break;
     default:
       return ARGP_ERR_UNKNOWN;

@@ -25,12 +25,17 @@
 # spent in the kernel (exclude_kernel: 1-3% measured).
 # The warning says the same figures as --stats, and every sample read is
 # written.
+#
+# 6: a ring that cannot hold one sample is refused before anything runs:
+# the kernel writes a sample whole or not at all, and with --mmap-pages 2
+# (8 KiB) and 8 KiB stacks it dropped every sample without a LOST record,
+# so the run read nothing and said nothing.
 set -u
 : "${EU_STACKTRACE:?}" "${TOP_SRCDIR:?}" "${TOP_BUILDDIR:?}"
 . "$TOP_SRCDIR/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-no-lost.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-tap_plan 5
+tap_plan 6
 THREADS=$TOP_BUILDDIR/tests/workloads/threads
 ncpu=$(getconf _NPROCESSORS_ONLN)
 
@@ -90,5 +95,17 @@ if [ "$warned" = "$lost_n $total" ] && [ "$written" -eq "${read_n:--1}" ]; then
   tap_ok "the warning says $lost_n lost of $total, as --stats does; all $written samples read written"
 else
   tap_not_ok "the warning says '${warned:-nothing}', --stats ${lost_n:-?} lost of $total; $written of ${read_n:-?} samples read written"
+fi
+
+# 6: a ring smaller than one sample.
+"$EU_STACKTRACE" -F 999 --stack-size 8192 --mmap-pages 2 -f text -o "$tmp/tiny.txt" \
+  -- "$THREADS" 10 > /dev/null 2> "$tmp/tiny.err"
+st=$?
+if [ "$st" -eq 64 ] && grep -q -- '--mmap-pages 2 makes a ring of 8 KiB, which cannot hold one sample' "$tmp/tiny.err" \
+   && [ ! -s "$tmp/tiny.txt" ]; then
+  tap_ok "--mmap-pages 2 with 8 KiB stacks: refused before the command runs (status 64, says why)"
+else
+  tap_diag_file "$tmp/tiny.err"
+  tap_not_ok "--mmap-pages 2 with 8 KiB stacks: status $st, not refused with a reason"
 fi
 tap_done

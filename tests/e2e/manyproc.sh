@@ -15,15 +15,18 @@
 # mappings after its exec and, in the dynamic loader, skips frames
 # (_dl_start) while still reaching _start; its match rate varied from 71%
 # to 99.6% between recordings of this same workload, all the differences
-# in ld.so and libc startup.  So the rate is not asserted (--min-rate 0);
-# every sample must be present, and samples in the deep workload's leaves
-# must unwind to _start through all of perf's frames in 99.5% of them.
+# in ld.so and libc startup, and the samples it unwinds to _start at all
+# from 43 to 2,289 (a run under load failed "at least 500 complete samples
+# compared" with 72).  So neither the count nor the rate is judged (they
+# are printed as diagnostics); every sample must be present, and samples in
+# the deep workload's leaves must unwind to _start through all of perf's
+# frames in 99.5% of them.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 FILTER="$TOP_SRCDIR/tests/e2e/filter-pipe-samples.py"
 name=manyproc
 n_procs=300
 
-tap_plan 10
+tap_plan 8
 e2e_setup
 data="$tmp/perf.data"
 
@@ -122,31 +125,31 @@ else
   tap_not_ok "$name: their samples alone equal their samples in the whole run: not run"
 fi
 
-# 6-8. perf script, the weaker oracle here (see the top).
+# 6-7. perf script, the weaker oracle here (see the top).
 if [ -z "$problem" ] \
    && run_perf script -i "$data" -F "$PERF_FIELDS" --no-inline --ns \
         > "$tmp/perf-script.txt" 2> "$tmp/perf-script.err" && [ -s "$tmp/perf-script.txt" ]; then
   "$PYTHON3" "$COMPARE" --perf-script "$tmp/perf-script.txt" --ours "$tmp/ours.jsonl" \
-    --name "$name" --tap-start $((tap_n + 1)) --min-rate 0 --expect-rate 99.5 --show 3 \
+    --name "$name" --tap-start $((tap_n + 1)) --rate-as-diagnostics --expect-rate 99.5 --show 3 \
     --expect-complete leaf_hash,leaf_divide,leaf_float > "$tmp/compare.out" 2> "$tmp/compare.err"
   rc=$?
-  # 4 lines: present, enough compared, rate (not asserted), leaves.
+  # 2 lines: present, leaves.
   got=$(grep -c '^\(not \)\{0,1\}ok ' "$tmp/compare.out")
   cat "$tmp/compare.out"
   tap_diag_file "$tmp/compare.err"
   tap_counted "$got" "$rc"
-  while [ "$got" -lt 4 ]; do
+  while [ "$got" -lt 2 ]; do
     got=$((got + 1))
     tap_not_ok "$name: comparison with perf script did not complete (status $rc)"
   done
 else
   tap_diag_file "$tmp/perf-script.err"
-  for i in 1 2 3 4; do
+  for i in 1 2; do
     tap_not_ok "$name: comparison with perf script: not run"
   done
 fi
 
-# 10. The sanitizer build on the whole recording: clean, the same output.
+# 8. The sanitizer build on the whole recording: clean, the same output.
 p=$(tool_problem eu-stacktrace-asan "$EU_STACKTRACE_ASAN")
 if [ -z "$problem" ] && [ -z "$p" ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \

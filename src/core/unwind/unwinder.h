@@ -24,6 +24,8 @@ struct st_unwinder_options {
   struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
   const struct st_sysroot *sysroot; /* NULL: off; read-only, shared */
   unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
+  /* NULL: none; the files' tables every unwinder reads (file-shared.h) */
+  struct st_shared_files *shared_files;
 };
 
 struct st_unwound {

@@ -3,12 +3,16 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/array.h"
 #include "basic/bsearch.h"
+#include "core/resolve/elf-file.h"
+#include "core/resolve/file-shared.h"
+#include "core/resolve/mapping.h"
 #include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
@@ -31,7 +35,9 @@ struct reg_rule {
   int32_t off;
 };
 
-/* The rules of one pc range, in the process's addresses.  A row that is
+/* The rules of one pc range, in the file's addresses (the process's less
+   the module's bias), so that every process that maps the file, on any
+   thread, can use it (resolve/file-shared.h).  A row that is
    not USABLE stands for "libdwfl steps here" (no CFI, an expression, a
    signal frame), so that the answer is not asked of libdw again.  The
    registers of the same value are a mask; only those at or from the CFA
@@ -57,10 +63,24 @@ struct row_ref {
   struct row *row;
 };
 
+/* Rows sorted by start, not overlapping.  */
+struct row_table {
+  struct row_ref *rows;
+  size_t n, cap;
+};
+
+/* The rows of one module of the process's Dwfl.  With its file's shared
+   entry, they are the rows of the file's table (SHARED->rows, a struct
+   row_table that the entry's lock guards and that owns them) this process
+   has used, found there without asking libdw when another process, on
+   any thread, asked before; each row is immutable once in that table, so
+   this process reads it without the lock.  Without one, the rows are
+   this table's own.  */
 struct module_rows {
   Dwfl_Module *mod;
-  struct row_ref *rows;     /* sorted by start, not overlapping */
-  size_t n, cap;
+  uint64_t bias;            /* process address - file address */
+  struct st_file_shared *shared;
+  struct row_table t;
 };
 
 /* The row of a lookup address that was stepped from before, so that a
@@ -98,9 +118,10 @@ st_unwind_cache_clear (struct st_unwind_cache *c)
     return;
   for (size_t i = 0; i < c->n_mods; i++)
     {
-      for (size_t j = 0; j < c->mods[i].n; j++)
-        free (c->mods[i].rows[j].row);
-      free (c->mods[i].rows);
+      if (c->mods[i].shared == NULL)
+        for (size_t j = 0; j < c->mods[i].t.n; j++)
+          free (c->mods[i].t.rows[j].row);
+      free (c->mods[i].t.rows);
     }
   c->n_mods = 0;
   c->last = 0;
@@ -138,16 +159,80 @@ module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
   if (ST_GROW (c->mods, c->cap_mods, c->n_mods, 8) < 0)
     return NULL;
   c->last = c->n_mods;
-  c->mods[c->n_mods] = (struct module_rows) { .mod = mod };
-  return &c->mods[c->n_mods++];
+  struct module_rows *m = &c->mods[c->n_mods++];
+  *m = (struct module_rows) { .mod = mod };
+  /* The file's rows are shared when it has an identity; the file's
+     addresses are the main ELF's, whose bias .eh_frame's rows have too.  */
+  void **userdata;
+  dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+  const struct st_mapping *map = userdata != NULL ? *userdata : NULL;
+  Dwarf_Addr bias;
+  if (map != NULL && map->file != NULL && map->file->shared != NULL
+      && dwfl_module_getelf (mod, &bias) != NULL)
+    {
+      m->shared = map->file->shared;
+      m->bias = bias;
+    }
+  return m;
 }
 
-/* The index of the last row starting at or before ADDR, or M->n.  */
-static size_t
-row_index (const struct module_rows *m, uint64_t addr)
+static void
+shared_rows_free (void *p)
 {
-  size_t n = ST_BSEARCH_UPPER (m->rows, m->n, start, addr);
-  return n == 0 ? m->n : n - 1;
+  struct row_table *t = p;
+  for (size_t i = 0; i < t->n; i++)
+    free (t->rows[i].row);
+  free (t->rows);
+  free (t);
+}
+
+/* The index of the last row starting at or before ADDR, or T->n.  */
+static size_t
+row_index (const struct row_table *t, uint64_t addr)
+{
+  size_t n = ST_BSEARCH_UPPER (t->rows, t->n, start, addr);
+  return n == 0 ? t->n : n - 1;
+}
+
+/* The row of T that holds ADDR, or NULL; *AT: where a row starting at
+   ADDR goes.  */
+static struct row *
+row_at (const struct row_table *t, uint64_t addr, size_t *at)
+{
+  size_t i = row_index (t, addr);
+  *at = i < t->n ? i + 1 : 0;
+  return i < t->n && addr < t->rows[i].row->end ? t->rows[i].row : NULL;
+}
+
+/* Inserts ROW at AT in T, which holds no row at ROW->start.  */
+static int
+row_insert (struct row_table *t, size_t at, struct row *row)
+{
+  if (ST_GROW (t->rows, t->cap, t->n, 64) < 0)
+    return -ENOMEM;
+  memmove (&t->rows[at + 1], &t->rows[at], (t->n - at) * sizeof *t->rows);
+  t->rows[at] = (struct row_ref) { row->start, row };
+  t->n++;
+  return 0;
+}
+
+/* A copy of R in T at AT (T's own), its end cut before the next row of
+   T: rows from an earlier lookup later in the same row of libdw's.  */
+static struct row *
+row_add (struct row_table *t, size_t at, const struct row *r)
+{
+  struct row *copy = malloc (sizeof *copy);
+  if (copy == NULL)
+    return NULL;
+  *copy = *r;
+  if (at < t->n && t->rows[at].start < copy->end)
+    copy->end = t->rows[at].start;
+  if (row_insert (t, at, copy) < 0)
+    {
+      free (copy);
+      return NULL;
+    }
+  return copy;
 }
 
 /* The CFA rule of FRAME, when it is register + offset.  */
@@ -223,8 +308,8 @@ parse_register (Dwarf_Frame *frame, int regno, struct row *r)
   return true;
 }
 
-/* Fills R from FRAME, the row of libdw's table that starts at START and
-   ends at END in the process's addresses.  */
+/* Fills R from FRAME, the row of libdw's table whose addresses plus BIAS
+   are the file's.  */
 static void
 parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
 {
@@ -257,55 +342,87 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
     r->end = end + bias;
 }
 
-/* The rules at LOOKUP in MOD, libdwfl's way: the .eh_frame row if it has
-   one, else the .debug_frame row.  A .debug_frame row's range may hide
-   .eh_frame rows not asked for yet, so it is kept for LOOKUP alone, as is
-   "no row".  NULL on allocation failure.  */
+/* The rules at ADDR (a file address) in M's module, libdwfl's way: the
+   .eh_frame row if it has one, else the .debug_frame row.  A .debug_frame
+   row's range may hide .eh_frame rows not asked for yet, so it is kept for
+   ADDR alone, as is "no row".  */
+static struct row
+libdw_row (const struct module_rows *m, uint64_t addr)
+{
+  struct row r = { .start = addr, .end = addr + 1 };
+  /* libdw's biases against the module's: the same for .eh_frame (the
+     main file's), maybe not for a separate debug file's .debug_frame.  */
+  uint64_t lookup = addr + m->bias;
+  Dwarf_Addr bias;
+  Dwarf_Frame *frame = NULL;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (m->mod, &bias);
+  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
+    parse_row (frame, bias - m->bias, &r);
+  else
+    {
+      frame = NULL;
+      cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
+      if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
+        {
+          parse_row (frame, bias - m->bias, &r);
+          r.start = addr;
+          r.end = addr + 1;
+        }
+      else
+        frame = NULL;
+    }
+  free (frame);
+  return r;
+}
+
+/* The row at ADDR of the file's shared table, asked of libdw when no
+   process asked before; added to M's.  NULL on allocation failure.  */
+static const struct row *
+shared_row (struct module_rows *m, uint64_t addr, size_t at_m)
+{
+  struct st_file_shared *e = m->shared;
+  size_t at;
+  pthread_mutex_lock (&e->lock);
+  struct row_table *t = e->rows;
+  struct row *row = t != NULL ? row_at (t, addr, &at) : NULL;
+  pthread_mutex_unlock (&e->lock);
+  if (row == NULL)
+    {
+      /* libdw is asked outside the lock: each thread has its own, and the
+         lock is only the table's.  Another thread may add the same row
+         meanwhile: the first in stays.  */
+      struct row r = libdw_row (m, addr);
+      pthread_mutex_lock (&e->lock);
+      if (e->rows == NULL && (e->rows = calloc (1, sizeof (struct row_table))) != NULL)
+        e->free_rows = shared_rows_free;
+      t = e->rows;
+      if (t != NULL && (row = row_at (t, addr, &at)) == NULL)
+        row = row_add (t, at, &r);
+      pthread_mutex_unlock (&e->lock);
+      if (row == NULL)
+        return NULL;
+    }
+  /* The file's rows do not overlap, and M's are some of them: ROW, which
+     holds ADDR, starts after the last of M's before ADDR.  */
+  return row_insert (&m->t, at_m, row) < 0 ? NULL : row;
+}
+
+/* The rules at LOOKUP in MOD.  NULL on allocation failure.  */
 static const struct row *
 find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
 {
   struct module_rows *m = module_rows (c, mod);
   if (m == NULL)
     return NULL;
-  size_t i = row_index (m, lookup);
-  if (i < m->n && lookup < m->rows[i].row->end)
-    return m->rows[i].row;
-
-  struct row r = { .start = lookup, .end = lookup + 1 };
-  Dwarf_Addr bias;
-  Dwarf_Frame *frame = NULL;
-  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
-  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
-    parse_row (frame, bias, &r);
-  else
-    {
-      frame = NULL;
-      cfi = dwfl_module_dwarf_cfi (mod, &bias);
-      if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
-        {
-          parse_row (frame, bias, &r);
-          r.start = lookup;
-          r.end = lookup + 1;
-        }
-      else
-        frame = NULL;
-    }
-  free (frame);
-
-  if (ST_GROW (m->rows, m->cap, m->n, 64) < 0)
-    return NULL;
-  struct row *copy = malloc (sizeof *copy);
-  if (copy == NULL)
-    return NULL;
-  size_t at = i < m->n ? i + 1 : 0;
-  /* Rows from an earlier lookup later in the same row: stop before them.  */
-  if (at < m->n && m->rows[at].start < r.end)
-    r.end = m->rows[at].start;
-  *copy = r;
-  memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
-  m->rows[at] = (struct row_ref) { copy->start, copy };
-  m->n++;
-  return copy;
+  uint64_t addr = lookup - m->bias;
+  size_t at;
+  const struct row *row = row_at (&m->t, addr, &at);
+  if (row != NULL)
+    return row;
+  if (m->shared != NULL)
+    return shared_row (m, addr, at);
+  struct row r = libdw_row (m, addr);
+  return row_add (&m->t, at, &r);
 }
 
 /* The stack copy, read as dwfl-unwind.c's memory_read does, except that a

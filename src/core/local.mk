@@ -20,6 +20,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/unwind/unwind-cache.c src/core/unwind/unwind-cache.h \
+	src/core/unwind/unwind-rows.c src/core/unwind/unwind-rows.h \
 	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \

@@ -1,9 +1,11 @@
 /* One unwinder: a process table with its Dwfls, a resolver and its files,
  * and the buffers to unwind and symbolize one sample at a time.
  *
- * libdw 0.188 is not thread-safe, so nothing here is shared: parallel
+ * libdw 0.188 is not thread-safe, so no libdw object is shared: parallel
  * unwinding runs one unwinder per thread, each fed every process event in
- * input order and its own share of the samples.  Everything a result points
+ * input order and its own share of the samples.  What the unwinders share
+ * is our own tables of each file, symbols and unwind rows, built once per
+ * run and immutable once published (opts.shared_files, file-shared.h).  Everything a result points
  * to (paths, names, comms) stays valid until the unwinder is freed, so
  * results can be written after the unwinder has moved on.  */
 #pragma once

@@ -10,8 +10,16 @@
 # reading thread's, at least the total over two), and that ratio is printed
 # too.  Nothing here asserts a time.
 #
+# Then, with perf stat -r BENCH_RUNS -e task-clock, the CPU time of all
+# threads and the mean wall time of -j 1 and -j 2 on each recording; with
+# BASELINE (another eu-stacktrace) set, the baseline's and this one's in
+# turn, so that both meet the same load.  CPU time is the figure to read on
+# a loaded machine: what -j 2 costs beyond -j 1 shows there, not in the
+# scheduler's noise.
+#
 # Environment, besides bench-lib.sh's: BENCH_PROCS [6], BENCH_SECONDS [4],
-# BENCH_FREQ [999], BENCH_RUNS [5].
+# BENCH_FREQ [999], BENCH_RUNS [5], BASELINE [none].  With BENCH_DIR, the
+# recordings an earlier run left there are used again.
 
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,12 +33,16 @@ mkdir -p "$work/home"
 HOME=$work/home
 export HOME
 
+if [ -n "${BENCH_DIR:-}" ] && [ -s "$work/several.data" ] && [ -s "$work/one.data" ]; then
+  say "reusing $work/several.data and $work/one.data"
+else
 say "recording $BENCH_PROCS processes at once, and one"
 "$PERF" record -q -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf -o "$work/several.data" \
   -- sh -c "i=0; while [ \$i -lt $BENCH_PROCS ]; do '$workload' $BENCH_SECONDS & i=\$((i + 1)); done; wait" \
   > /dev/null 2>&1
 "$PERF" record -q -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf -o "$work/one.data" \
   -- "$workload" "$((BENCH_PROCS * BENCH_SECONDS))" > /dev/null 2>&1
+fi
 
 for rec in several one; do
   : > "$work/$rec.j1"; : > "$work/$rec.j2"
@@ -61,3 +73,32 @@ for rec in several one; do
            $3, $1, $2, t, $3 / t }'
 done
 echo "target: -j 2 at least 1.7x -j 1 on several processes"
+
+# stat_cpu PROGRAM J REC: "CPU_MS WALL_S", perf stat's means over BENCH_RUNS
+# runs of PROGRAM -j J on REC (task-clock counts every thread).
+stat_cpu () {
+  LC_ALL=C "$PERF" stat -r "$BENCH_RUNS" -e task-clock -o "$work/stat" -- \
+    "$1" -j "$2" -i "$work/$3.data" -f text -o /dev/null > /dev/null 2>&1 ||
+    die "perf stat of $1 -j $2 on $3.data failed"
+  awk '/task-clock/ { t = $1 } /seconds time elapsed/ { w = $1 }
+       END { gsub(",", "", t); print t, w }' "$work/stat"
+}
+
+echo "perf stat -r $BENCH_RUNS -e task-clock (CPU of all threads; wall is the mean elapsed):"
+progs=this
+[ -n "${BASELINE:-}" ] && progs="baseline this"
+prog_of () { if [ "$1" = baseline ]; then echo "$BASELINE"; else echo "$EU_STACKTRACE"; fi; }
+for rec in several one; do
+  for p in $progs; do : > "$work/$rec.stat.$p"; done
+  for j in 1 2; do
+    for p in $progs; do
+      echo "$j $(stat_cpu "$(prog_of "$p")" "$j" "$rec")" >> "$work/$rec.stat.$p"
+    done
+  done
+  for p in $progs; do
+    awk -v rec="$rec" -v prog="$p" '{ cpu[$1] = $2; wall[$1] = $3 }
+      END { printf "  %s, %s: -j 1 %.1f ms CPU, %.4f s wall; -j 2 %.1f ms CPU, %.4f s wall; CPU -j 2 / -j 1 %.2fx, wall -j 1 / -j 2 %.2fx\n",
+                   rec, prog, cpu[1], wall[1], cpu[2], wall[2], cpu[2] / cpu[1], wall[1] / wall[2] }' \
+      "$work/$rec.stat.$p"
+  done
+done

@@ -5,6 +5,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/callchain.c src/core/unwind/callchain.h \
 	src/core/resolve/debuginfo-host.c src/core/resolve/debuginfo-host.h \
 	src/core/resolve/elf-file.c src/core/resolve/elf-file.h \
+	src/core/resolve/file-shared.c src/core/resolve/file-shared.h \
 	src/core/event.h \
 	src/core/resolve/find-debuginfo.c src/core/resolve/find-debuginfo.h \
 	src/core/input/input.c src/core/input/input.h \
@@ -19,6 +20,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/unwind/unwind-cache.c src/core/unwind/unwind-cache.h \
+	src/core/unwind/unwind-rows.c src/core/unwind/unwind-rows.h \
 	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \

@@ -27,6 +27,8 @@ struct st_session {
 
   /* --jobs 1: the reader's thread unwinds.  */
   struct st_unwinder *inline_unwinder;
+  /* The files' tables every unwinder reads: freed after the unwinders.  */
+  struct st_shared_files *shared_files;
   struct st_unwound inline_result;
 
   /* --jobs N > 1  */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "core/session-private.h"
+#include "core/resolve/file-shared.h"
 #include "core/session-summary.h"
 
 unsigned
@@ -125,7 +126,13 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
     .sysroot = opts->sysroot,
     .containers = opts->containers,
   };
-  int r;
+  int r = st_shared_files_new (&s->shared_files);
+  if (r < 0)
+    {
+      free (s);
+      return r;
+    }
+  uopts.shared_files = s->shared_files;
   if (s->opts.jobs == 1 || s->opts.mode != ST_MODE_NAIVE)
     {
       s->opts.jobs = 1;
@@ -155,6 +162,7 @@ st_session_free (struct st_session *s)
   st_session_jobs_free (s);
   st_unwinder_free (s->inline_unwinder);
   free (s->inline_result.frames);
+  st_shared_files_free (s->shared_files);
   free (s);
 }
 

@@ -12,6 +12,8 @@
 #include "core/event.h"
 #include "core/resolve/symbol-table.h"
 
+struct st_file_shared;
+
 /* How a mapping's file was found: the steps of the resolver chain.  */
 enum st_found_by {
   ST_FOUND_HOST_PATH,
@@ -37,7 +39,10 @@ struct st_elf_file {
   char build_id_hex[2 * ST_BUILD_ID_MAX + 1];
   enum st_found_by found_by;
   pid_t ns_pid;             /* ST_FOUND_NS_HELPER: whose namespace has it */
-  struct st_symtab *symtab; /* built on first use from a Dwfl_Module */
+  struct st_symtab *symtab; /* this thread's view, made on first use */
+  /* The tables every thread shares for this file (file-shared.h), or
+     NULL: then SYMTAB owns its table.  */
+  struct st_file_shared *shared;
   /* libdwfl's answer for this file's separate debug file, found once and
      served (a dup) to every later process that maps the file, with its
      compressed sections already inflated (find-debuginfo.c).  */

@@ -230,6 +230,37 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
   return fd;
 }
 
+/* FILE's debug file, searched before (by this thread: each has its own
+   files), for one more Dwfl.  Once the symbol table is built (by any
+   thread: file-shared.h), a debug file is opened in each process only for
+   its Dwarf, which libdwfl asks for whenever .eh_frame does not unwind a
+   frame (the loader's _start, in nearly every process).  Without
+   .debug_frame and inline frames nothing in it is read, but whether the
+   Dwarf opens decides how libdwfl ends the unwind ("end" or "No DWARF
+   information found"): a stand-in that opens as a Dwarf with no
+   .debug_frame, a page to map, spares mapping and unmapping the whole file
+   in every process, and inflating it in every thread.  */
+static int
+serve_searched (const struct request *q, struct st_elf_file *file, char **debuginfo_file_name)
+{
+  const struct st_debuginfo_finder *finder = q->mapping->finder;
+  if (file->symtab != NULL && !file->symtab_building && !file->debug_has_frame
+      && finder != NULL && finder->cfi_only && file->debug_fd >= 0)
+    {
+      if (file->debug_stand_in_fd == -2)
+        file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);
+      int fd = file->debug_stand_in_fd >= 0
+               ? fcntl (file->debug_stand_in_fd, F_DUPFD_CLOEXEC, 0) : -1;
+      if (fd >= 0)
+        {
+          free (*debuginfo_file_name);
+          *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
+          return fd;
+        }
+    }
+  return serve_cached (file, debuginfo_file_name);
+}
+
 int
 st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
@@ -251,56 +282,33 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
      time.)  */
   struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
   bool cacheable = file != NULL && !is_altlink_request (&q, file->elf);
-  if (cacheable && file->debug_searched)
-    {
-      /* Once the symbol table is built, a debug file is opened in each
-         process only for its Dwarf, which libdwfl asks for whenever
-         .eh_frame does not unwind a frame (the loader's _start, in nearly
-         every process).  Without .debug_frame and inline frames nothing
-         in it is read, but whether the Dwarf opens decides how libdwfl
-         ends the unwind ("end" or "No DWARF information found"): a stand-in
-         that opens as a Dwarf with no .debug_frame, a page to map, spares
-         mapping and unmapping the whole file in every process.  */
-      const struct st_debuginfo_finder *finder = q.mapping->finder;
-      if (file->symtab != NULL && !file->symtab_building && !file->debug_has_frame
-          && finder != NULL && finder->cfi_only && file->debug_fd >= 0)
-        {
-          if (file->debug_stand_in_fd == -2)
-            file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);
-          int fd = file->debug_stand_in_fd >= 0
-                   ? fcntl (file->debug_stand_in_fd, F_DUPFD_CLOEXEC, 0) : -1;
-          if (fd >= 0)
-            {
-              free (*debuginfo_file_name);
-              *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
-              return fd;
-            }
-        }
-      return serve_cached (file, debuginfo_file_name);
-    }
-  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-    {
-      char *path = NULL;
-      int fd = steps[i].find (&q, &path);
-      if (fd >= 0)
-        {
-          st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
-                    path != NULL ? path : "?");
-          if (cacheable)
-            {
-              keep (file, fd, path);
-              free (path);
-              return serve_cached (file, debuginfo_file_name);
-            }
-          free (*debuginfo_file_name);
-          *debuginfo_file_name = path;
-          return fd;
-        }
-      /* libdwfl would open a name left behind.  */
-      free (path);
-    }
+  if (!cacheable || !file->debug_searched)
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+      {
+        char *path = NULL;
+        int fd = steps[i].find (&q, &path);
+        if (fd >= 0)
+          {
+            st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
+                      path != NULL ? path : "?");
+            if (cacheable)
+              {
+                keep (file, fd, path);
+                free (path);
+                break;
+              }
+            free (*debuginfo_file_name);
+            *debuginfo_file_name = path;
+            return fd;
+          }
+        /* libdwfl would open a name left behind.  */
+        free (path);
+      }
   if (cacheable)
-    file->debug_searched = true;
+    {
+      file->debug_searched = true;
+      return serve_searched (&q, file, debuginfo_file_name);
+    }
   errno = 0;   /* not found is not an error */
   return -1;
 }

@@ -14,6 +14,7 @@ struct st_resolver {
   struct st_hashmap *answers;     /* path + identity -> struct answer */
   struct st_hashmap *by_build_id; /* build-id -> st_elf_file (one ref) */
   struct st_debuginfod *debuginfod; /* NULL: off */
+  struct st_shared_files *shared_files; /* NULL: none */
   struct st_ns_client *ns_client;   /* NULL: off */
   struct st_containers *containers; /* NULL: off */
   unsigned upper_only;              /* files gone with a removed container's layer */

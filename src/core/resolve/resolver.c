@@ -12,6 +12,7 @@
 #include "container/container.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "core/resolve/file-shared.h"
 #include "core/resolve/ns-client.h"
 #include "core/resolve/resolver.h"
 #include "core/resolve/resolver-private.h"
@@ -112,6 +113,12 @@ void
 st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d)
 {
   r->debuginfod = d;
+}
+
+void
+st_resolver_set_shared_files (struct st_resolver *r, struct st_shared_files *files)
+{
+  r->shared_files = files;
 }
 
 void
@@ -242,6 +249,8 @@ find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why
             }
           if (st_resolver_steps[i].how == ST_FOUND_NS_HELPER)
             f->ns_pid = req->pid;   /* its debuginfo is looked for there too */
+          if (r->shared_files != NULL)
+            f->shared = st_shared_files_get (r->shared_files, f);
           if ((st_resolver_steps[i].how == ST_FOUND_SYSROOT || st_resolver_steps[i].how == ST_FOUND_SEARCH_PATH)
               && req->build_id_size == 0)
             {

@@ -22,6 +22,10 @@ void st_resolver_free (struct st_resolver *r);
 /* The last step asks D (NULL: off) for the executable by build-id.  */
 struct st_debuginfod;
 void st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d);
+/* The tables shared with the other threads' resolvers (NULL: none): each
+   file found is given its entry there.  */
+struct st_shared_files;
+void st_resolver_set_shared_files (struct st_resolver *r, struct st_shared_files *files);
 /* After the host path fails, ask the namespace helper through C (NULL: off).  */
 struct st_ns_client;
 void st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c);

@@ -25,17 +25,25 @@ struct symbol {
   bool plt;              /* a PLT entry: the name is the callee's + "@plt" */
 };
 
-/* Names are demangled on a symbol's first lookup, not when the table is
-   built: a C++ library's tens of thousands of names would cost a large
-   fraction of a second, and a profile hits few of them.  Each unwinder
-   has its own files and tables (libdw is not thread-safe), so a lookup
-   may fill SHOWN without a lock.  */
-struct st_symtab {
+/* What a table is: sorted symbols and their names, built once per file
+   and read, never written, afterwards (shared by every unwinding thread
+   that meets the file: resolve/file-shared.h).  */
+struct st_symtab_data {
   struct symbol *syms;
   size_t n;
   char *names;
   bool go;               /* the file has a .gopclntab: a Go program */
   enum st_demangle_style style;
+};
+
+/* One thread's view of a table: what its lookups write.  Names are
+   demangled on a symbol's first lookup, not when the table is built: a
+   C++ library's tens of thousands of names would cost a large fraction of
+   a second, and a profile hits few of them.  The view is its thread's
+   alone, so a lookup fills SHOWN and the memo without a lock.  */
+struct st_symtab {
+  const struct st_symtab_data *d;
+  struct st_symtab_data *owned;   /* D, when the view owns it */
   char **shown;          /* per symbol: its shown name once looked up (a
                             string of NAMES when demangling changes
                             nothing, else its own allocation), or NULL */
@@ -54,7 +62,7 @@ struct st_symtab {
    name in the file (or without memory).  perf demangles a PLT entry's
    callee and then adds "@plt".  */
 static char *
-demangled_name (const struct st_symtab *t, const struct symbol *s)
+demangled_name (const struct st_symtab_data *t, const struct symbol *s)
 {
   const char *raw = t->names + s->raw;
   if (!s->plt)
@@ -91,7 +99,7 @@ leading_underscores (const char *s)
    debug file has __libc_start_main@@GLIBC_2.34 before
    __libc_start_main@GLIBC_2.2.5, and perf shows the first.  */
 static bool
-better_symbol (const struct st_symtab *t, const struct symbol *later, const struct symbol *earlier)
+better_symbol (const struct st_symtab_data *t, const struct symbol *later, const struct symbol *earlier)
 {
   const struct symbol *a = later, *b = earlier;
   if (a->sized != b->sized)
@@ -145,7 +153,7 @@ compare_start (const void *pa, const void *pb)
 
 /* Collects symbols and their names while a table is built.  */
 struct builder {
-  struct st_symtab *t;
+  struct st_symtab_data *t;
   size_t cap, pool_len, pool_cap;
 };
 
@@ -154,7 +162,7 @@ struct builder {
 static uint32_t
 pool_add (struct builder *b, const char *name, const char *suffix)
 {
-  struct st_symtab *t = b->t;
+  struct st_symtab_data *t = b->t;
   size_t len = strlen (name) + strlen (suffix) + 1;
   if (b->pool_len + len > UINT32_MAX)
     return UINT32_MAX;
@@ -181,7 +189,7 @@ static bool
 add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t start,
             uint64_t size, uint8_t binding, uint64_t limit)
 {
-  struct st_symtab *t = b->t;
+  struct st_symtab_data *t = b->t;
   if (ST_GROW (t->syms, b->cap, t->n, 256) < 0)
     return false;
   uint32_t raw = pool_add (b, name, suffix);
@@ -332,10 +340,10 @@ add_go_symbols (struct builder *b, Elf *elf)
   return r != -ENOMEM;
 }
 
-struct st_symtab *
-st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
+struct st_symtab_data *
+st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
 {
-  struct st_symtab *t = calloc (1, sizeof *t);
+  struct st_symtab_data *t = calloc (1, sizeof *t);
   if (t == NULL)
     return NULL;
   t->style = st_demangle_style ();
@@ -389,9 +397,6 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
       t->syms[out++] = t->syms[i];
     }
   t->n = out;
-  t->shown = calloc (t->n ? t->n : 1, sizeof *t->shown);
-  if (t->shown == NULL)
-    goto oom;
   for (size_t i = 0; i < t->n; i++)
     if (!t->syms[i].sized)
       {
@@ -401,8 +406,48 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
   return t;
 
 oom:
-  st_symtab_free (t);
+  st_symtab_data_free (t);
   return NULL;
+}
+
+void
+st_symtab_data_free (struct st_symtab_data *t)
+{
+  if (t == NULL)
+    return;
+  free (t->syms);
+  free (t->names);
+  free (t);
+}
+
+struct st_symtab *
+st_symtab_view (const struct st_symtab_data *d)
+{
+  struct st_symtab *t = calloc (1, sizeof *t);
+  if (t == NULL)
+    return NULL;
+  t->d = d;
+  t->shown = calloc (d->n ? d->n : 1, sizeof *t->shown);
+  if (t->shown == NULL)
+    {
+      free (t);
+      return NULL;
+    }
+  return t;
+}
+
+struct st_symtab *
+st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
+{
+  struct st_symtab_data *d = st_symtab_data_build (mod, bias);
+  struct st_symtab *t = d != NULL ? st_symtab_view (d) : NULL;
+  if (t == NULL)
+    {
+      st_symtab_data_free (d);
+      return NULL;
+    }
+  t->owned = d;
+  return t;
 }
 
 void
@@ -410,26 +455,25 @@ st_symtab_free (struct st_symtab *t)
 {
   if (t == NULL)
     return;
-  if (t->shown != NULL)
-    for (size_t i = 0; i < t->n; i++)
-      if (t->shown[i] != t->names + t->syms[i].raw)
-        free (t->shown[i]);
+  for (size_t i = 0; i < t->d->n; i++)
+    if (t->shown[i] != t->d->names + t->d->syms[i].raw)
+      free (t->shown[i]);
   free (t->shown);
-  free (t->syms);
-  free (t->names);
+  st_symtab_data_free (t->owned);
   free (t);
 }
 
 size_t
 st_symtab_size (const struct st_symtab *t)
 {
-  return t->n;
+  return t->d->n;
 }
 
 const char *
 st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
                   const char **raw)
 {
+  const struct st_symtab_data *d = t->d;
   /* The memo is not part of the table's value either (see below).  */
   struct memo *m = &((struct st_symtab *) t)->memo[(addr ^ (addr >> 10)) & 1023];
   size_t lo;
@@ -442,24 +486,24 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
   else
     {
       /* The last symbol starting at or below ADDR.  */
-      lo = ST_BSEARCH_UPPER (t->syms, t->n, start, addr);
-      bool none = lo == 0 || addr >= t->syms[lo - 1].end || lo - 1 >= MEMO_NONE;
+      lo = ST_BSEARCH_UPPER (d->syms, d->n, start, addr);
+      bool none = lo == 0 || addr >= d->syms[lo - 1].end || lo - 1 >= MEMO_NONE;
       m->addr_plus_1 = addr + 1;
       m->index = none ? MEMO_NONE : (uint32_t) (lo - 1);
       if (none)
         return NULL;
     }
-  const struct symbol *s = &t->syms[lo - 1];
+  const struct symbol *s = &d->syms[lo - 1];
   *offset = addr - s->start;
   if (raw != NULL)
-    *raw = t->names + s->raw;
+    *raw = d->names + s->raw;
   /* The memo of the shown name is not part of the table's value: a lookup
      fills it in on the table it was given as const.  */
   char **shown = &((struct st_symtab *) t)->shown[lo - 1];
   if (*shown == NULL)
     {
-      char *d = demangled_name (t, s);
-      *shown = d ? d : t->names + s->raw;
+      char *name = demangled_name (d, s);
+      *shown = name ? name : d->names + s->raw;
     }
   return *shown;
 }
@@ -467,5 +511,5 @@ st_symtab_lookup (const struct st_symtab *t, uint64_t addr, uint64_t *offset,
 bool
 st_symtab_is_go (const struct st_symtab *t)
 {
-  return t->go;
+  return t->d->go;
 }

@@ -3,22 +3,50 @@
 #include <gelf.h>
 
 #include "core/resolve/elf-file.h"
+#include "core/resolve/file-shared.h"
 #include "core/resolve/gopclntab.h"
 #include "core/resolve/mapping.h"
 #include "core/resolve/symbol-table.h"
 #include "core/unwind/module-symbols.h"
 
+struct build {
+  Dwfl_Module *mod;
+  struct st_elf_file *file;
+};
+
+static struct st_symtab_data *
+build_data (void *arg)
+{
+  struct build *b = arg;
+  Dwarf_Addr bias = 0;
+  dwfl_module_getelf (b->mod, &bias);
+  b->file->symtab_building = true;   /* find-debuginfo.c: no inflating */
+  struct st_symtab_data *data = st_symtab_data_build (b->mod, bias);
+  b->file->symtab_building = false;
+  return data;
+}
+
 const struct st_symtab *
 st_module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
 {
-  if (file->symtab == NULL)
+  if (file->symtab != NULL)
+    return file->symtab;
+  if (file->shared == NULL)
     {
       Dwarf_Addr bias = 0;
       dwfl_module_getelf (mod, &bias);
-      file->symtab_building = true;   /* find-debuginfo.c: no inflating */
+      file->symtab_building = true;
       file->symtab = st_symtab_build (mod, bias);
       file->symtab_building = false;
+      return file->symtab;
     }
+  /* Another thread may have built it: then this thread's Dwfl never loads
+     the file's symbols, nor the raw debug file for them (find-debuginfo.c
+     serves the stand-in once the table is there), whose compressed
+     sections libdw would inflate again.  */
+  struct build b = { mod, file };
+  const struct st_symtab_data *data = st_file_shared_symtab (file->shared, build_data, &b);
+  file->symtab = data != NULL ? st_symtab_view (data) : NULL;
   return file->symtab;
 }
 

@@ -1,67 +1,16 @@
 #include "config.h"
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic/array.h"
-#include "basic/bsearch.h"
 #include "core/unwind/epilogue.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
+#include "core/unwind/unwind-rows.h"
 
-/* x86_64: DWARF registers 0..16, the return address in 16 (rip), as
-   libdwfl's x86_64 backend has them (ebl_frame_nregs).  */
-#define NREGS 17
-#define RA_REG 16
-
-/* The listed rules; undefined and same-value registers are not listed.  */
-enum rule {
-  RULE_OFFSET,      /* saved at CFA + off */
-  RULE_VAL_OFFSET,  /* is CFA + off */
-};
-
-/* The rule of one register that is not undefined.  */
-struct reg_rule {
-  uint8_t reg;
-  uint8_t rule;
-  int32_t off;
-};
-
-/* The rules of one pc range, in the process's addresses.  A row that is
-   not USABLE stands for "libdwfl steps here" (no CFI, an expression, a
-   signal frame), so that the answer is not asked of libdw again.  The
-   registers of the same value are a mask; only those at or from the CFA
-   are listed: a step visits those alone.  */
-struct row {
-  uint64_t start, end;
-  int64_t cfa_off;
-  uint8_t cfa_reg;
-  bool usable;
-  bool signal_frame;        /* a sigreturn trampoline's: never usable */
-  bool ra_undefined;
-  uint32_t same;            /* bit i: register i keeps its value */
-  uint32_t ruled;           /* bit i: a rule below sets register i */
-  uint8_t n_rules;
-  uint8_t n_reads;          /* the first N_READS rules are RULE_OFFSET */
-  struct reg_rule rules[NREGS];
-};
-
-/* Each row is allocated alone, so that it stays where it is while rows
-   are inserted around it: the memo points at it.  */
-struct row_ref {
-  uint64_t start;           /* row->start, searched without a load of the row */
-  struct row *row;
-};
-
-struct module_rows {
-  Dwfl_Module *mod;
-  struct row_ref *rows;     /* sorted by start, not overlapping */
-  size_t n, cap;
-};
 
 /* The row of a lookup address that was stepped from before, so that a
    frame seen again costs neither dwfl_addrmodule nor a search.  Entries
@@ -97,11 +46,7 @@ st_unwind_cache_clear (struct st_unwind_cache *c)
   if (c == NULL)
     return;
   for (size_t i = 0; i < c->n_mods; i++)
-    {
-      for (size_t j = 0; j < c->mods[i].n; j++)
-        free (c->mods[i].rows[j].row);
-      free (c->mods[i].rows);
-    }
+    st_rows_module_release (&c->mods[i]);
   c->n_mods = 0;
   c->last = 0;
   c->gen++;
@@ -138,174 +83,17 @@ module_rows (struct st_unwind_cache *c, Dwfl_Module *mod)
   if (ST_GROW (c->mods, c->cap_mods, c->n_mods, 8) < 0)
     return NULL;
   c->last = c->n_mods;
-  c->mods[c->n_mods] = (struct module_rows) { .mod = mod };
-  return &c->mods[c->n_mods++];
+  struct module_rows *m = &c->mods[c->n_mods++];
+  st_rows_module_init (m, mod);
+  return m;
 }
 
-/* The index of the last row starting at or before ADDR, or M->n.  */
-static size_t
-row_index (const struct module_rows *m, uint64_t addr)
-{
-  size_t n = ST_BSEARCH_UPPER (m->rows, m->n, start, addr);
-  return n == 0 ? m->n : n - 1;
-}
-
-/* The CFA rule of FRAME, when it is register + offset.  */
-static bool
-parse_cfa (Dwarf_Frame *frame, struct row *r)
-{
-  Dwarf_Op *ops;
-  size_t nops;
-  if (dwarf_frame_cfa (frame, &ops, &nops) != 0 || nops != 1)
-    return false;
-  uint64_t reg;
-  if (ops[0].atom == DW_OP_bregx)
-    {
-      reg = ops[0].number;
-      r->cfa_off = (int64_t) ops[0].number2;
-    }
-  else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31)
-    {
-      reg = ops[0].atom - DW_OP_breg0;
-      r->cfa_off = (int64_t) ops[0].number;
-    }
-  else
-    return false;
-  if (reg >= NREGS)
-    return false;
-  r->cfa_reg = reg;
-  return true;
-}
-
-/* The rule of REGNO in FRAME, as libdwfl's handle_cfi reads it: libdw
-   writes an offset(N) rule as DW_OP_call_frame_cfa [DW_OP_plus_uconst N],
-   which libdwfl's expr_eval dereferences (the CFA makes it a location),
-   and val_offset(N) the same with DW_OP_stack_value.  Any other form is
-   an expression only libdwfl evaluates.  */
-static bool
-parse_register (Dwarf_Frame *frame, int regno, struct row *r)
-{
-  Dwarf_Op ops_mem[3], *ops;
-  size_t nops;
-  if (dwarf_frame_register (frame, regno, ops_mem, &ops, &nops) != 0)
-    return false;
-  struct reg_rule rule = { .reg = regno };
-  if (nops == 0)
-    {
-      if (ops == ops_mem)
-        {
-          if (regno == RA_REG)
-            r->ra_undefined = true;
-          return true;
-        }
-      if (ops != NULL)
-        return false;
-      r->same |= 1u << regno;
-      return true;
-    }
-  size_t i = 0;
-  if (ops[i++].atom != DW_OP_call_frame_cfa)
-    return false;
-  uint64_t off = 0;
-  if (i < nops && ops[i].atom == DW_OP_plus_uconst)
-    off = ops[i++].number;
-  bool location = true;
-  if (i < nops && ops[i].atom == DW_OP_stack_value)
-    {
-      location = false;
-      i++;
-    }
-  if (i != nops || (int64_t) off != (int32_t) off)
-    return false;
-  rule.rule = location ? RULE_OFFSET : RULE_VAL_OFFSET;
-  rule.off = (int32_t) off;
-  r->rules[r->n_rules++] = rule;
-  return true;
-}
-
-/* Fills R from FRAME, the row of libdw's table that starts at START and
-   ends at END in the process's addresses.  */
-static void
-parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
-{
-  Dwarf_Addr start, end;
-  bool signal = false;
-  int ra = dwarf_frame_info (frame, &start, &end, &signal);
-  r->signal_frame = signal;
-  r->usable = ra == RA_REG && !signal && parse_cfa (frame, r);
-  for (int i = 0; i < NREGS && r->usable; i++)
-    r->usable = parse_register (frame, i, r);
-  /* The reads first, so that a step runs two loops without a switch; the
-     order of the rules does not matter, each sets its own register from
-     the CFA alone.  */
-  struct reg_rule sorted[NREGS];
-  unsigned n = 0;
-  for (int pass = RULE_OFFSET; pass <= RULE_VAL_OFFSET; pass++)
-    for (unsigned j = 0; j < r->n_rules; j++)
-      if (r->rules[j].rule == pass)
-        {
-          sorted[n++] = r->rules[j];
-          r->ruled |= 1u << r->rules[j].reg;
-          r->n_reads += pass == RULE_OFFSET;
-        }
-  memcpy (r->rules, sorted, n * sizeof *sorted);
-  /* The row holds up to END.  Its START is not to be trusted: after a
-     DW_CFA_restore_state libdw's state carries the start of the row that
-     was remembered (a function's epilogue), which rows in between
-     overrode.  So the row is kept from the lookup on.  */
-  if (r->start < end + bias)
-    r->end = end + bias;
-}
-
-/* The rules at LOOKUP in MOD, libdwfl's way: the .eh_frame row if it has
-   one, else the .debug_frame row.  A .debug_frame row's range may hide
-   .eh_frame rows not asked for yet, so it is kept for LOOKUP alone, as is
-   "no row".  NULL on allocation failure.  */
+/* The rules at LOOKUP in MOD.  NULL on allocation failure.  */
 static const struct row *
 find_row (struct st_unwind_cache *c, Dwfl_Module *mod, uint64_t lookup)
 {
   struct module_rows *m = module_rows (c, mod);
-  if (m == NULL)
-    return NULL;
-  size_t i = row_index (m, lookup);
-  if (i < m->n && lookup < m->rows[i].row->end)
-    return m->rows[i].row;
-
-  struct row r = { .start = lookup, .end = lookup + 1 };
-  Dwarf_Addr bias;
-  Dwarf_Frame *frame = NULL;
-  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
-  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
-    parse_row (frame, bias, &r);
-  else
-    {
-      frame = NULL;
-      cfi = dwfl_module_dwarf_cfi (mod, &bias);
-      if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
-        {
-          parse_row (frame, bias, &r);
-          r.start = lookup;
-          r.end = lookup + 1;
-        }
-      else
-        frame = NULL;
-    }
-  free (frame);
-
-  if (ST_GROW (m->rows, m->cap, m->n, 64) < 0)
-    return NULL;
-  struct row *copy = malloc (sizeof *copy);
-  if (copy == NULL)
-    return NULL;
-  size_t at = i < m->n ? i + 1 : 0;
-  /* Rows from an earlier lookup later in the same row: stop before them.  */
-  if (at < m->n && m->rows[at].start < r.end)
-    r.end = m->rows[at].start;
-  *copy = r;
-  memmove (&m->rows[at + 1], &m->rows[at], (m->n - at) * sizeof *m->rows);
-  m->rows[at] = (struct row_ref) { copy->start, copy };
-  m->n++;
-  return copy;
+  return m != NULL ? st_rows_find (m, lookup) : NULL;
 }
 
 /* The stack copy, read as dwfl-unwind.c's memory_read does, except that a

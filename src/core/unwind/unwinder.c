@@ -69,6 +69,7 @@ st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **ou
   if (r < 0)
     return r;
   st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
+  st_resolver_set_shared_files (u->resolver, opts->shared_files);
   st_resolver_set_ns_client (u->resolver, opts->ns_client);
   st_resolver_set_sysroot (u->resolver, opts->sysroot);
   st_resolver_set_containers (u->resolver, u->containers);

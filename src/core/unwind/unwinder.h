@@ -1,9 +1,11 @@
 /* One unwinder: a process table with its Dwfls, a resolver and its files,
  * and the buffers to unwind and symbolize one sample at a time.
  *
- * libdw 0.188 is not thread-safe, so nothing here is shared: parallel
+ * libdw 0.188 is not thread-safe, so no libdw object is shared: parallel
  * unwinding runs one unwinder per thread, each fed every process event in
- * input order and its own share of the samples.  Everything a result points
+ * input order and its own share of the samples.  What the unwinders share
+ * is our own tables of each file, symbols and unwind rows, built once per
+ * run and immutable once published (opts.shared_files, file-shared.h).  Everything a result points
  * to (paths, names, comms) stays valid until the unwinder is freed, so
  * results can be written after the unwinder has moved on.  */
 #pragma once
@@ -24,6 +26,8 @@ struct st_unwinder_options {
   struct st_ns_client *ns_client;   /* NULL: off; shared, it locks */
   const struct st_sysroot *sysroot; /* NULL: off; read-only, shared */
   unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
+  /* NULL: none; the files' tables every unwinder reads (file-shared.h) */
+  struct st_shared_files *shared_files;
 };
 
 struct st_unwound {

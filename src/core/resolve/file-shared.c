@@ -1,0 +1,130 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "basic/hashmap.h"
+#include "core/resolve/elf-file.h"
+#include "core/resolve/file-shared.h"
+
+struct st_shared_files {
+  pthread_mutex_t lock;       /* guards MAP, not the entries */
+  struct st_hashmap *map;     /* identity -> struct st_file_shared */
+};
+
+static void
+entry_free (void *p)
+{
+  struct st_file_shared *e = p;
+  if (e == NULL)
+    return;
+  st_symtab_data_free (e->symtab);
+  if (e->rows != NULL && e->free_rows != NULL)
+    e->free_rows (e->rows);
+  pthread_mutex_destroy (&e->lock);
+  free (e);
+}
+
+int
+st_shared_files_new (struct st_shared_files **out)
+{
+  struct st_shared_files *files = calloc (1, sizeof *files);
+  if (files == NULL)
+    return -ENOMEM;
+  files->map = st_hashmap_new (entry_free);
+  if (files->map == NULL)
+    {
+      free (files);
+      return -ENOMEM;
+    }
+  pthread_mutex_init (&files->lock, NULL);
+  *out = files;
+  return 0;
+}
+
+void
+st_shared_files_free (struct st_shared_files *files)
+{
+  if (files == NULL)
+    return;
+  st_hashmap_free (files->map);
+  pthread_mutex_destroy (&files->lock);
+  free (files);
+}
+
+/* A file's identity: "b" and its build-id, or "i" and its device, inode,
+   size and modification time.  */
+struct identity {
+  char kind;
+  uint8_t bytes[48];
+};
+struct inode_identity {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  int64_t mtime_sec, mtime_nsec;
+};
+
+/* F's identity in KEY; its length, or 0 when F has none.  */
+static size_t
+identity_of (const struct st_elf_file *f, struct identity *key)
+{
+  memset (key, 0, sizeof *key);
+  _Static_assert (ST_BUILD_ID_MAX <= sizeof key->bytes, "identity key too small");
+  if (f->build_id_size > 0)
+    {
+      key->kind = 'b';
+      memcpy (key->bytes, f->build_id, f->build_id_size);
+      return 1 + f->build_id_size;
+    }
+  struct stat st;
+  if (f->fd < 0 || fstat (f->fd, &st) < 0)
+    return 0;
+  struct inode_identity id = {
+    .dev = st.st_dev,
+    .ino = st.st_ino,
+    .size = st.st_size,
+    .mtime_sec = st.st_mtim.tv_sec,
+    .mtime_nsec = st.st_mtim.tv_nsec,
+  };
+  _Static_assert (sizeof id <= sizeof key->bytes, "identity key too small");
+  key->kind = 'i';
+  memcpy (key->bytes, &id, sizeof id);
+  return 1 + sizeof id;
+}
+
+struct st_file_shared *
+st_shared_files_get (struct st_shared_files *files, const struct st_elf_file *f)
+{
+  struct identity key;
+  size_t len = identity_of (f, &key);
+  if (len == 0)
+    return NULL;
+  pthread_mutex_lock (&files->lock);
+  struct st_file_shared *e = st_hashmap_get (files->map, &key, len);
+  if (e == NULL && (e = calloc (1, sizeof *e)) != NULL)
+    {
+      pthread_mutex_init (&e->lock, NULL);
+      if (st_hashmap_put (files->map, &key, len, e) < 0)
+        {
+          entry_free (e);
+          e = NULL;
+        }
+    }
+  pthread_mutex_unlock (&files->lock);
+  return e;
+}
+
+const struct st_symtab_data *
+st_file_shared_symtab (struct st_file_shared *e, struct st_symtab_data *(*build) (void *arg),
+                       void *arg)
+{
+  pthread_mutex_lock (&e->lock);
+  if (e->symtab == NULL)
+    e->symtab = build (arg);
+  const struct st_symtab_data *t = e->symtab;
+  pthread_mutex_unlock (&e->lock);
+  return t;
+}

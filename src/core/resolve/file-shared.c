@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,45 +55,49 @@ st_shared_files_free (struct st_shared_files *files)
   free (files);
 }
 
-/* A file's identity: "b" and its build-id, or "i" and its device, inode,
-   size and modification time.  */
-struct identity {
-  char kind;
-  uint8_t bytes[48];
-};
+/* A file's identity: "f", the device, inode, size and modification time
+   of the descriptor the resolver opened, and its build-id if it has one;
+   "b" and the build-id alone when there is no descriptor to ask.  Not the
+   build-id alone whenever the file itself can be told: a stripped copy
+   and the full file share a build-id but not a symbol table, and which of
+   them a thread met first would decide the names of both, differently
+   from one run (or -j) to the next.  */
 struct inode_identity {
   dev_t dev;
   ino_t ino;
   off_t size;
   int64_t mtime_sec, mtime_nsec;
 };
+struct identity {
+  char kind;
+  struct inode_identity file;
+  uint8_t build_id[ST_BUILD_ID_MAX];
+};
 
 /* F's identity in KEY; its length, or 0 when F has none.  */
 static size_t
 identity_of (const struct st_elf_file *f, struct identity *key)
 {
+  /* Hashed as bytes: no padding left unset.  */
   memset (key, 0, sizeof *key);
-  _Static_assert (ST_BUILD_ID_MAX <= sizeof key->bytes, "identity key too small");
-  if (f->build_id_size > 0)
-    {
-      key->kind = 'b';
-      memcpy (key->bytes, f->build_id, f->build_id_size);
-      return 1 + f->build_id_size;
-    }
   struct stat st;
-  if (f->fd < 0 || fstat (f->fd, &st) < 0)
+  if (f->fd >= 0 && fstat (f->fd, &st) == 0)
+    {
+      key->kind = 'f';
+      key->file = (struct inode_identity) {
+        .dev = st.st_dev,
+        .ino = st.st_ino,
+        .size = st.st_size,
+        .mtime_sec = st.st_mtim.tv_sec,
+        .mtime_nsec = st.st_mtim.tv_nsec,
+      };
+    }
+  else if (f->build_id_size > 0)
+    key->kind = 'b';
+  else
     return 0;
-  struct inode_identity id = {
-    .dev = st.st_dev,
-    .ino = st.st_ino,
-    .size = st.st_size,
-    .mtime_sec = st.st_mtim.tv_sec,
-    .mtime_nsec = st.st_mtim.tv_nsec,
-  };
-  _Static_assert (sizeof id <= sizeof key->bytes, "identity key too small");
-  key->kind = 'i';
-  memcpy (key->bytes, &id, sizeof id);
-  return 1 + sizeof id;
+  memcpy (key->build_id, f->build_id, f->build_id_size);
+  return offsetof (struct identity, build_id) + f->build_id_size;
 }
 
 struct st_file_shared *

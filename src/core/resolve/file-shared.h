@@ -8,8 +8,10 @@
  * compressed sections of their debug files again: 30-40 ms of CPU per
  * thread, a third more CPU at -j 2 than at -j 1 (issue 15).
  *
- * A file is known by its build-id, or, without one, by the device, inode,
- * size and modification time of the descriptor the resolver opened.  A
+ * A file is known by the device, inode, size and modification time of the
+ * descriptor the resolver opened, with its build-id; by its build-id alone
+ * only without a descriptor (a stripped copy and the full file share a
+ * build-id, not a symbol table: the first met would name both).  A
  * table is built by the first thread that needs it, with its own libdw
  * handles, under the entry's lock, and never written again: a thread takes
  * the pointer once under the lock (whose release published the table) and

@@ -27,33 +27,14 @@ st_proc_start_time (pid_t pid, uint64_t *ticks)
 int
 st_proc_read_file (pid_t pid, const char *name, size_t max, char **out)
 {
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
-  _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -errno;
   _cleanup_free_ char *buf = malloc (max + 1);
   if (buf == NULL)
     return -ENOMEM;
-  /* /proc files are made at each read() from the process's state: read
-     until the end, as a short read says nothing about what is left.  */
-  size_t len = 0;
-  for (;;)
-    {
-      ssize_t n = read (fd, buf + len, max + 1 - len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return -errno;
-      if (n == 0)
-        break;
-      len += (size_t) n;
-      if (len > max)
-        return -EFBIG;
-    }
-  buf[len] = '\0';
+  int n = st_proc_read_into (pid, name, buf, max + 1);
+  if (n < 0)
+    return n;
   *out = ST_TAKE_PTR (buf);
-  return (int) len;
+  return n;
 }
 
 int
@@ -67,7 +48,8 @@ st_proc_read_into (pid_t pid, const char *name, char *buf, size_t size)
     return -errno;
   size_t len = 0;
   buf[0] = '\0';
-  /* As st_proc_read_file: until the end, a short read says nothing.  One
+  /* /proc files are made at each read() from the process's state: read
+     until the end, as a short read says nothing about what is left.  One
      byte past the text is asked for, to tell a file that fills BUF from
      a longer one.  */
   for (;;)

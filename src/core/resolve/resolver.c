@@ -110,33 +110,13 @@ st_resolver_new (void)
 }
 
 void
-st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d)
+st_resolver_set_ways (struct st_resolver *r, const struct st_resolver_ways *ways)
 {
-  r->debuginfod = d;
-}
-
-void
-st_resolver_set_shared_files (struct st_resolver *r, struct st_shared_files *files)
-{
-  r->shared_files = files;
-}
-
-void
-st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c)
-{
-  r->ns_client = c;
-}
-
-void
-st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs)
-{
-  r->containers = cs;
-}
-
-void
-st_resolver_set_sysroot (struct st_resolver *r, const struct st_sysroot *s)
-{
-  r->sysroot = s;
+  r->debuginfod = ways->debuginfod;
+  r->shared_files = ways->shared_files;
+  r->ns_client = ways->ns_client;
+  r->containers = ways->containers;
+  r->sysroot = ways->sysroot;
 }
 
 struct by_name_visit {

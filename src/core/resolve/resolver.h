@@ -19,25 +19,30 @@ struct st_resolver;
 
 struct st_resolver *st_resolver_new (void);
 void st_resolver_free (struct st_resolver *r);
-/* The last step asks D (NULL: off) for the executable by build-id.  */
+/* What the resolver asks besides the host's own paths, each borrowed (it
+   must outlive the resolver) and each NULL when that way is off.  */
 struct st_debuginfod;
-void st_resolver_set_debuginfod (struct st_resolver *r, struct st_debuginfod *d);
-/* The tables shared with the other threads' resolvers (NULL: none): each
-   file found is given its entry there.  */
 struct st_shared_files;
-void st_resolver_set_shared_files (struct st_resolver *r, struct st_shared_files *files);
-/* After the host path fails, ask the namespace helper through C (NULL: off).  */
 struct st_ns_client;
-void st_resolver_set_ns_client (struct st_resolver *r, struct st_ns_client *c);
-/* After the helper, look in the host directories of the process's
-   container (or, for a process that is gone, in every container and image
-   podman stores) through CS (NULL: off).  */
 struct st_containers;
-void st_resolver_set_containers (struct st_resolver *r, struct st_containers *cs);
-/* Look under S's sysroot and search path (NULL: off) first: the files of
-   the machine the recording came from.  S must outlive R.  */
 struct st_sysroot;
-void st_resolver_set_sysroot (struct st_resolver *r, const struct st_sysroot *s);
+struct st_resolver_ways {
+  /* Looked under first: the sysroot and search path, the files of the
+     machine the recording came from.  */
+  const struct st_sysroot *sysroot;
+  /* After the host path fails: the namespace helper.  */
+  struct st_ns_client *ns_client;
+  /* After the helper: the host directories of the process's container
+     (or, for a process that is gone, every container and image podman
+     stores).  */
+  struct st_containers *containers;
+  /* The last step: the executable by build-id.  */
+  struct st_debuginfod *debuginfod;
+  /* The tables shared with the other threads' resolvers: each file found
+     is given its entry there.  */
+  struct st_shared_files *shared_files;
+};
+void st_resolver_set_ways (struct st_resolver *r, const struct st_resolver_ways *ways);
 /* Calls FN for each file found under the sysroot or the search path and
    accepted by its name alone, the recording having no build-id for it.  */
 void st_resolver_foreach_by_name (const struct st_resolver *r,

@@ -68,11 +68,13 @@ st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **ou
   int r = st_containers_new (opts->containers, &u->containers);
   if (r < 0)
     return r;
-  st_resolver_set_debuginfod (u->resolver, opts->debuginfod);
-  st_resolver_set_shared_files (u->resolver, opts->shared_files);
-  st_resolver_set_ns_client (u->resolver, opts->ns_client);
-  st_resolver_set_sysroot (u->resolver, opts->sysroot);
-  st_resolver_set_containers (u->resolver, u->containers);
+  st_resolver_set_ways (u->resolver, &(struct st_resolver_ways) {
+    .sysroot = opts->sysroot,
+    .ns_client = opts->ns_client,
+    .containers = u->containers,
+    .debuginfod = opts->debuginfod,
+    .shared_files = opts->shared_files,
+  });
   r = st_process_table_new (u->resolver, &u->processes);
   if (r < 0)
     return r;

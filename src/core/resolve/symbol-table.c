@@ -340,6 +340,39 @@ add_go_symbols (struct builder *b, Elf *elf)
   return r != -ENOMEM;
 }
 
+/* A table being built keeps its symbols and names in arrays that grow;
+   discard_built frees them.  */
+static void
+discard_built (struct st_symtab_data *t)
+{
+  free (t->syms);
+  free (t->names);
+  free (t);
+}
+
+/* The built table T as every thread will read it: one block holding the
+   header, the symbols and then their names (POOL_LEN bytes), read from
+   memory that sits together; T is freed.  NULL without memory (T kept).  */
+static struct st_symtab_data *
+compact (struct st_symtab_data *t, size_t pool_len)
+{
+  _Static_assert (sizeof (struct st_symtab_data) % _Alignof (struct symbol) == 0,
+                  "symbols right after the header must be aligned");
+  size_t syms_bytes = t->n * sizeof *t->syms;
+  struct st_symtab_data *c = malloc (sizeof *c + syms_bytes + pool_len);
+  if (c == NULL)
+    return NULL;
+  *c = *t;
+  c->syms = (struct symbol *) (c + 1);
+  c->names = (char *) c->syms + syms_bytes;
+  if (syms_bytes > 0)
+    memcpy (c->syms, t->syms, syms_bytes);
+  if (pool_len > 0)
+    memcpy (c->names, t->names, pool_len);
+  discard_built (t);
+  return c;
+}
+
 struct st_symtab_data *
 st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
 {
@@ -403,20 +436,20 @@ st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
         uint64_t end = i + 1 < t->n ? t->syms[i + 1].start : t->syms[i].start + 1;
         t->syms[i].end = end < t->syms[i].limit ? end : t->syms[i].limit;
       }
-  return t;
+  struct st_symtab_data *done = compact (t, b.pool_len);
+  if (done == NULL)
+    goto oom;
+  return done;
 
 oom:
-  st_symtab_data_free (t);
+  discard_built (t);
   return NULL;
 }
 
 void
 st_symtab_data_free (struct st_symtab_data *t)
 {
-  if (t == NULL)
-    return;
-  free (t->syms);
-  free (t->names);
+  /* One block (compact).  */
   free (t);
 }
 

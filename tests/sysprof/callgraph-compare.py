@@ -39,39 +39,87 @@ def split_line(line):
 
 
 def norm(name):
+    """A name as both sides can be held against each other: no symbol
+    version, no leading underscores; Sysprof's "In file /usr/bin/dash" is
+    -f folded's "[dash]" (an address in a file without a symbol for it);
+    a PLT entry keeps its "@plt", a name Sysprof never shows (it has no
+    PLT symbols, so its side of such a frame is "In file ...")."""
+    if name.startswith("In file "):
+        return "[%s]" % name.rsplit("/", 1)[-1]
+    if name.endswith("@plt"):
+        return name.lstrip("_")
     return name.split("@", 1)[0].lstrip("_")
+
+
+def compatible(t, f, known, known_tree):
+    """Whether Sysprof's stack T and -f folded's stack F (lists of names)
+    can be the same samples: of one depth, and at each depth the same
+    name, or a name the other side never uses (an alias, "In file ...")."""
+    return len(t) == len(f) and all(a == b or a not in known or b not in known_tree
+                                    for a, b in zip(t, f))
 
 
 def match(tree, folded, known, known_tree):
     """Pairs the samples of TREE and FOLDED (Counters of stacks): equal
-    stacks first, then stacks of the same depth that differ only where
-    Sysprof's name is one -f folded never uses (its other alias, "In file
-    ...").  Returns the Counters of what stays unpaired, and how many
-    samples were paired through such a name."""
+    stacks first, then stacks that are compatible (see above), as many
+    samples as can be paired.  That is a maximum flow: a greedy pairing
+    can spend a stack on the wrong partner (Sysprof's "In file dash" on a
+    PLT leaf taken by folded's strcmp leaf, whose own Sysprof twin is then
+    left over), so the pairs are found by augmenting paths.  Returns the
+    Counters of what stays unpaired, how many samples were paired through
+    such a name, and the pairs of names."""
     tree = collections.Counter(tree)
     folded = collections.Counter(folded)
     common = tree & folded
     tree -= common
     folded -= common
+    ts = sorted(tree)
+    fs = sorted(folded)
+    split_f = [f.split(";") for f in fs]
+    edges = [[j for j, fn in enumerate(split_f)
+              if compatible(t.split(";"), fn, known, known_tree)] for t in ts]
+    flow = collections.Counter()          # (i, j) -> samples paired
+    left_t = [tree[t] for t in ts]
+    left_f = [folded[f] for f in fs]
+
+    def augment(i, seen):
+        """A path from tree stack I to a folded stack with samples left,
+        through pairs that may be undone; returns its end or None."""
+        for j in edges[i]:
+            if j in seen:
+                continue
+            seen.add(j)
+            if left_f[j] > 0:
+                return [(i, j)]
+            for k in range(len(ts)):
+                if flow[(k, j)] > 0 and k != i:
+                    rest = augment(k, seen)
+                    if rest is not None:
+                        return [(i, j), (k, j)] + rest
+        return None
+
+    for i in range(len(ts)):
+        while left_t[i] > 0:
+            path = augment(i, set())
+            if path is None:
+                break
+            # path: (i, j0), (k1, j0), (k1, j1), ...: add the odd pairs,
+            # undo the even ones, one sample along it.
+            for n, edge in enumerate(path):
+                flow[edge] += 1 if n % 2 == 0 else -1
+            left_t[i] -= 1
+            left_f[path[-1][1]] -= 1
     through = 0
     pairs = collections.Counter()
-    for t in sorted(tree):
-        tn = t.split(";")
-        for f in sorted(folded):
-            if tree[t] == 0:
-                break
-            fn = f.split(";")
-            if len(fn) != len(tn) or folded[f] == 0:
-                continue
-            if all(a == b or a not in known or b not in known_tree
-                   for a, b in zip(tn, fn)):
-                n = min(tree[t], folded[f])
-                tree[t] -= n
-                folded[f] -= n
-                through += n
-                for a, b in zip(tn, fn):
-                    if a != b:
-                        pairs[(a, b)] += n
+    for (i, j), n in flow.items():
+        if n <= 0:
+            continue
+        tree[ts[i]] -= n
+        folded[fs[j]] -= n
+        through += n
+        for a, b in zip(ts[i].split(";"), split_f[j]):
+            if a != b:
+                pairs[(a, b)] += n
     return +tree, +folded, through, pairs
 
 

@@ -462,8 +462,9 @@ st_session_jobs_unwinders (const struct st_session *s, struct st_unwinder **out)
   return s->n_workers;
 }
 
-/* Why a split pays or does not: one thread reads the input (the kernel's
-   copy of every byte of every stack is its system time), parses, orders
+/* Why a split pays or does not: one thread reads the input (its system
+   time is the kernel's copy of every byte of every stack, or for a mapped
+   input the page faults that map them), parses, orders
    and writes; only unwinding and formatting are split.  The run cannot end
    before the reader does, nor before the total is spread over N CPUs.  */
 static void
@@ -477,7 +478,7 @@ print_split_bound (FILE *out, double reader, double unwinding, unsigned n)
   if (bound <= 0)
     return;
   fprintf (out, "split: on %u idle CPUs at least %.3f s, %.2fx the same work on one thread (%.3f s); the limit is %s "
-           "(the reading thread's %.3f s, %.3f s of it in the kernel reading the input)\n",
+           "(the reading thread's %.3f s, %.3f s of it in the kernel)\n",
            n, bound, total / bound, total,
            reader >= total / n ? "the reading thread, which is not split"
                                : "the unwinding spread over the CPUs",

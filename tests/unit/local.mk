@@ -15,7 +15,8 @@ UNIT_TESTS = \
 	tests/unit/test-process \
 	tests/unit/test-resolver \
 	tests/unit/test-container \
-	tests/unit/test-jit-map
+	tests/unit/test-jit-map \
+	tests/unit/test-input
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -34,6 +35,8 @@ tests_unit_test_regs_LDADD = $(unit_ldadd)
 # The .ARM.exidx decoder on Debian's armhf libc, against binutils' readelf -u.
 tests_unit_test_arm_exidx_CFLAGS = $(unit_cflags)
 tests_unit_test_arm_exidx_LDADD = $(unit_ldadd)
+tests_unit_test_input_CFLAGS = $(unit_cflags)
+tests_unit_test_input_LDADD = $(unit_ldadd)
 tests_unit_test_source_perf_CFLAGS = $(unit_cflags)
 tests_unit_test_source_perf_LDADD = $(unit_ldadd)
 tests_unit_test_symbols_CFLAGS = $(unit_cflags)

@@ -1,0 +1,270 @@
+/* The input's two ways (input.c): a regular file that only we can change
+ * is mapped, anything else is read with read(2); both give the same bytes
+ * through st_input_next, st_input_skip, st_input_seek and the keep, hold
+ * and release contract, and a mapped input gives its pages back behind the
+ * reader while pointers it kept stay right.  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/input/input.h"
+
+/* 40 MiB and a bit: ten of the mapped input's 4 MiB steps, twenty of
+   the read input's 2 MiB buffers, ending off a page.  */
+#define FILE_SIZE ((40u << 20) + 4321)
+
+static uint8_t
+byte_at (uint64_t off)
+{
+  return (uint8_t) ((off * 2654435761u) >> 13);
+}
+
+/* A file of FILE_SIZE known bytes with MODE; its path in PATH.  */
+static void
+make_file (char *path, mode_t mode)
+{
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  static uint8_t chunk[1 << 16];
+  for (uint64_t at = 0; at < FILE_SIZE; at += sizeof chunk)
+    {
+      size_t n = FILE_SIZE - at < sizeof chunk ? FILE_SIZE - at : sizeof chunk;
+      for (size_t i = 0; i < n; i++)
+        chunk[i] = byte_at (at + i);
+      assert_int_equal (write (fd, chunk, n), (ssize_t) n);
+    }
+  assert_int_equal (fchmod (fd, mode), 0);
+  close (fd);
+}
+
+/* The resident kilobytes of the mapping that holds P (/proc/self/smaps),
+   -1 when P is in none.  */
+static long
+resident_kb_of (const void *p)
+{
+  FILE *f = fopen ("/proc/self/smaps", "r");
+  assert_non_null (f);
+  char line[512];
+  bool in = false;
+  long kb = -1;
+  while (fgets (line, sizeof line, f) != NULL)
+    {
+      unsigned long lo, hi;
+      if (sscanf (line, "%lx-%lx ", &lo, &hi) == 2 && strchr (line, '-') < strchr (line, ' '))
+        in = (uintptr_t) p >= lo && (uintptr_t) p < hi;
+      else if (in && sscanf (line, "Rss: %ld kB", &kb) == 1)
+        break;
+    }
+  fclose (f);
+  return kb;
+}
+
+static void
+assert_bytes (const uint8_t *p, size_t n, uint64_t off)
+{
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != byte_at (off + i))
+      fail_msg ("byte %" PRIu64 " is %u, not %u", off + i, p[i], byte_at (off + i));
+}
+
+/* Reads the whole file in records of varying sizes, keeping every record
+   of the last 5 MiB (as a source keeps what its queue holds) and holding
+   the oldest, then checks every kept record after the reader has passed
+   them and released what it no longer holds.  */
+static void
+read_all (struct st_input *in)
+{
+  st_input_keep (in);
+  assert_true (st_input_stable (in));
+  struct { const uint8_t *p; size_t n; uint64_t off; } kept[4096];
+  size_t n_kept = 0, first = 0;
+  uint64_t off = 0;
+  for (unsigned i = 0; off < FILE_SIZE; i++)
+    {
+      size_t want = 8 + (i * 977u) % 12000;
+      const uint8_t *p;
+      ssize_t r = st_input_next (in, want, &p);
+      assert_true (r > 0);
+      assert_int_equal (st_input_offset (in), off + r);
+      assert_bytes (p, r, off);
+      if (n_kept == 4096)
+        {
+          memmove (kept, kept + 2048, 2048 * sizeof kept[0]);
+          n_kept -= 2048;
+          first = first > 2048 ? first - 2048 : 0;
+        }
+      kept[n_kept].p = p;
+      kept[n_kept].n = r;
+      kept[n_kept].off = off;
+      n_kept++;
+      assert_true (st_input_holds (in, p));
+      off += r;
+      /* Let go of everything more than 5 MiB behind, and hold the first
+         record still kept.  */
+      while (first < n_kept && kept[first].off + (5u << 20) < off)
+        first++;
+      if (first < n_kept)
+        {
+          st_input_hold (in, kept[first].off);
+          st_input_release_before (in, off);
+          for (size_t k = first; k < n_kept; k += 97)
+            assert_bytes (kept[k].p, kept[k].n, kept[k].off);
+        }
+    }
+  assert_int_equal (off, FILE_SIZE);
+  if (st_input_mapped (in))
+    {
+      /* What is held (5 MiB) and one step behind it, not the file.  */
+      long kb = resident_kb_of (kept[n_kept - 1].p);
+      print_message ("resident of the mapped %u KiB: %ld KiB\n", FILE_SIZE >> 10, kb);
+      assert_in_range (kb, 1, 14 << 10);
+    }
+  const uint8_t *p;
+  assert_int_equal (st_input_next (in, 8, &p), 0);
+  for (size_t k = first; k < n_kept; k++)
+    assert_bytes (kept[k].p, kept[k].n, kept[k].off);
+}
+
+/* Skips, seeks back into what was given back, reads at an offset.  */
+static void
+skip_and_seek (struct st_input *in)
+{
+  const uint8_t *p;
+  assert_int_equal (st_input_skip (in, 9u << 20), 9u << 20);
+  assert_int_equal (st_input_next (in, 100, &p), 100);
+  assert_bytes (p, 100, 9u << 20);
+  assert_int_equal (st_input_seek (in, 4097), 0);
+  assert_int_equal (st_input_offset (in), 4097);
+  assert_int_equal (st_input_next (in, 5000, &p), 5000);
+  assert_bytes (p, 5000, 4097);
+  assert_int_equal (st_input_seek (in, FILE_SIZE - 10), 0);
+  assert_int_equal (st_input_next (in, 100, &p), 10);
+  assert_bytes (p, 10, FILE_SIZE - 10);
+  uint8_t b[64];
+  assert_int_equal (st_input_pread (in, b, sizeof b, 12345), (ssize_t) sizeof b);
+  assert_bytes (b, sizeof b, 12345);
+}
+
+static void
+check_file (mode_t mode, bool mapped, bool chown_away)
+{
+  char path[] = "/tmp/eu-stacktrace-input.XXXXXX";
+  make_file (path, mode);
+  if (chown_away)
+    assert_int_equal (chown (path, 65534, 65534), 0);
+  for (int pass = 0; pass < 2; pass++)
+    {
+      struct st_input *in;
+      assert_int_equal (st_input_open (path, &in), 0);
+      assert_int_equal (st_input_mapped (in), mapped);
+      assert_true (st_input_seekable (in));
+      assert_int_equal (st_input_size (in), FILE_SIZE);
+      if (pass == 0)
+        read_all (in);
+      else
+        skip_and_seek (in);
+      st_input_free (in);
+    }
+  unlink (path);
+}
+
+/* Ours and no one else's to write: mapped.  */
+static void
+test_own_file_is_mapped (void **state)
+{
+  (void) state;
+  check_file (0600, true, false);
+  check_file (0644, true, false);
+}
+
+/* Another user could truncate it under the mapping (SIGBUS): read.  */
+static void
+test_writable_by_others_is_read (void **state)
+{
+  (void) state;
+  check_file (0620, false, false);
+  check_file (0602, false, false);
+}
+
+/* Someone else's file: its owner could truncate it: read.  */
+static void
+test_other_owner_is_read (void **state)
+{
+  (void) state;
+  if (geteuid () != 0)
+    skip ();
+  check_file (0644, false, true);
+}
+
+/* A pipe is read, and ends where the writer stops.  */
+static void
+test_pipe_is_read (void **state)
+{
+  (void) state;
+  int fds[2];
+  assert_int_equal (pipe (fds), 0);
+  static uint8_t data[50000];
+  for (size_t i = 0; i < sizeof data; i++)
+    data[i] = byte_at (i);
+  assert_int_equal (write (fds[1], data, sizeof data), (ssize_t) sizeof data);
+  close (fds[1]);
+  int saved = dup (STDIN_FILENO);
+  assert_int_equal (dup2 (fds[0], STDIN_FILENO), STDIN_FILENO);
+  close (fds[0]);
+  struct st_input *in;
+  assert_int_equal (st_input_open ("-", &in), 0);
+  assert_false (st_input_mapped (in));
+  assert_false (st_input_seekable (in));
+  const uint8_t *p;
+  assert_int_equal (st_input_next (in, 30000, &p), 30000);
+  assert_bytes (p, 30000, 0);
+  assert_int_equal (st_input_next (in, 30000, &p), 20000);
+  assert_bytes (p, 20000, 30000);
+  st_input_free (in);
+  dup2 (saved, STDIN_FILENO);
+  close (saved);
+}
+
+/* An empty file: nothing to map; reading it ends at once.  */
+static void
+test_empty_file (void **state)
+{
+  (void) state;
+  char path[] = "/tmp/eu-stacktrace-input.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  close (fd);
+  struct st_input *in;
+  assert_int_equal (st_input_open (path, &in), 0);
+  assert_false (st_input_mapped (in));
+  const uint8_t *p;
+  assert_int_equal (st_input_next (in, 8, &p), 0);
+  st_input_free (in);
+  unlink (path);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_own_file_is_mapped),
+    cmocka_unit_test (test_writable_by_others_is_read),
+    cmocka_unit_test (test_other_owner_is_read),
+    cmocka_unit_test (test_pipe_is_read),
+    cmocka_unit_test (test_empty_file),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -9,6 +9,8 @@ set -u
 : "${EU_STACKTRACE:=$TOP_BUILDDIR/eu-stacktrace}"
 : "${PYTHON3:=python3}"
 N=${N:-10000}             # requests per round-trip measurement
+# NSH_SPIN_US (protocol.h's ST_NSH_SPIN_US): how long nsh-client polls for
+# a reply before it sleeps, as the core's client does; 0 measures without.
 # BASELINE_HELPER: another build's helper, timed in turn with this one;
 # REPEAT (3): round-trip runs of each helper and way; BATCH (1): requests
 # nsh-client sends before it reads their replies.

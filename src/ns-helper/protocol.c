@@ -5,11 +5,13 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "basic/build-id.h"
@@ -358,6 +360,30 @@ st_nsh_recv (int sock, void *buf, size_t size, int *fds, size_t max_fds, size_t 
         }
     }
   return r;
+}
+
+void
+st_nsh_spin_readable (int sock, unsigned spin_us)
+{
+  struct timespec start;
+  if (clock_gettime (CLOCK_MONOTONIC, &start) != 0)
+    return;
+  for (;;)
+    {
+      struct pollfd p = { .fd = sock, .events = POLLIN };
+      if (poll (&p, 1, 0) != 0)
+        return;   /* readable, hung up, or an error: the receive says */
+      struct timespec now;
+      if (clock_gettime (CLOCK_MONOTONIC, &now) != 0)
+        return;
+      int64_t us = (now.tv_sec - start.tv_sec) * 1000000
+                   + (now.tv_nsec - start.tv_nsec) / 1000;
+      if (us >= spin_us)
+        return;
+      /* Whatever else waits for this CPU runs first (the helper's own
+         processes may): spinning keeps it awake, not to itself.  */
+      sched_yield ();
+    }
 }
 
 bool

@@ -135,5 +135,16 @@ ssize_t st_nsh_recv (int sock, void *buf, size_t size, int *fds, size_t max_fds,
    message (false)?  */
 bool st_nsh_peer_closed (int sock);
 
+/* How long a side that has just sent a request polls for its reply
+   before it sleeps in st_nsh_recv: see st_nsh_spin_readable.  */
+#define ST_NSH_SPIN_US 300
+/* Polls SOCK, without sleeping, until it has something to read (or has
+   hung up) or SPIN_US microseconds have passed.  A reply then finds this
+   CPU awake: on a VM, waking an idle virtual CPU costs tens of
+   microseconds, more than the helper's whole work for a request
+   (bench/bench-ns-helper.sh: the client and every helper process on one
+   CPU 20-30 us a round trip, spread over two 100-120 us).  */
+void st_nsh_spin_readable (int sock, unsigned spin_us);
+
 /* Hex of a build-id into OUT (2 * n + 1 bytes).  */
 void st_nsh_hex (const uint8_t *id, size_t n, char *out);

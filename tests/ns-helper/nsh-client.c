@@ -162,6 +162,9 @@ receive_reply (int sock, struct st_nsh_reply *reply, int *fd, char *raw, size_t 
   int fds[1];
   size_t n_fds;
   unsigned flags;
+  /* As the core's client does; NSH_SPIN_US=0 measures without.  */
+  const char *spin = getenv ("NSH_SPIN_US");
+  st_nsh_spin_readable (sock, spin != NULL ? (unsigned) atoi (spin) : ST_NSH_SPIN_US);
   ssize_t got = st_nsh_recv (sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
   if (got <= 0)
     return -ECONNRESET;

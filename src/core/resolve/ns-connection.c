@@ -335,6 +335,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
     }
   else if (r == 0)
     {
+      st_nsh_spin_readable (c->sock, ST_NSH_SPIN_US);
       got = st_nsh_recv (c->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
       if (got < 0)
         r = (int) got;

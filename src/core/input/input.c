@@ -271,12 +271,6 @@ st_input_size (const struct st_input *in)
   return in->size;
 }
 
-bool
-st_input_mapped (const struct st_input *in)
-{
-  return in->mapped;
-}
-
 uint64_t
 st_input_offset (const struct st_input *in)
 {

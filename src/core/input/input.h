@@ -24,8 +24,6 @@ bool st_input_seekable (const struct st_input *in);
 uint64_t st_input_offset (const struct st_input *in);
 /* The file's size when seekable, else 0.  */
 uint64_t st_input_size (const struct st_input *in);
-/* True when the file is mapped rather than read (input.c says when).  */
-bool st_input_mapped (const struct st_input *in);
 
 /* Consumes the next N bytes and points *DATA at them.  Returns N, fewer at
    end of input, or -errno.  The bytes stay valid until the next call on IN,

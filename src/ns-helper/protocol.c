@@ -376,7 +376,7 @@ st_nsh_spin_readable (int sock, unsigned spin_us)
       struct timespec now;
       if (clock_gettime (CLOCK_MONOTONIC, &now) != 0)
         return;
-      int64_t us = (now.tv_sec - start.tv_sec) * 1000000
+      int64_t us = (int64_t) (now.tv_sec - start.tv_sec) * 1000000
                    + (now.tv_nsec - start.tv_nsec) / 1000;
       if (us >= spin_us)
         return;

@@ -164,7 +164,8 @@ receive_reply (int sock, struct st_nsh_reply *reply, int *fd, char *raw, size_t 
   unsigned flags;
   /* As the core's client does; NSH_SPIN_US=0 measures without.  */
   const char *spin = getenv ("NSH_SPIN_US");
-  st_nsh_spin_readable (sock, spin != NULL ? (unsigned) atoi (spin) : ST_NSH_SPIN_US);
+  unsigned long spin_us = spin != NULL ? strtoul (spin, NULL, 10) : ST_NSH_SPIN_US;
+  st_nsh_spin_readable (sock, spin_us < 1000000 ? (unsigned) spin_us : 1000000);
   ssize_t got = st_nsh_recv (sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
   if (got <= 0)
     return -ECONNRESET;

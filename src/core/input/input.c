@@ -18,8 +18,10 @@
 #include "basic/cleanup.h"
 #include "basic/io-retry.h"
 #include "basic/io.h"
+#include "basic/log.h"
 #include "basic/why.h"
 #include "core/input/input.h"
+#include "core/input/input-sigbus.h"
 
 /* One transparent huge page: see buffer_new.  */
 #define BUFFER_SIZE (2u << 20)
@@ -100,6 +102,7 @@ struct st_input {
   size_t buf_start, buf_end;  /* valid bytes in buf */
   uint64_t buf_offset;        /* input offset of buf[0] */
   bool mapped;
+  bool sigbus_said;           /* mapped: a SIGBUS, reported */
   uint64_t dropped;           /* mapped: pages before it given back */
   volatile sig_atomic_t *interrupt;  /* st_input_set_interrupt */
   /* st_input_keep: buffers set aside, oldest first, until released */
@@ -122,14 +125,21 @@ ST_DEFINE_CLEANUP (input_freep, struct st_input, st_input_free)
 
 /* Whether the file open on FD may be mapped: a mapping whose file is cut
    short raises SIGBUS at the next touch, so only a file that no one but
-   us (and root) can truncate, on a local filesystem whose size we see as
-   it is: ours, not writable by group or others (an ACL's mask is the
-   group bits), on a disk or memory filesystem (not FUSE or a network
-   filesystem, whose server can change it).  Anything else is read.  */
+   us (and root) can truncate, on a filesystem whose pages are its own:
+   ours, not writable by group or others (an ACL's mask is the group
+   bits), open for writing nowhere (a writer that opened it before a chmod
+   could still cut it: a read lease is refused while any process has it
+   open for writing), on a disk or memory filesystem (not FUSE or a
+   network filesystem, whose server can change it, nor an overlay, whose
+   file may be any of those underneath).  Anything else is read.  An I/O
+   error still raises SIGBUS: input-sigbus.c turns it into an error.  On a
+   32-bit system only a small file: a large one would take the address
+   space the unwinding needs.  */
 static bool
 map_safe (int fd, const struct stat *st)
 {
-  if (st->st_size <= 0 || (uint64_t) st->st_size > SIZE_MAX
+  uint64_t most = sizeof (void *) < 8 ? (256u << 20) : SIZE_MAX;
+  if (st->st_size <= 0 || (uint64_t) st->st_size > most
       || st->st_uid != geteuid () || (st->st_mode & (S_IWGRP | S_IWOTH)) != 0)
     return false;
   struct statfs fs;
@@ -142,11 +152,14 @@ map_safe (int fd, const struct stat *st)
     case BTRFS_SUPER_MAGIC:
     case TMPFS_MAGIC:
     case F2FS_SUPER_MAGIC:
-    case OVERLAYFS_SUPER_MAGIC:
-      return true;
+      break;
     default:
       return false;
     }
+  if (fcntl (fd, F_SETLEASE, F_RDLCK) != 0)
+    return false;
+  fcntl (fd, F_SETLEASE, F_UNLCK);
+  return true;
 }
 
 int
@@ -182,6 +195,11 @@ st_input_open (const char *path, struct st_input **out)
       if (in->seekable && map_safe (in->fd, &st))
         {
           void *m = mmap (NULL, in->size, PROT_READ, MAP_PRIVATE, in->fd, 0);
+          if (m != MAP_FAILED && st_sigbus_watch (m, in->size) < 0)
+            {
+              munmap (m, in->size);
+              m = MAP_FAILED;
+            }
           if (m != MAP_FAILED)
             {
               in->buf = m;
@@ -190,7 +208,7 @@ st_input_open (const char *path, struct st_input **out)
               *out = ST_TAKE_PTR (in);
               return 0;
             }
-          /* No address space for it (a 32-bit process): read it.  */
+          /* No address space for it, or no SIGBUS guard: read it.  */
         }
     }
   in->buf = buffer_new ();
@@ -213,7 +231,14 @@ st_input_free (struct st_input *in)
   for (size_t i = 0; i < in->n_spare; i++)
     buffer_free (in->spare[i]);
   if (in->mapped)
-    munmap (in->buf, in->size);
+    {
+      if (st_sigbus_caught (in->buf) && !in->sigbus_said)
+        st_warning ("%s: the file was cut short, or a page of it could not be read, while "
+                    "it was mapped: the last samples may have been unwound from zeros",
+                    in->name);
+      st_sigbus_unwatch (in->buf);
+      munmap (in->buf, in->size);
+    }
   else
     buffer_free (in->buf);
   free (in->name);
@@ -310,7 +335,6 @@ wait_readable (struct st_input *in)
   return r;
 }
 
-/* Tops up the buffer until it holds N bytes or the input ends.  */
 /* Mapped: gives back the pages before the first byte that may still be
    used: the reader's position, or the oldest kept record.  */
 static void
@@ -326,17 +350,28 @@ drop_behind (struct st_input *in)
   in->dropped = used;
 }
 
+/* Tops up the buffer until it holds N bytes (at most BUFFER_SIZE, either
+   way) or the input ends.  */
 static ssize_t
 fill (struct st_input *in, size_t n)
 {
+  if (n > BUFFER_SIZE)
+    n = BUFFER_SIZE;
   if (in->mapped)
     {
+      if (st_sigbus_caught (in->buf))
+        {
+          /* What the fault left is zeros, not the file.  */
+          if (!in->sigbus_said)
+            st_warning ("%s: the file was cut short, or a page of it could not be read, "
+                        "while it was mapped", in->name);
+          in->sigbus_said = true;
+          return -EIO;
+        }
       drop_behind (in);
       size_t left = in->buf_end - in->buf_start;
       return left < n ? left : n;
     }
-  if (n > BUFFER_SIZE)
-    n = BUFFER_SIZE;
   if (in->buf_end - in->buf_start >= n)
     return n;
   if (in->buf_start > 0 && in->keep && in->released < in->buf_offset + in->buf_start)

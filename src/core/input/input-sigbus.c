@@ -1,0 +1,121 @@
+/* The SIGBUS guard of mapped inputs.
+ *
+ * A mapped file that shrinks under us, or whose page cannot be read (an
+ * I/O error on a disk, a filesystem behind an overlay), makes the next
+ * touch of that page a SIGBUS, whose default action ends the process with
+ * nothing said.  input.c maps only files that no other user can change,
+ * but an I/O error needs no such user.  So, as systemd guards its journal
+ * files: the handler looks up the faulting address in the watched ranges,
+ * maps an anonymous page of zeros over it, notes the fault and returns,
+ * and the faulting read carries on with zeros; the input then reports the
+ * file unreadable (st_sigbus_caught) instead of trusting what follows.  A
+ * SIGBUS anywhere else goes to the handler that was there before ours
+ * (the default: the process ends, as without this guard).
+ *
+ * The slots are written only by the thread that maps or unmaps, read in
+ * the handler by any thread: atomics, no locks (a handler may not take
+ * one).  */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/input/input-sigbus.h"
+
+#define SLOTS 4
+
+struct slot {
+  _Atomic uintptr_t start;    /* 0: free */
+  _Atomic size_t len;
+  atomic_bool caught;
+};
+
+static struct slot slots[SLOTS];
+static struct sigaction previous;
+static uintptr_t page_size;   /* set before the handler is installed */
+
+static void
+on_sigbus (int sig, siginfo_t *info, void *context)
+{
+  uintptr_t at = (uintptr_t) info->si_addr;
+  for (size_t i = 0; i < SLOTS; i++)
+    {
+      uintptr_t start = atomic_load (&slots[i].start);
+      if (start == 0 || at < start || at - start >= atomic_load (&slots[i].len))
+        continue;
+      void *p = (void *) (at & ~(page_size - 1));
+      if (mmap (p, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p)
+        {
+          atomic_store (&slots[i].caught, true);
+          return;   /* the read is made again, of zeros */
+        }
+      break;
+    }
+  /* Not ours: the handler before ours takes it, or the default action
+     when the fault comes again.  */
+  if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction != NULL)
+    {
+      previous.sa_sigaction (sig, info, context);
+      return;
+    }
+  sigaction (SIGBUS, &previous, NULL);
+}
+
+int
+st_sigbus_watch (void *addr, size_t len)
+{
+  /* Installed at each new watch unless it is still ours: whoever set
+     another since (a test framework) is the one to call when not ours.  */
+  struct sigaction now;
+  if (sigaction (SIGBUS, NULL, &now) != 0)
+    return -errno;
+  if (!(now.sa_flags & SA_SIGINFO) || now.sa_sigaction != on_sigbus)
+    {
+      page_size = (uintptr_t) sysconf (_SC_PAGESIZE);
+      struct sigaction sa;
+      memset (&sa, 0, sizeof sa);
+      sa.sa_sigaction = on_sigbus;
+      sa.sa_flags = SA_SIGINFO;
+      sigemptyset (&sa.sa_mask);
+      if (sigaction (SIGBUS, &sa, &previous) != 0)
+        return -errno;
+    }
+  for (size_t i = 0; i < SLOTS; i++)
+    if (atomic_load (&slots[i].start) == 0)
+      {
+        atomic_store (&slots[i].caught, false);
+        atomic_store (&slots[i].len, len);
+        atomic_store (&slots[i].start, (uintptr_t) addr);
+        return 0;
+      }
+  return -ENOSPC;
+}
+
+static struct slot *
+slot_of (void *addr)
+{
+  for (size_t i = 0; i < SLOTS; i++)
+    if (atomic_load (&slots[i].start) == (uintptr_t) addr)
+      return &slots[i];
+  return NULL;
+}
+
+void
+st_sigbus_unwatch (void *addr)
+{
+  struct slot *s = slot_of (addr);
+  if (s != NULL)
+    atomic_store (&s->start, 0);
+}
+
+bool
+st_sigbus_caught (void *addr)
+{
+  struct slot *s = slot_of (addr);
+  return s != NULL && atomic_load (&s->caught);
+}

@@ -1,0 +1,16 @@
+/* A mapped input's guard against SIGBUS (see input-sigbus.c).  */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Watches [ADDR, ADDR + LEN): a SIGBUS in it (the file cut short, or a
+   page that could not be read) maps a page of zeros over the fault and is
+   noted, rather than ending the process.  Returns 0, or -ENOSPC when
+   every slot is taken (then do not map), or -errno from sigaction.  */
+int st_sigbus_watch (void *addr, size_t len);
+/* Stops watching the range that starts at ADDR.  */
+void st_sigbus_unwatch (void *addr);
+/* True once a SIGBUS was caught in the range that starts at ADDR: its
+   bytes can no longer be trusted.  */
+bool st_sigbus_caught (void *addr);

@@ -21,6 +21,7 @@
 #include "basic/why.h"
 #include "container/container.h"
 #include "core/input/input.h"
+#include "core/input/input-sigbus.h"
 #include "core/input/source-live.h"
 #include "core/input/source.h"
 #include "core/options.h"
@@ -428,6 +429,13 @@ main (int argc, char **argv)
       st_error ("cannot install the signal handlers: %m");
       return EXIT_RUNTIME;
     }
+  /* A file mapped by us or libelf that someone cuts short must not end
+     the run: its missing pages read as zeros (input-sigbus.h).  */
+  if (st_sigbus_guard () < 0)
+    {
+      st_error ("cannot install the SIGBUS handler: %m");
+      return EXIT_RUNTIME;
+    }
   struct st_options o;
   int status = st_options_parse (&o, argc, argv);
   if (status != 0)
@@ -458,6 +466,10 @@ main (int argc, char **argv)
     }
   if (status == EXIT_OK)
     status = run (&o);
+  if (st_sigbus_elsewhere () > 0)
+    st_warning ("%" PRIu64 " pages of mapped files read as zeros: a file was cut short, or could "
+                "not be read, while it was used; symbols and unwinding through it may be wrong",
+                st_sigbus_elsewhere ());
   st_sysroot_free (o.files);
   st_ns_client_free (o.ns_client);
   st_debuginfod_free (o.debuginfod);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 #include <linux/magic.h>
 
 #include "core/input/input.h"
+#include "core/input/input-sigbus.h"
 
 /* 40 MiB and a bit: ten of the mapped input's 4 MiB steps, twenty of
    the read input's 2 MiB buffers, ending off a page.  */
@@ -342,6 +344,33 @@ test_cut_short_is_an_error (void **state)
   unlink (path);
 }
 
+/* Any other mapped file (libelf maps every ELF file it reads) cut short
+   under us: its missing pages read as zeros and are counted, the process
+   goes on.  */
+static void
+test_other_mapping_cut_short (void **state)
+{
+  (void) state;
+  char path[] = "/tmp/eu-stacktrace-input.XXXXXX";
+  make_file (path, 0644);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  assert_true (fd >= 0);
+  volatile uint8_t *m = mmap (NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, fd, 0);
+  assert_true (m != MAP_FAILED);
+  close (fd);
+  assert_int_equal (st_sigbus_guard (), 0);
+  uint64_t before = st_sigbus_elsewhere ();
+  assert_int_equal (m[5], byte_at (5));
+  assert_int_equal (truncate (path, 4096), 0);
+  assert_int_equal (m[5], byte_at (5));
+  assert_int_equal (m[3u << 20], 0);
+  assert_int_equal (m[(3u << 20) + 1], 0);
+  assert_int_equal (m[FILE_SIZE - 1], 0);
+  assert_int_equal (st_sigbus_elsewhere () - before, 2);
+  munmap ((void *) m, FILE_SIZE);
+  unlink (path);
+}
+
 /* An empty file: nothing to map; reading it ends at once.  */
 static void
 test_empty_file (void **state)
@@ -371,6 +400,7 @@ main (void)
     cmocka_unit_test (test_pipe_is_read),
     cmocka_unit_test (test_empty_file),
     cmocka_unit_test (test_cut_short_is_an_error),
+    cmocka_unit_test (test_other_mapping_cut_short),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

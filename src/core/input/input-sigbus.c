@@ -1,4 +1,4 @@
-/* The SIGBUS guard of mapped inputs.
+/* The SIGBUS guard of mapped files: the input, and every file libelf maps.
  *
  * A mapped file that shrinks under us, or whose page cannot be read (an
  * I/O error on a disk, a filesystem behind an overlay), makes the next
@@ -38,6 +38,7 @@ struct slot {
 static struct slot slots[SLOTS];
 static struct sigaction previous;
 static uintptr_t page_size;   /* set before the handler is installed */
+static _Atomic uint64_t elsewhere;
 
 static void
 on_sigbus (int sig, siginfo_t *info, void *context)
@@ -56,6 +57,20 @@ on_sigbus (int sig, siginfo_t *info, void *context)
         }
       break;
     }
+  /* A page past the end of some other file we map (libelf maps every ELF
+     file it reads, some of them a container's or another user's, who can
+     cut them short under us): zeros too, noted.  libelf and libdw take
+     them as they take any malformed file.  BUS_ADRERR is only ever a
+     mapping's missing page, never a fault of our code.  */
+  if (info->si_code == BUS_ADRERR)
+    {
+      void *p = (void *) (at & ~(page_size - 1));
+      if (mmap (p, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p)
+        {
+          atomic_fetch_add (&elsewhere, 1);
+          return;
+        }
+    }
   /* Not ours: the handler before ours takes it, or the default action
      when the fault comes again.  */
   if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction != NULL)
@@ -67,10 +82,10 @@ on_sigbus (int sig, siginfo_t *info, void *context)
 }
 
 int
-st_sigbus_watch (void *addr, size_t len)
+st_sigbus_guard (void)
 {
-  /* Installed at each new watch unless it is still ours: whoever set
-     another since (a test framework) is the one to call when not ours.  */
+  /* Installed again unless it is still ours: whoever set another since (a
+     test framework) is the one to call when not ours.  */
   struct sigaction now;
   if (sigaction (SIGBUS, NULL, &now) != 0)
     return -errno;
@@ -85,6 +100,21 @@ st_sigbus_watch (void *addr, size_t len)
       if (sigaction (SIGBUS, &sa, &previous) != 0)
         return -errno;
     }
+  return 0;
+}
+
+uint64_t
+st_sigbus_elsewhere (void)
+{
+  return atomic_load (&elsewhere);
+}
+
+int
+st_sigbus_watch (void *addr, size_t len)
+{
+  int r = st_sigbus_guard ();
+  if (r < 0)
+    return r;
   for (size_t i = 0; i < SLOTS; i++)
     if (atomic_load (&slots[i].start) == 0)
       {

@@ -3,6 +3,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+/* Installs the handler (again, if another replaced it): from then on a
+   SIGBUS for a page past the end of any mapped file (BUS_ADRERR: a file
+   cut short under us, or an I/O error) maps a page of zeros over it and
+   is counted, rather than ending the process.  Returns 0 or -errno.  */
+int st_sigbus_guard (void);
+/* How many such pages outside watched inputs read as zeros.  */
+uint64_t st_sigbus_elsewhere (void);
 
 /* Watches [ADDR, ADDR + LEN): a SIGBUS in it (the file cut short, or a
    page that could not be read) maps a page of zeros over the fault and is

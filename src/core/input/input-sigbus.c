@@ -1,16 +1,20 @@
 /* The SIGBUS guard of mapped files: the input, and every file libelf maps.
  *
  * A mapped file that shrinks under us, or whose page cannot be read (an
- * I/O error on a disk, a filesystem behind an overlay), makes the next
+ * I/O error on a disk, a FUSE server under an overlay), makes the next
  * touch of that page a SIGBUS, whose default action ends the process with
  * nothing said.  input.c maps only files that no other user can change,
- * but an I/O error needs no such user.  So, as systemd guards its journal
- * files: the handler looks up the faulting address in the watched ranges,
- * maps an anonymous page of zeros over it, notes the fault and returns,
- * and the faulting read carries on with zeros; the input then reports the
- * file unreadable (st_sigbus_caught) instead of trusting what follows.  A
- * SIGBUS anywhere else goes to the handler that was there before ours
- * (the default: the process ends, as without this guard).
+ * but an I/O error needs no such user, and libelf maps every ELF file it
+ * reads, a container's or another user's too.  So, as systemd guards its
+ * journal files: the handler maps an anonymous page of zeros over the
+ * faulting page and returns, and the faulting read carries on with zeros.
+ * In a watched input the fault is noted for it, and the input then
+ * reports the file unreadable (st_sigbus_caught) instead of trusting what
+ * follows; anywhere else it is counted (st_sigbus_elsewhere), and the run
+ * says so at its end.  Only a missing page (BUS_ADRERR) is papered over;
+ * any other SIGBUS goes to the handler that was there before ours (the
+ * default: the process ends, as without this guard).  The page is
+ * read-only: we map no file for writing.
  *
  * The slots are written only by the thread that maps or unmaps, read in
  * the handler by any thread: atomics, no locks (a handler may not take
@@ -57,11 +61,10 @@ on_sigbus (int sig, siginfo_t *info, void *context)
         }
       break;
     }
-  /* A page past the end of some other file we map (libelf maps every ELF
-     file it reads, some of them a container's or another user's, who can
-     cut them short under us): zeros too, noted.  libelf and libdw take
-     them as they take any malformed file.  BUS_ADRERR is only ever a
-     mapping's missing page, never a fault of our code.  */
+  /* A page missing from some other file we map (libelf's): zeros too,
+     counted.  libelf and libdw take them as they take any malformed
+     file.  BUS_ADRERR is a mapping's missing page, never a fault of our
+     code (that is SIGSEGV, or BUS_ADRALN).  */
   if (info->si_code == BUS_ADRERR)
     {
       void *p = (void *) (at & ~(page_size - 1));

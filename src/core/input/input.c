@@ -156,7 +156,10 @@ map_safe (int fd, const struct stat *st)
     default:
       return false;
     }
-  if (fcntl (fd, F_SETLEASE, F_RDLCK) != 0)
+  /* A writer's open between the two calls breaks the lease with a
+     signal, SIGIO by default, which would end the run: SIGURG, which is
+     ignored unless handled, is asked for instead.  */
+  if (fcntl (fd, F_SETSIG, SIGURG) != 0 || fcntl (fd, F_SETLEASE, F_RDLCK) != 0)
     return false;
   fcntl (fd, F_SETLEASE, F_UNLCK);
   return true;

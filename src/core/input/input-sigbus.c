@@ -48,29 +48,27 @@ static void
 on_sigbus (int sig, siginfo_t *info, void *context)
 {
   uintptr_t at = (uintptr_t) info->si_addr;
-  for (size_t i = 0; i < SLOTS; i++)
+  struct slot *in = NULL;
+  for (size_t i = 0; i < SLOTS && in == NULL; i++)
     {
       uintptr_t start = atomic_load (&slots[i].start);
-      if (start == 0 || at < start || at - start >= atomic_load (&slots[i].len))
-        continue;
-      void *p = (void *) (at & ~(page_size - 1));
-      if (mmap (p, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p)
-        {
-          atomic_store (&slots[i].caught, true);
-          return;   /* the read is made again, of zeros */
-        }
-      break;
+      if (start != 0 && at >= start && at - start < atomic_load (&slots[i].len))
+        in = &slots[i];
     }
-  /* A page missing from some other file we map (libelf's): zeros too,
-     counted.  libelf and libdw take them as they take any malformed
-     file.  BUS_ADRERR is a mapping's missing page, never a fault of our
-     code (that is SIGSEGV, or BUS_ADRALN).  */
-  if (info->si_code == BUS_ADRERR)
+  /* In a watched input, or a page missing from some other file we map
+     (libelf's): zeros, and the read is made again.  libelf and libdw take
+     them as they take any malformed file.  BUS_ADRERR is a mapping's
+     missing page, never a fault of our code (that is SIGSEGV, or
+     BUS_ADRALN).  */
+  if (in != NULL || info->si_code == BUS_ADRERR)
     {
       void *p = (void *) (at & ~(page_size - 1));
       if (mmap (p, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p)
         {
-          atomic_fetch_add (&elsewhere, 1);
+          if (in != NULL)
+            atomic_store (&in->caught, true);
+          else
+            atomic_fetch_add (&elsewhere, 1);
           return;
         }
     }

@@ -221,6 +221,20 @@ st_input_open (const char *path, struct st_input **out)
   return 0;
 }
 
+/* Mapped: whether a page of the file went missing under us (see
+   input-sigbus.c); said once.  */
+static bool
+sigbus_caught (struct st_input *in)
+{
+  if (!st_sigbus_caught (in->buf))
+    return false;
+  if (!in->sigbus_said)
+    st_warning ("%s: the file was cut short, or a page of it could not be read, while it "
+                "was mapped: what was read of it since may be zeros", in->name);
+  in->sigbus_said = true;
+  return true;
+}
+
 void
 st_input_free (struct st_input *in)
 {
@@ -235,10 +249,7 @@ st_input_free (struct st_input *in)
     buffer_free (in->spare[i]);
   if (in->mapped)
     {
-      if (st_sigbus_caught (in->buf) && !in->sigbus_said)
-        st_warning ("%s: the file was cut short, or a page of it could not be read, while "
-                    "it was mapped: the last samples may have been unwound from zeros",
-                    in->name);
+      sigbus_caught (in);   /* said, if the reader did not meet it */
       st_sigbus_unwatch (in->buf);
       munmap (in->buf, in->size);
     }
@@ -362,15 +373,8 @@ fill (struct st_input *in, size_t n)
     n = BUFFER_SIZE;
   if (in->mapped)
     {
-      if (st_sigbus_caught (in->buf))
-        {
-          /* What the fault left is zeros, not the file.  */
-          if (!in->sigbus_said)
-            st_warning ("%s: the file was cut short, or a page of it could not be read, "
-                        "while it was mapped", in->name);
-          in->sigbus_said = true;
-          return -EIO;
-        }
+      if (sigbus_caught (in))
+        return -EIO;   /* what the fault left is zeros, not the file */
       drop_behind (in);
       size_t left = in->buf_end - in->buf_start;
       return left < n ? left : n;

@@ -97,6 +97,10 @@ st_live_build_attr (struct st_live_source *lv)
   a->exclude_callchain_kernel = !o->kernel;
   a->exclude_callchain_user = 1;
   a->sample_id_all = 1;
+  /* The kernel writes a LOST record only when the record after the loss
+     fits, so what a full ring loses at the end of a run is never
+     reported; read() of the event says it (Linux 6.0+).  */
+  a->read_format = PERF_FORMAT_LOST;
   a->watermark = 1;
   a->wakeup_watermark = lv->pages * getpagesize () / 4;
   a->disabled = 1;
@@ -143,18 +147,18 @@ st_live_build_attr (struct st_live_source *lv)
 }
 
 static int
-add_fd (struct st_live_source *lv, int fd)
+add_fd (struct st_live_source *lv, int fd, bool sideband)
 {
   if (lv->n_fds == lv->cap_fds)
     {
       size_t cap = lv->cap_fds ? lv->cap_fds * 2 : 64;
-      int *fds = realloc (lv->fds, cap * sizeof *fds);
+      struct live_fd *fds = realloc (lv->fds, cap * sizeof *fds);
       if (fds == NULL)
         return -ENOMEM;
       lv->fds = fds;
       lv->cap_fds = cap;
     }
-  lv->fds[lv->n_fds++] = fd;
+  lv->fds[lv->n_fds++] = (struct live_fd) { fd, sideband };
   return 0;
 }
 
@@ -164,6 +168,13 @@ static int
 open_one (struct st_live_source *lv, struct perf_event_attr *attr, pid_t pid, struct ring *r)
 {
   int fd = perf_event_open (attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0 && errno == EINVAL && attr->read_format != 0)
+    {
+      /* A kernel before 6.0 knows no PERF_FORMAT_LOST: the LOST records
+         are all it says.  */
+      attr->read_format = 0;
+      fd = perf_event_open (attr, pid, r->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    }
   if (fd < 0 && (errno == EACCES || errno == EPERM) && attr->namespaces)
     {
       /* Namespace records need CAP_PERFMON; an unprivileged user
@@ -179,7 +190,7 @@ open_one (struct st_live_source *lv, struct perf_event_attr *attr, pid_t pid, st
         return -ESRCH;   /* a thread that just exited: not an error */
       return explain_open_error (lv, e, pid);
     }
-  if (add_fd (lv, fd) < 0)
+  if (add_fd (lv, fd, r->sideband) < 0)
     {
       close (fd);
       return -ENOMEM;
@@ -303,6 +314,13 @@ drain_ring (struct st_live_source *lv, struct ring *ring)
           memcpy (&n, rec + 16, sizeof n);
           lv->sideband_lost += n;
         }
+      else if (h.type == PERF_RECORD_LOST && h.size >= 24)
+        {
+          uint64_t n;
+          memcpy (&n, rec + 16, sizeof n);
+          lv->samples_lost += n;
+          r = st_live_feed (lv, rec, h.size);
+        }
       else if (in_place && rec != lv->wrap_buf && h.type == PERF_RECORD_SAMPLE)
         r = st_live_feed_in_place (lv, rec, h.size);
       else
@@ -353,11 +371,50 @@ st_live_drain_rings (struct st_live_source *lv)
   return 0;
 }
 
+/* What the kernel counted lost by one event: read() gives its count, then
+   the lost count (read_format PERF_FORMAT_LOST alone).  An inherited
+   event's children count into it (their output goes to the parent's
+   buffer, and so do their losses).  */
+static bool
+read_lost (int fd, uint64_t *lost)
+{
+  uint64_t v[2];
+  if (read (fd, v, sizeof v) != (ssize_t) sizeof v)
+    return false;
+  *lost = v[1];
+  return true;
+}
+
+int
+st_live_feed_unreported_losses (struct st_live_source *lv)
+{
+  if (lv->attr.read_format != PERF_FORMAT_LOST)
+    return 0;
+  uint64_t samples = 0, records = 0, n;
+  for (size_t i = 0; i < lv->n_fds; i++)
+    if (read_lost (lv->fds[i].fd, &n))
+      *(lv->fds[i].sideband ? &records : &samples) += n;
+  if (records > lv->sideband_lost)
+    lv->sideband_lost = records;
+  if (samples <= lv->samples_lost)
+    return 0;
+  /* The rest as the kernel would have said it, after every record read. */
+  uint64_t time = st_perf_source_max_time (lv->parser);
+  uint64_t body[2] = { 0, samples - lv->samples_lost };
+  uint8_t rec[8 + sizeof body + TRAILER_SIZE];
+  struct perf_event_header h = { PERF_RECORD_LOST, 0, sizeof rec };
+  memcpy (rec, &h, sizeof h);
+  memcpy (rec + 8, body, sizeof body);
+  st_live_put_trailer (rec + 8 + sizeof body, -1, -1, time);
+  lv->samples_lost = samples;
+  return st_live_feed (lv, rec, sizeof rec);
+}
+
 void
 st_live_enable_all (struct st_live_source *lv, unsigned long request)
 {
   for (size_t i = 0; i < lv->n_fds; i++)
-    ioctl (lv->fds[i], request, 0);
+    ioctl (lv->fds[i].fd, request, 0);
 }
 
 void
@@ -371,7 +428,7 @@ st_live_close_rings (struct st_live_source *lv)
         munmap (lv->sb_rings[i].meta, (lv->sb_rings[i].pages + 1) * (size_t) getpagesize ());
     }
   for (size_t i = 0; i < lv->n_fds; i++)
-    close (lv->fds[i]);
+    close (lv->fds[i].fd);
   free (lv->fds);
   free (lv->rings);
   free (lv->sb_rings);

@@ -51,6 +51,12 @@ struct ring {
   uint64_t read_before;     /* ... as of the last round end */
 };
 
+/* An open event, and which buffer it writes to.  */
+struct live_fd {
+  int fd;
+  bool sideband;
+};
+
 struct dead_thread {
   pid_t pid, tid;
 };
@@ -75,10 +81,11 @@ struct st_live_source {
   struct dead_thread *dead;
   size_t n_dead, cap_dead;
   uint64_t sideband_lost;   /* process records the kernel could not store */
+  uint64_t samples_lost;    /* samples the kernel reported lost, in LOST records */
   uint64_t evicted;         /* threads found gone without an exit record */
   uint64_t tracked;         /* threads known at the end */
   int command_status;       /* wait status of the command, -1 if none */
-  int *fds;                 /* every event, rings' included */
+  struct live_fd *fds;      /* every event, rings' included */
   size_t n_fds, cap_fds;
   pid_t child;
   FILE *record;             /* --record */
@@ -119,6 +126,10 @@ int st_live_open_for_pid (struct st_live_source *lv, pid_t pid);
 int st_live_drain_rings (struct st_live_source *lv);
 /* After a round end: gives the kernel back the room of what it released. */
 void st_live_release_rings (struct st_live_source *lv);
+/* After the last drain: the losses the kernel counted but could not
+   report, fed as one more LOST record (samples) or counted (process
+   records).  */
+int st_live_feed_unreported_losses (struct st_live_source *lv);
 /* PERF_EVENT_IOC_ENABLE or _DISABLE on every event.  */
 void st_live_enable_all (struct st_live_source *lv, unsigned long request);
 /* Unmaps the rings and closes the events.  */

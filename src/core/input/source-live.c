@@ -483,6 +483,8 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   if (r == 0)
     r = drain_all (lv);
   if (r == 0)
+    r = st_live_feed_unreported_losses (lv);
+  if (r == 0)
     r = st_perf_source_flush (lv->parser);
 
 out:

@@ -11,6 +11,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/bytes.h \
 	src/basic/cleanup.h \
 	src/basic/signals.c src/basic/signals.h \
+	src/basic/sigbus-guard.c src/basic/sigbus-guard.h \
 	src/basic/strbuf.c src/basic/strbuf.h \
 	src/basic/untrusted.c src/basic/untrusted.h \
 	src/basic/why.c src/basic/why.h

@@ -9,7 +9,6 @@ src_core_libcore_a_SOURCES += \
 	src/core/event.h \
 	src/core/resolve/find-debuginfo.c src/core/resolve/find-debuginfo.h \
 	src/core/input/input.c src/core/input/input.h \
-	src/core/input/input-sigbus.c src/core/input/input-sigbus.h \
 	src/core/resolve/ns-client.c src/core/resolve/ns-client.h \
 	src/core/resolve/ns-client-private.h src/core/resolve/ns-connection.c \
 	src/ns-helper/protocol.c src/ns-helper/protocol.h \

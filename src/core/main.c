@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "basic/log.h"
+#include "basic/sigbus-guard.h"
 #include "basic/why.h"
 #include "container/container.h"
 #include "core/input/input.h"
-#include "core/input/input-sigbus.h"
 #include "core/input/source-live.h"
 #include "core/input/source.h"
 #include "core/options.h"
@@ -429,8 +429,8 @@ main (int argc, char **argv)
       st_error ("cannot install the signal handlers: %m");
       return EXIT_RUNTIME;
     }
-  /* A file mapped by us or libelf that someone cuts short must not end
-     the run: its missing pages read as zeros (input-sigbus.h).  */
+  /* A file libelf maps that someone cuts short must not end the run:
+     its missing pages read as zeros (basic/sigbus-guard.h).  */
   if (st_sigbus_guard () < 0)
     {
       st_error ("cannot install the SIGBUS handler: %m");
@@ -466,10 +466,10 @@ main (int argc, char **argv)
     }
   if (status == EXIT_OK)
     status = run (&o);
-  if (st_sigbus_elsewhere () > 0)
+  if (st_sigbus_zero_pages () > 0)
     st_warning ("%" PRIu64 " pages of mapped files read as zeros: a file was cut short, or could "
                 "not be read, while it was used; symbols and unwinding through it may be wrong",
-                st_sigbus_elsewhere ());
+                st_sigbus_zero_pages ());
   st_sysroot_free (o.files);
   st_ns_client_free (o.ns_client);
   st_debuginfod_free (o.debuginfod);

@@ -16,7 +16,8 @@ UNIT_TESTS = \
 	tests/unit/test-resolver \
 	tests/unit/test-container \
 	tests/unit/test-jit-map \
-	tests/unit/test-input
+	tests/unit/test-input \
+	tests/unit/test-sigbus-guard
 
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -37,6 +38,8 @@ tests_unit_test_arm_exidx_CFLAGS = $(unit_cflags)
 tests_unit_test_arm_exidx_LDADD = $(unit_ldadd)
 tests_unit_test_input_CFLAGS = $(unit_cflags)
 tests_unit_test_input_LDADD = $(unit_ldadd)
+tests_unit_test_sigbus_guard_CFLAGS = $(unit_cflags)
+tests_unit_test_sigbus_guard_LDADD = $(unit_ldadd)
 tests_unit_test_source_perf_CFLAGS = $(unit_cflags)
 tests_unit_test_source_perf_LDADD = $(unit_ldadd)
 tests_unit_test_symbols_CFLAGS = $(unit_cflags)

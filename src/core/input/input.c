@@ -9,19 +9,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include "basic/array.h"
 #include "basic/cleanup.h"
 #include "basic/io-retry.h"
 #include "basic/io.h"
-#include "basic/log.h"
 #include "basic/why.h"
 #include "core/input/input.h"
-#include "core/input/input-sigbus.h"
 
 /* One transparent huge page: see buffer_new.  */
 #define BUFFER_SIZE (2u << 20)
@@ -67,24 +62,24 @@ buffer_free (uint8_t *b)
 #endif
 }
 
-/* A regular file that only we can change is mapped, not read: the reader
-   then walks the page cache itself, where read(2) copied all of it (a -j 1
-   run on a 202 MB recording spent 40.8% of its time in the kernel's
-   _copy_to_iter; touching every page of the mapping, 16 pages per fault
-   with the kernel's fault-around, costs 2-3 ms against read(2)'s 25-32 ms,
-   quiet machine).  Pages behind the reader (behind what st_input_keep's
-   holders still use) are given back in steps of DROP_STEP, so that the
-   resident set stays flat: for a private mapping of a file that is never
-   written, MADV_DONTNEED only unmaps, and a page touched again is faulted
-   in from the page cache, so a late reader is never wrong, only slower.
-
-   Every other input is read through buffers with read(2).  A source that
-   keeps records until it says it is done with them (st_input_keep) gets
-   them where they were read: a full buffer is then set aside whole, not
-   moved, and a new one is read, so that a sample's 8 KiB is neither
-   copied nor allocated once more.  */
-#define DROP_STEP (4u << 20)
-
+/* Every input, a regular file too, is read through a buffer with read(2),
+   not mapped: on this project's VMs the first touch of each page of a
+   mapped recording cost more than copying it (a -j 1 run on a 268 MB
+   recording: 196-265 ms of CPU read, 411-435 ms mapped, even with the
+   mapping populated ahead by MADV_POPULATE_READ), and the reader's buffer
+   stays in the CPU's caches.  How much a page fault costs depends on the
+   host: one VM of this project's kind faulted cheaply, and mapping won
+   there (0.048 s against 0.070 s on a 202 MB recording), so it was tried
+   for a while; on the next (a PVM guest, where a fault traps to the
+   hypervisor) the same recording took 0.14-0.17 s mapped and 0.06-0.07 s
+   read, and touching each page of a mapping took 100-145 ms whether
+   faulted, populated ahead (MADV_POPULATE_READ) or given back behind,
+   against 26 ms to read(2) the whole file.  A read costs the same
+   everywhere; and a mapped file can be cut short under the reader (a
+   SIGBUS), a read one cannot.  A source that keeps records until it says
+   it is done with them (st_input_keep) gets them where they were read: a
+   full buffer is then set aside whole, not moved, and a new one is read,
+   so that a sample's 8 KiB is neither copied nor allocated once more.  */
 struct kept {
   uint8_t *buf;
   uint64_t end;               /* input offset past its last consumed byte */
@@ -96,14 +91,10 @@ struct st_input {
   bool seekable;
   uint64_t size;
   char *name;
-  /* buffered stream, or the whole mapped file (buf_offset 0, buf_end the
-     size) */
+  /* buffered stream */
   uint8_t *buf;
   size_t buf_start, buf_end;  /* valid bytes in buf */
   uint64_t buf_offset;        /* input offset of buf[0] */
-  bool mapped;
-  bool sigbus_said;           /* mapped: a SIGBUS, reported */
-  uint64_t dropped;           /* mapped: pages before it given back */
   volatile sig_atomic_t *interrupt;  /* st_input_set_interrupt */
   /* st_input_keep: buffers set aside, oldest first, until released */
   bool keep;
@@ -122,48 +113,6 @@ st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag)
 }
 
 ST_DEFINE_CLEANUP (input_freep, struct st_input, st_input_free)
-
-/* Whether the file open on FD may be mapped: a mapping whose file is cut
-   short raises SIGBUS at the next touch, so only a file that no one but
-   us (and root) can truncate, on a filesystem whose pages are its own:
-   ours, not writable by group or others (an ACL's mask is the group
-   bits), open for writing nowhere (a writer that opened it before a chmod
-   could still cut it: a read lease is refused while any process has it
-   open for writing), on a disk or memory filesystem (not FUSE or a
-   network filesystem, whose server can change it, nor an overlay, whose
-   file may be any of those underneath).  Anything else is read.  An I/O
-   error still raises SIGBUS: input-sigbus.c turns it into an error.  On a
-   32-bit system only a small file: a large one would take the address
-   space the unwinding needs.  */
-static bool
-map_safe (int fd, const struct stat *st)
-{
-  uint64_t most = sizeof (void *) < 8 ? (256u << 20) : SIZE_MAX;
-  if (st->st_size <= 0 || (uint64_t) st->st_size > most
-      || st->st_uid != geteuid () || (st->st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return false;
-  struct statfs fs;
-  if (fstatfs (fd, &fs) != 0)
-    return false;
-  switch ((unsigned long) fs.f_type)
-    {
-    case EXT4_SUPER_MAGIC:      /* ext2, ext3 and ext4 */
-    case XFS_SUPER_MAGIC:
-    case BTRFS_SUPER_MAGIC:
-    case TMPFS_MAGIC:
-    case F2FS_SUPER_MAGIC:
-      break;
-    default:
-      return false;
-    }
-  /* A writer's open between the two calls breaks the lease with a
-     signal, SIGIO by default, which would end the run: SIGURG, which is
-     ignored unless handled, is asked for instead.  */
-  if (fcntl (fd, F_SETSIG, SIGURG) != 0 || fcntl (fd, F_SETLEASE, F_RDLCK) != 0)
-    return false;
-  fcntl (fd, F_SETLEASE, F_UNLCK);
-  return true;
-}
 
 int
 st_input_open (const char *path, struct st_input **out)
@@ -195,44 +144,12 @@ st_input_open (const char *path, struct st_input **out)
       posix_fadvise (in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
       in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
       in->size = st.st_size;
-      if (in->seekable && map_safe (in->fd, &st))
-        {
-          void *m = mmap (NULL, in->size, PROT_READ, MAP_PRIVATE, in->fd, 0);
-          if (m != MAP_FAILED && st_sigbus_watch (m, in->size) < 0)
-            {
-              munmap (m, in->size);
-              m = MAP_FAILED;
-            }
-          if (m != MAP_FAILED)
-            {
-              in->buf = m;
-              in->buf_end = in->size;
-              in->mapped = true;
-              *out = ST_TAKE_PTR (in);
-              return 0;
-            }
-          /* No address space for it, or no SIGBUS guard: read it.  */
-        }
     }
   in->buf = buffer_new ();
   if (in->buf == NULL)
     return -ENOMEM;
   *out = ST_TAKE_PTR (in);
   return 0;
-}
-
-/* Mapped: whether a page of the file went missing under us (see
-   input-sigbus.c); said once.  */
-static bool
-sigbus_caught (struct st_input *in)
-{
-  if (!st_sigbus_caught (in->buf))
-    return false;
-  if (!in->sigbus_said)
-    st_warning ("%s: the file was cut short, or a page of it could not be read, while it "
-                "was mapped: what was read of it since may be zeros", in->name);
-  in->sigbus_said = true;
-  return true;
 }
 
 void
@@ -247,14 +164,7 @@ st_input_free (struct st_input *in)
   free (in->kept);
   for (size_t i = 0; i < in->n_spare; i++)
     buffer_free (in->spare[i]);
-  if (in->mapped)
-    {
-      sigbus_caught (in);   /* said, if the reader did not meet it */
-      st_sigbus_unwatch (in->buf);
-      munmap (in->buf, in->size);
-    }
-  else
-    buffer_free (in->buf);
+  buffer_free (in->buf);
   free (in->name);
   free (in);
 }
@@ -349,36 +259,12 @@ wait_readable (struct st_input *in)
   return r;
 }
 
-/* Mapped: gives back the pages before the first byte that may still be
-   used: the reader's position, or the oldest kept record.  */
-static void
-drop_behind (struct st_input *in)
-{
-  uint64_t used = in->keep ? in->released : in->buf_start;
-  if (used > in->buf_start)
-    used = in->buf_start;
-  used -= used % DROP_STEP;
-  if (used <= in->dropped)
-    return;
-  madvise (in->buf + in->dropped, used - in->dropped, MADV_DONTNEED);
-  in->dropped = used;
-}
-
-/* Tops up the buffer until it holds N bytes (at most BUFFER_SIZE, either
-   way) or the input ends.  */
+/* Tops up the buffer until it holds N bytes or the input ends.  */
 static ssize_t
 fill (struct st_input *in, size_t n)
 {
   if (n > BUFFER_SIZE)
     n = BUFFER_SIZE;
-  if (in->mapped)
-    {
-      if (sigbus_caught (in))
-        return -EIO;   /* what the fault left is zeros, not the file */
-      drop_behind (in);
-      size_t left = in->buf_end - in->buf_start;
-      return left < n ? left : n;
-    }
   if (in->buf_end - in->buf_start >= n)
     return n;
   if (in->buf_start > 0 && in->keep && in->released < in->buf_offset + in->buf_start)
@@ -495,15 +381,6 @@ st_input_seek (struct st_input *in, uint64_t offset)
 {
   if (!in->seekable)
     return -ESPIPE;
-  if (in->mapped)
-    {
-      /* Kept records stay where they are; the pages before the new
-         position are given back as the reader passes them.  */
-      in->buf_start = offset < in->size ? offset : in->size;
-      if (in->dropped > in->buf_start)
-        in->dropped = in->buf_start - in->buf_start % DROP_STEP;
-      return 0;
-    }
   /* Offsets before a seek mean other bytes: kept records, if any, go
      with the input (sources seek only while reading headers).  */
   if (in->keep && in->released < in->buf_offset + in->buf_start)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/log.h"
@@ -242,6 +243,41 @@ source_open_input (const struct st_options *o, struct source *s)
   return EXIT_OK;
 }
 
+/* Whether process PID is in a mount namespace other than ours.  */
+static bool
+in_other_mount_namespace (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+  struct stat ours, theirs;
+  return stat ("/proc/self/ns/mnt", &ours) == 0 && stat (path, &theirs) == 0
+         && (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev);
+}
+
+static void
+prepare_ns_helper (void *client)
+{
+  st_ns_client_prepare (client);
+}
+
+/* Whether a live run will likely ask the namespace helper, so that it is
+   started beside the sampling (its start, 10-70 ms of setting up its
+   processes, then makes no request wait): as root (whose helper opens
+   any process's files), with the whole machine or a command (which may
+   start containers), or processes one of which is in a container.  */
+static bool
+live_needs_ns_helper (const struct st_options *o)
+{
+  if (o->ns_client == NULL || geteuid () != 0)
+    return false;
+  if (o->all_cpus || o->command != NULL)
+    return true;
+  for (size_t i = 0; i < o->n_pids; i++)
+    if (in_other_mount_namespace (o->pids[i]))
+      return true;
+  return false;
+}
+
 /* Live sampling: a command, processes, or the whole machine.  */
 static int
 source_open_live (const struct st_options *o, struct source *s)
@@ -270,6 +306,8 @@ source_open_live (const struct st_options *o, struct source *s)
     .stats = o->stats || o->verbose > 0,
     .set_child = st_signals_set_child,
     .reset_for_exec = st_signals_reset_for_exec,
+    .sampling = live_needs_ns_helper (o) ? prepare_ns_helper : NULL,
+    .sampling_arg = o->ns_client,
   };
   /* A whole-machine run keeps memory for each process it unwinds (its
      Dwfl, the debug sections libdw decompresses for it) and frees it when

@@ -120,6 +120,7 @@ else
   tap_not_ok "--mmap-pages 2 with 8 KiB stacks: status $st, not refused with a reason"
 fi
 # 7: the profiler stopped for the whole of the command's work.
+# shellcheck disable=SC2016 # $PPID and $0 are the inner shell's
 "$EU_STACKTRACE" -F 999 --stack-size 8192 --stats -f text -o "$tmp/stopped.txt" \
   -- sh -c 'kill -STOP "$PPID" && "$0" 1500; kill -CONT "$PPID"' "$THREADS" \
   > /dev/null 2> "$tmp/stopped.err"

@@ -478,6 +478,8 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
     r = start_command (lv);
   if (r < 0)
     goto out;
+  if (opts->sampling != NULL)
+    opts->sampling (opts->sampling_arg);
   r = sample_loop (lv, stop);
   st_live_enable_all (lv, PERF_EVENT_IOC_DISABLE);
   if (r == 0)

@@ -45,6 +45,12 @@ struct st_live_options {
      in our memory, which we do not touch meanwhile): the signal
      dispositions a program expects.  NULL: none.  */
   void (*reset_for_exec) (void);
+  /* Called once, when sampling has started (the command runs, the events
+     are enabled), with SAMPLING_ARG: set-up that can overlap with the run
+     rather than delay its start or its first sample (the namespace
+     helper's start).  NULL: none.  */
+  void (*sampling) (void *arg);
+  void *sampling_arg;
 };
 
 /* The default --mmap-pages.  */

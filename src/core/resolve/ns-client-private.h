@@ -55,6 +55,10 @@ struct st_ns_client {
    dropped).  C's lock is held.  */
 int st_ns_round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
                       struct st_nsh_reply *reply, int *fd, struct st_why *why);
+/* Connects, or spawns the helper, unless it is connected already or was
+   given up on: 0, or -errno with WHY; gives up on the helper for the
+   rest of the run when GIVE_UP.  C's lock is held.  */
+int st_ns_connect (struct st_ns_client *c, bool give_up, struct st_why *why);
 /* Closes the connection; waits for a spawned helper (killed first when
    KILL_CHILD).  */
 void st_ns_disconnect (struct st_ns_client *c, bool kill_child);

@@ -290,6 +290,18 @@ compare_u64 (const void *a, const void *b)
 }
 
 void
+st_ns_client_prepare (struct st_ns_client *c)
+{
+  if (c == NULL)
+    return;
+  struct st_why why = { 0 };
+  pthread_mutex_lock (&c->lock);
+  if (st_ns_connect (c, false, &why) < 0)
+    st_debug ("namespace helper: not started ahead: %s", why.text);
+  pthread_mutex_unlock (&c->lock);
+}
+
+void
 st_ns_client_print_summary (struct st_ns_client *c, FILE *out)
 {
   pthread_mutex_lock (&c->lock);

@@ -173,8 +173,8 @@ spawn_helper (struct st_ns_client *c, struct st_why *why)
   return 0;
 }
 
-static int
-ensure_connected (struct st_ns_client *c, struct st_why *why)
+int
+st_ns_connect (struct st_ns_client *c, bool give_up, struct st_why *why)
 {
   if (c->sock >= 0)
     return 0;
@@ -194,7 +194,7 @@ ensure_connected (struct st_ns_client *c, struct st_why *why)
       if (r < 0)
         r = spawn_helper (c, why);
     }
-  if (r < 0)
+  if (r < 0 && give_up)
     {
       /* What cannot start now will not start later in the run.  */
       c->disabled = true;
@@ -304,7 +304,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
 {
   *fd = -1;
   *retry = false;
-  int r = ensure_connected (c, why);
+  int r = st_ns_connect (c, true, why);
   if (r < 0)
     return r;
   bool was_idle = !c->fresh && c->child <= 0;

@@ -463,8 +463,7 @@ st_session_jobs_unwinders (const struct st_session *s, struct st_unwinder **out)
 }
 
 /* Why a split pays or does not: one thread reads the input (its system
-   time is the kernel's copy of every byte of every stack, or for a mapped
-   input the page faults that map them), parses, orders
+   time is the kernel's copy of every byte of every stack), parses, orders
    and writes; only unwinding and formatting are split.  The run cannot end
    before the reader does, nor before the total is spread over N CPUs.  */
 static void

@@ -8,13 +8,18 @@
 #include "core/resolve/file-shared.h"
 #include "core/session-summary.h"
 
+/* One unwinding thread fewer than the CPUs: the thread that reads,
+   parses, orders and writes needs one of its own.  On two CPUs, two
+   unwinding threads beside it ran at 0.70-1.07x the speed of one
+   (bench-perf-script.sh: three threads on two CPUs, every hand-over a
+   wake-up of a vCPU).  At most 4.  */
 unsigned
 st_session_default_jobs (void)
 {
   cpu_set_t set;
   int n = 1;
   if (sched_getaffinity (0, sizeof set, &set) == 0)
-    n = CPU_COUNT (&set);
+    n = CPU_COUNT (&set) - 1;
   return n < 1 ? 1 : n > 4 ? 4 : (unsigned) n;
 }
 

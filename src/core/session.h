@@ -93,5 +93,6 @@ void st_session_print_summary (const struct st_session *s, FILE *out);
 struct st_input;
 void st_session_hold_input (struct st_session *s, struct st_input *in);
 
-/* The default --jobs: the CPUs this process may run on, at most 4.  */
+/* The default --jobs: the CPUs this process may run on less one (for the
+   reading thread), 1 to 4.  */
 unsigned st_session_default_jobs (void);

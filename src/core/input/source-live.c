@@ -126,7 +126,9 @@ tell_child (const struct st_live_source *lv, pid_t pid)
    It starts last, when everything else is ready (the output, the session
    and its unwinder, debuginfod, the parser, --record): from its exec on,
    its samples fill the rings, and we return from the clone straight to
-   the loop that drains them.  So no sample waits for a set-up: the rings
+   the loop that drains them (after the `sampling' hook: as root, the
+   namespace helper's spawn, 0.5-13 ms, which the ring absorbs).  So no
+   sample waits for a set-up: the rings
    never hold more than what is written between two wake-ups of the loop,
    as at any later moment of the run.  (Started before the set-up, its
    samples waited in the rings meanwhile, and a ring holds only a quarter

@@ -56,9 +56,12 @@ struct st_ns_client {
 int st_ns_round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
                       struct st_nsh_reply *reply, int *fd, struct st_why *why);
 /* Connects, or spawns the helper, unless it is connected already or was
-   given up on: 0, or -errno with WHY; gives up on the helper for the
-   rest of the run when GIVE_UP.  C's lock is held.  */
-int st_ns_connect (struct st_ns_client *c, bool give_up, struct st_why *why);
+   given up on: 0, or -errno with WHY, and then the helper is given up on
+   for the rest of the run.  EARLY (no request waits for it): only spawns,
+   never connects to a service (which hangs up on a connection idle for a
+   while, and counts it against the user's slots), and gives up on
+   nothing.  C's lock is held.  */
+int st_ns_connect (struct st_ns_client *c, bool early, struct st_why *why);
 /* Closes the connection; waits for a spawned helper (killed first when
    KILL_CHILD).  */
 void st_ns_disconnect (struct st_ns_client *c, bool kill_child);

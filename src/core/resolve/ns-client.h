@@ -56,11 +56,12 @@ int st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *
                                  const char *debuglink, char **found_path, const char **way,
                                  struct st_why *why);
 
-/* Starts the helper now (or connects to the service), with no request:
-   its start, a few processes set up in 10-70 ms, then overlaps with the
-   run instead of making the first request wait.  For a run that will
-   likely need it (live, as root).  A failure is left for the first
-   request to meet and report.  */
+/* Spawns the helper now, with no request: its start, a few processes set
+   up in 10-70 ms, then overlaps with the run instead of making the first
+   request wait.  For a run that will likely need it (live, as root).  A
+   service (a socket) is not connected to ahead: it hangs up on an idle
+   connection.  A failure is left for the first request to meet and
+   report.  */
 void st_ns_client_prepare (struct st_ns_client *c);
 
 /* The --stats lines: requests, ways, round trips, restarts.  */

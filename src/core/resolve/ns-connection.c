@@ -174,7 +174,7 @@ spawn_helper (struct st_ns_client *c, struct st_why *why)
 }
 
 int
-st_ns_connect (struct st_ns_client *c, bool give_up, struct st_why *why)
+st_ns_connect (struct st_ns_client *c, bool early, struct st_why *why)
 {
   if (c->sock >= 0)
     return 0;
@@ -182,19 +182,23 @@ st_ns_connect (struct st_ns_client *c, bool give_up, struct st_why *why)
     {
       return st_why_set (why, ENOTCONN, "%s", c->disabled_why.text);
     }
-  int r;
+  struct stat st;
+  bool service = c->mode == MODE_SOCKET
+                 || (c->mode == MODE_AUTO && stat (ST_NSH_SYSTEM_SOCKET, &st) == 0
+                     && S_ISSOCK (st.st_mode));
+  if (early && service)
+    return st_why_set (why, EAGAIN, "a service is connected to at the first request");
+  int r = -1;
   if (c->mode == MODE_SOCKET)
     r = connect_socket (c, c->socket_path, why);
   else
     {
-      struct stat st;
-      r = -1;
-      if (c->mode == MODE_AUTO && stat (ST_NSH_SYSTEM_SOCKET, &st) == 0 && S_ISSOCK (st.st_mode))
+      if (service)
         r = connect_socket (c, ST_NSH_SYSTEM_SOCKET, why);
       if (r < 0)
         r = spawn_helper (c, why);
     }
-  if (r < 0 && give_up)
+  if (r < 0 && !early)
     {
       /* What cannot start now will not start later in the run.  */
       c->disabled = true;
@@ -304,7 +308,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
 {
   *fd = -1;
   *retry = false;
-  int r = st_ns_connect (c, true, why);
+  int r = st_ns_connect (c, false, why);
   if (r < 0)
     return r;
   bool was_idle = !c->fresh && c->child <= 0;

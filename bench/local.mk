@@ -48,7 +48,7 @@ bench-debuginfod: all
 # share of an unwinding run on a namespace workload (root; bench/README).
 .PHONY: bench-ns-helper
 bench-ns-helper: all tests/ns-helper/nsprog tests/ns-helper/libnswork.so \
-		tests/ns-helper/enter-root tests/ns-helper/nsh-client
+		tests/ns-helper/enter-root tests/ns-helper/nsh-client bench/ipc-floor
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PYTHON3='$(PYTHON3)' \
 	TOP_SRCDIR='$(abs_top_srcdir)' TOP_BUILDDIR='$(abs_top_builddir)' \
 	$(SHELL) $(top_srcdir)/bench/bench-ns-helper.sh
@@ -83,3 +83,12 @@ bench-jobs: all
 	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' PERF='$(PERF)' \
 	PYTHON3='$(PYTHON3)' CC='$(CC)' \
 	$(SHELL) $(top_srcdir)/bench/bench-jobs.sh
+
+# The anchor of bench-ns-helper's round trips: the helper's three processes
+# and messages without its work (bench/ipc-floor.c).
+EXTRA_PROGRAMS += bench/ipc-floor
+bench_ipc_floor_SOURCES = bench/ipc-floor.c src/ns-helper/protocol.c src/ns-helper/protocol.h \
+	src/ns-helper/protocol-decode.c src/basic/why.c src/basic/why.h
+bench_ipc_floor_CFLAGS = $(AM_CFLAGS) $(JSON_C_CFLAGS)
+bench_ipc_floor_LDADD = $(JSON_C_LIBS)
+CLEANFILES += bench/ipc-floor

@@ -141,8 +141,9 @@ output_close (const struct st_options *o, struct output *out, int status)
           uint64_t all = st->samples + st->dropped + st->lost;
           if (st_options_live (o))
             st_warning ("lost %" PRIu64 " samples (%.1f%% of %" PRIu64 "): the kernel's "
-                        "sample ring was full, the unwinder could not keep up; sample less "
-                        "often (-F, now %" PRIu64 " Hz), copy less stack (--stack-size, now "
+                        "sample ring was full when they came: eu-stacktrace did not read it in "
+                        "time (it could not keep up, or was stopped or kept off the CPUs); "
+                        "sample less often (-F, now %" PRIu64 " Hz), copy less stack (--stack-size, now "
                         "%" PRIu32 "), or give the ring more room (--mmap-pages, now %u)",
                         st->lost, 100.0 * st->lost / all, all, o->freq, o->stack_size,
                         o->mmap_pages ? o->mmap_pages : ST_LIVE_DEFAULT_MMAP_PAGES);

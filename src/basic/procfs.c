@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/nsfs.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,16 @@ st_proc_start_time (pid_t pid, uint64_t *ticks)
     return false;
   *ticks = st.start_time;
   return true;
+}
+
+bool
+st_proc_in_other_mount_namespace (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+  struct stat ours, theirs;
+  return stat ("/proc/self/ns/mnt", &ours) == 0 && stat (path, &theirs) == 0
+         && (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev);
 }
 
 int

@@ -10,6 +10,10 @@
    process that had it.  False when there is no such process.  */
 bool st_proc_start_time (pid_t pid, uint64_t *ticks);
 
+/* Whether process PID lives in a mount namespace other than ours (a
+   container, a flatpak sandbox).  False when it cannot be told.  */
+bool st_proc_in_other_mount_namespace (pid_t pid);
+
 /* Who owns PID, for deciding whose files may describe it: its real uid on
    the host (/proc/PID/status) and the uid that owns its user namespace
    (NS_GET_OWNER_UID; 0 for the host's).  A rootless container's process

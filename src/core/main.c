@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "basic/log.h"
+#include "basic/procfs.h"
 #include "basic/sigbus-guard.h"
 #include "basic/why.h"
 #include "container/container.h"
@@ -244,17 +245,6 @@ source_open_input (const struct st_options *o, struct source *s)
   return EXIT_OK;
 }
 
-/* Whether process PID is in a mount namespace other than ours.  */
-static bool
-in_other_mount_namespace (pid_t pid)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-  struct stat ours, theirs;
-  return stat ("/proc/self/ns/mnt", &ours) == 0 && stat (path, &theirs) == 0
-         && (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev);
-}
-
 static void
 prepare_ns_helper (void *client)
 {
@@ -274,7 +264,7 @@ live_needs_ns_helper (const struct st_options *o)
   if (o->all_cpus || o->command != NULL)
     return true;
   for (size_t i = 0; i < o->n_pids; i++)
-    if (in_other_mount_namespace (o->pids[i]))
+    if (st_proc_in_other_mount_namespace (o->pids[i]))
       return true;
   return false;
 }

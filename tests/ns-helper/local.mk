@@ -17,6 +17,7 @@ NS_HELPER_TESTS = \
 	tests/ns-helper/hung.sh \
 	tests/ns-helper/unread.sh \
 	tests/ns-helper/batch.sh \
+	tests/ns-helper/prefetch.sh \
 	tests/ns-helper/pidreuse.sh \
 	tests/ns-helper/tworoots.sh \
 	tests/ns-helper/nonreg.sh

@@ -42,6 +42,7 @@ struct st_ns_client {
   struct st_hashmap *cache;    /* key (see cache_key) -> struct answer */
   /* --stats  */
   uint64_t requests, found, not_found, failed, by_way[ST_NSH_WAY_N];
+  uint64_t prefetched, prefetches;   /* files found ahead, in batches */
   uint64_t *rtt_ns;            /* every round trip, for the median and p99 */
   size_t n_rtt, cap_rtt;
   /* The first reply of a connection waits for the helper to start: it is
@@ -55,6 +56,21 @@ struct st_ns_client {
    dropped).  C's lock is held.  */
 int st_ns_round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
                       struct st_nsh_reply *reply, int *fd, struct st_why *why);
+/* Requests in flight at once in st_ns_round_trips.  The helper refuses a
+   descriptor while more than 4 KiB of replies wait unread (opener.c); a
+   few small replies stay under that.  */
+#define ST_NS_PIPELINE_WINDOW 3
+/* REQS[0..N) (ids given here) to a spawned helper, up to
+   ST_NS_PIPELINE_WINDOW in flight: each request then overlaps the
+   helper's work on the ones before, instead of waiting for a wakeup of
+   each of its processes.  Returns how many replies were read, in order,
+   each in REPLIES[i] with FDS[i] (-1 for none); on a failure the
+   connection is dropped, as a failed round trip drops it.  0 when not
+   connected to a spawned helper (a service's connection is asked one
+   request at a time).  Counts round trips, not requests: the caller
+   counts those it keeps.  C's lock is held.  */
+size_t st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n,
+                          struct st_nsh_reply *replies, int *fds);
 /* Connects, or spawns the helper, unless it is connected already or was
    given up on: 0, or -errno with WHY, and then the helper is given up on
    for the rest of the run.  EARLY (no request waits for it): only spawns,

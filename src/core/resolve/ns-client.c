@@ -158,6 +158,46 @@ answer_use (const struct answer *a, const char **way, char **found_path, struct 
   return fd;
 }
 
+/* The answer REPLY (with descriptor FD, or -1) gives, counted; NULL (FD
+   closed) when out of memory.  */
+static struct answer *
+answer_keep (struct st_ns_client *c, const struct st_nsh_reply *reply, int fd)
+{
+  struct answer *a = calloc (1, sizeof *a);
+  if (a == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return NULL;
+    }
+  a->fd = fd;
+  a->error = reply->ok ? 0 : reply->error;
+  a->way = reply->way;
+  a->why = reply->ok ? NULL : strdup (reply->message);
+  a->found_path = reply->ok && reply->path[0] ? strdup (reply->path) : NULL;
+  if (reply->ok)
+    {
+      c->found++;
+      c->by_way[reply->way]++;
+    }
+  else
+    c->not_found++;
+  return a;
+}
+
+/* The process's start time, which the helper checks the pid against (a
+   pid reused since is another process).  */
+static void
+add_start_time (struct st_nsh_request *req)
+{
+  uint64_t start_time;
+  if (st_proc_start_time (req->pid, &start_time))
+    {
+      req->has_start_time = true;
+      req->start_time = start_time;
+    }
+}
+
 /* Asks for REQ (PID's file of cache key KEY), caches the answer, hands it
    out.  */
 static int
@@ -165,12 +205,7 @@ ask (struct st_ns_client *c, struct st_nsh_request *req, const char *key, size_t
      const char **way, char **found_path, struct st_why *why)
 {
   req->ways = c->ways;
-  uint64_t start_time;
-  if (st_proc_start_time (req->pid, &start_time))
-    {
-      req->has_start_time = true;
-      req->start_time = start_time;
-    }
+  add_start_time (req);
   /* Proof that we may read the process, for a helper with privileges of
      its own: opening its ns/mnt took the ptrace read check.  */
   int ns_fd = -1;
@@ -193,59 +228,56 @@ ask (struct st_ns_client *c, struct st_nsh_request *req, const char *key, size_t
     close (ns_fd);
   if (r < 0)
     return r;   /* not cached: a restarted helper may answer */
-  struct answer *a = calloc (1, sizeof *a);
+  struct answer *a = answer_keep (c, &reply, fd);
   if (a == NULL)
-    {
-      if (fd >= 0)
-        close (fd);
-      return -ENOMEM;
-    }
-  a->fd = fd;
-  a->error = reply.ok ? 0 : reply.error;
-  a->way = reply.way;
-  a->why = reply.ok ? NULL : strdup (reply.message);
-  a->found_path = reply.ok && reply.path[0] ? strdup (reply.path) : NULL;
-  if (reply.ok)
-    {
-      c->found++;
-      c->by_way[reply.way]++;
-    }
-  else
-    c->not_found++;
+    return -ENOMEM;
   r = answer_use (a, way, found_path, why);
   if (st_hashmap_put (c->cache, key, key_len, a) < 0)
     answer_free (a);
   return r;
 }
 
+/* The helper's request for the file REQ maps, in *Q, and its cache key
+   in KEY (of ST_NSH_PATH_MAX + 160 bytes); returns the key's length, or 0
+   when REQ is no file of a process.  */
+static size_t
+open_request (const struct st_mapping_request *req, struct st_nsh_request *q, char *key)
+{
+  *q = (struct st_nsh_request) { .op = ST_NSH_OP_OPEN, .pid = req->pid };
+  /* The name a deleted file had: map_files finds it whatever its name.  */
+  snprintf (q->path, sizeof q->path, "%s", req->path);
+  size_t len = strlen (q->path);
+  static const char deleted[] = " (deleted)";
+  if (len > sizeof deleted - 1 && strcmp (q->path + len - (sizeof deleted - 1), deleted) == 0)
+    q->path[len - (sizeof deleted - 1)] = '\0';
+  if (q->path[0] != '/' || req->pid <= 0)
+    return 0;
+  q->has_range = req->end > req->start;
+  q->start = req->start;
+  q->end = req->end;
+  q->has_ino = req->has_dev_ino;
+  q->ino = req->ino;
+  q->build_id_size = req->build_id_size <= ST_NSH_BUILD_ID_MAX ? req->build_id_size : 0;
+  memcpy (q->build_id, req->build_id, q->build_id_size);
+  char ns[64];
+  namespace_of (req->pid, ns, sizeof ns);
+  return cache_key ('F', ns, q->path, q->build_id, q->build_id_size,
+                    q->has_ino ? &q->ino : NULL, key, ST_NSH_PATH_MAX + 160);
+}
+
 int
 st_ns_client_open (struct st_ns_client *c, const struct st_mapping_request *req,
                    const char **way, struct st_why *why)
 {
-  struct st_nsh_request q = { .op = ST_NSH_OP_OPEN, .pid = req->pid };
-  /* The name a deleted file had: map_files finds it whatever its name.  */
-  snprintf (q.path, sizeof q.path, "%s", req->path);
-  size_t len = strlen (q.path);
-  static const char deleted[] = " (deleted)";
-  if (len > sizeof deleted - 1 && strcmp (q.path + len - (sizeof deleted - 1), deleted) == 0)
-    q.path[len - (sizeof deleted - 1)] = '\0';
-  if (q.path[0] != '/' || req->pid <= 0)
+  struct st_nsh_request q;
+  char key[ST_NSH_PATH_MAX + 160];
+  size_t key_len = open_request (req, &q, key);
+  if (key_len == 0)
     {
       return st_why_set (why, EINVAL, "not a file of a process");
     }
-  q.has_range = req->end > req->start;
-  q.start = req->start;
-  q.end = req->end;
-  q.has_ino = req->has_dev_ino;
-  q.ino = req->ino;
-  q.build_id_size = req->build_id_size <= ST_NSH_BUILD_ID_MAX ? req->build_id_size : 0;
-  memcpy (q.build_id, req->build_id, q.build_id_size);
 
   pthread_mutex_lock (&c->lock);
-  char ns[64], key[ST_NSH_PATH_MAX + 160];
-  namespace_of (req->pid, ns, sizeof ns);
-  size_t key_len = cache_key ('F', ns, q.path, q.build_id, q.build_id_size,
-                              q.has_ino ? &q.ino : NULL, key, sizeof key);
   struct answer *a = st_hashmap_get (c->cache, key, key_len);
   int r = a != NULL ? answer_use (a, way, NULL, why)
                     : ask (c, &q, key, key_len, way, NULL, why);
@@ -289,6 +321,65 @@ compare_u64 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* st_ns_client_prefetch's requests, their replies and cache keys: some
+   10 KiB each, on the heap rather than a worker thread's stack.  */
+struct prefetch {
+  struct st_nsh_request q[ST_NS_PREFETCH_MAX];
+  struct st_nsh_reply replies[ST_NS_PREFETCH_MAX];
+  int fds[ST_NS_PREFETCH_MAX];
+  char keys[ST_NS_PREFETCH_MAX][ST_NSH_PATH_MAX + 160];
+  size_t key_len[ST_NS_PREFETCH_MAX];
+};
+
+void
+st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *reqs, size_t n)
+{
+  if (c == NULL || !c->root || n < 2)
+    return;
+  if (n > ST_NS_PREFETCH_MAX)
+    n = ST_NS_PREFETCH_MAX;
+  _cleanup_free_ struct prefetch *b = malloc (sizeof *b);
+  if (b == NULL)
+    return;
+  pthread_mutex_lock (&c->lock);
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      b->key_len[m] = open_request (&reqs[i], &b->q[m], b->keys[m]);
+      if (b->key_len[m] == 0 || st_hashmap_get (c->cache, b->keys[m], b->key_len[m]) != NULL)
+        continue;
+      bool twice = false;
+      for (size_t j = 0; j < m && !twice; j++)
+        twice = b->key_len[j] == b->key_len[m]
+                && memcmp (b->keys[j], b->keys[m], b->key_len[m]) == 0;
+      if (twice)
+        continue;
+      b->q[m].ways = c->ways;
+      add_start_time (&b->q[m]);
+      m++;
+    }
+  struct st_why why = { 0 };
+  /* A service's connection, or none to be had, and the files are asked
+     for one at a time, as without this.  */
+  size_t answered = m >= 2 && st_ns_connect (c, false, &why) == 0
+                    ? st_ns_round_trips (c, b->q, m, b->replies, b->fds) : 0;
+  c->prefetches += answered > 0;
+  for (size_t i = 0; i < answered; i++)
+    {
+      /* Only what was found is kept: a refusal may be the helper's "read
+         your replies first", which the file's own request, later, will
+         not meet.  */
+      if (!b->replies[i].ok)
+        continue;
+      c->requests++;
+      c->prefetched++;
+      struct answer *a = answer_keep (c, &b->replies[i], b->fds[i]);
+      if (a != NULL && st_hashmap_put (c->cache, b->keys[i], b->key_len[i], a) < 0)
+        answer_free (a);
+    }
+  pthread_mutex_unlock (&c->lock);
+}
+
 void
 st_ns_client_prepare (struct st_ns_client *c)
 {
@@ -325,6 +416,10 @@ st_ns_client_print_summary (struct st_ns_client *c, FILE *out)
       fprintf (out, "  round trips:      median %.1f us, p99 %.1f us, total %.3f ms\n",
                c->rtt_ns[c->n_rtt / 2] / 1e3, c->rtt_ns[p99] / 1e3, total / 1e6);
     }
+  if (c->prefetches > 0)
+    fprintf (out, "  asked together:   %" PRIu64 " files found in %" PRIu64
+             " batches (a process's files, %d requests in flight)\n",
+             c->prefetched, c->prefetches, ST_NS_PIPELINE_WINDOW);
   if (c->startup_ns > 0)
     fprintf (out, "  first replies:    %.3f ms (the first request, and the helper's start or what was left of it)\n",
              c->startup_ns / 1e6);

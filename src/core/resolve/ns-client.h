@@ -56,6 +56,17 @@ int st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *
                                  const char *debuglink, char **found_path, const char **way,
                                  struct st_why *why);
 
+/* At most this many files of one process are asked for at once.  */
+#define ST_NS_PREFETCH_MAX 16
+
+/* Asks the helper at once for the files REQS[0..N) map (one process's,
+   which the host does not have), as root and from a spawned helper only:
+   their requests overlap, where one at a time each would wait for the
+   helper's processes to wake.  What is found is cached for
+   st_ns_client_open; anything else is left for it to ask again.  */
+void st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *reqs,
+                            size_t n);
+
 /* Spawns the helper now, with no request: its start, a few processes set
    up in 10-70 ms, then overlaps with the run instead of making the first
    request wait.  For a run that will likely need it (live, as root).  A

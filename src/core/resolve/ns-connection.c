@@ -282,6 +282,25 @@ drop_if_hung_up (struct st_ns_client *c)
   return true;
 }
 
+/* Trust, but check: the descriptor FD a reply carried is a regular file
+   opened read-only.  Returns FD, or -1 (FD closed) with REPLY turned into
+   a refusal.  */
+static int
+checked_descriptor (int fd, struct st_nsh_reply *reply)
+{
+  struct stat st;
+  int mode = fcntl (fd, F_GETFL);
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && mode >= 0
+      && (mode & O_ACCMODE) == O_RDONLY)
+    return fd;
+  close (fd);
+  reply->ok = false;
+  reply->error = EINVAL;
+  snprintf (reply->message, sizeof reply->message,
+            "the helper sent something that is not a read-only regular file");
+  return -1;
+}
+
 static int round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
                             struct st_nsh_reply *reply, int *fd, bool *retry,
                             struct st_why *why);
@@ -398,21 +417,88 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
     record_rtt (c, now_ns () - t0);
   c->fresh = false;
   if (n_fds == 1)
-    {
-      /* Trust, but check: a regular file opened read-only.  */
-      struct stat st;
-      int mode = fcntl (fds[0], F_GETFL);
-      if (fstat (fds[0], &st) != 0 || !S_ISREG (st.st_mode) || mode < 0
-          || (mode & O_ACCMODE) != O_RDONLY)
-        {
-          close (fds[0]);
-          reply->ok = false;
-          reply->error = EINVAL;
-          snprintf (reply->message, sizeof reply->message,
-                    "the helper sent something that is not a read-only regular file");
-          return 0;
-        }
-      *fd = fds[0];
-    }
+    *fd = checked_descriptor (fds[0], reply);
   return 0;
+}
+
+/* Reads the reply to REQ: 0 with REPLY and *FD (-1 for none), or -errno
+   when the connection failed or went out of step.  */
+static int
+receive_reply (struct st_ns_client *c, const struct st_nsh_request *req,
+               struct st_nsh_reply *reply, int *fd)
+{
+  char buf[ST_NSH_MAX_MESSAGE + 1];
+  int fds[1];
+  size_t n_fds = 0;
+  unsigned flags = 0;
+  *fd = -1;
+  st_nsh_spin_readable (c->sock, ST_NSH_SPIN_US);
+  ssize_t got = st_nsh_recv (c->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
+  int r = got < 0 ? (int) got : got == 0 ? -ECONNRESET : flags != 0 ? -EPROTO : 0;
+  if (r == 0)
+    r = st_nsh_decode_reply (buf, (size_t) got, reply, NULL);
+  if (r == 0 && (reply->id != req->id || reply->ok != (n_fds == 1)))
+    r = -EPROTO;
+  if (r < 0)
+    {
+      for (size_t i = 0; i < n_fds; i++)
+        close (fds[i]);
+      return r;
+    }
+  if (n_fds == 1)
+    *fd = checked_descriptor (fds[0], reply);
+  return 0;
+}
+
+size_t
+st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n,
+                   struct st_nsh_reply *replies, int *fds)
+{
+  if (c->sock < 0 || c->child <= 0)
+    return 0;
+  char buf[ST_NSH_MAX_MESSAGE + 1];
+  size_t sent = 0, answered = 0;
+  int r = 0;
+  uint64_t last = now_ns ();
+  while (answered < n && r == 0)
+    {
+      /* Keep the window full, then read the oldest reply.  */
+      while (sent < n && sent - answered < ST_NS_PIPELINE_WINDOW && r == 0)
+        {
+          reqs[sent].id = ++c->next_id;
+          int len = st_nsh_encode_request (&reqs[sent], buf, sizeof buf);
+          r = len < 0 ? len : st_nsh_send (c->sock, buf, (size_t) len, NULL, 0);
+          if (r == 0)
+            sent++;
+        }
+      if (r == 0 && answered < sent)
+        {
+          r = receive_reply (c, &reqs[answered], &replies[answered], &fds[answered]);
+          if (r == 0)
+            {
+              /* Each reply counts what was waited for it after the one
+                 before: the batch's round trips add up to its wall
+                 time.  */
+              uint64_t t = now_ns ();
+              if (c->fresh)
+                c->startup_ns += t - last;
+              else
+                record_rtt (c, t - last);
+              c->fresh = false;
+              last = t;
+              answered++;
+            }
+        }
+    }
+  if (r < 0)
+    {
+      /* Replies still on their way would answer the next requests: the
+         stream is out of step.  Dropped, as a failed round trip drops it;
+         the requests not answered are asked again one at a time.  */
+      struct st_why why;
+      connection_lost (c, r == -EAGAIN ? "no reply in time"
+                          : r == -EPROTO ? "a reply out of protocol" : strerror (-r),
+                       &why);
+    }
+  return answered;
 }

@@ -45,3 +45,7 @@ struct st_resolver_step {
 /* In the order they are tried.  */
 extern const struct st_resolver_step st_resolver_steps[];
 extern const size_t st_resolver_n_steps;
+
+/* Whether the namespace helper may be asked for REQ's file: a file of a
+   process, which its build-id or inode can check.  */
+bool st_resolver_helper_applies (const struct st_mapping_request *req);

@@ -178,14 +178,20 @@ step_debuginfod (const struct st_mapping_request *req, struct candidate *c)
    namespace helper.  Asked only when the host path failed (missing, or
    another file than the one mapped): each step before this one returned
    -1 or did not apply.  */
+bool
+st_resolver_helper_applies (const struct st_mapping_request *req)
+{
+  /* Without a build-id or an inode, what the helper finds could not be
+     checked: the pid may be another process's by now.  */
+  return !is_special_name (req->path) && req->pid > 0
+         && (req->build_id_size > 0 || req->has_dev_ino);
+}
+
 static int
 step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
 {
   struct st_ns_client *ns = c->resolver->ns_client;
-  /* Without a build-id or an inode, what the helper finds could not be
-     checked: the pid may be another process's by now.  */
-  if (ns == NULL || is_special_name (req->path) || req->pid <= 0
-      || (req->build_id_size == 0 && !req->has_dev_ino))
+  if (ns == NULL || !st_resolver_helper_applies (req))
     return 1;
   const char *way = NULL;
   c->fd = st_ns_client_open (ns, req, &way, &c->why);

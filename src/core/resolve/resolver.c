@@ -12,6 +12,7 @@
 #include "container/container.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/procfs.h"
 #include "core/resolve/file-shared.h"
 #include "core/resolve/ns-client.h"
 #include "core/resolve/resolver.h"
@@ -274,6 +275,45 @@ find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why
   if (why->text[0] == '\0')
     st_why_set (why, ENOENT, "no way to open it");
   return NULL;
+}
+
+/* Whether the steps before the namespace helper's find REQ's file (each
+   candidate is closed again: this only looks).  */
+static bool
+found_before_helper (struct st_resolver *r, const struct st_mapping_request *req)
+{
+  for (size_t i = 0; i < st_resolver_n_steps && st_resolver_steps[i].how != ST_FOUND_NS_HELPER;
+       i++)
+    {
+      struct candidate c = { .resolver = r, .fd = -1 };
+      bool found = st_resolver_steps[i].open (req, &c) == 0 && candidate_verify (req, &c);
+      candidate_discard (&c);
+      if (found)
+        return true;
+    }
+  return false;
+}
+
+void
+st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *reqs, size_t n)
+{
+  if (r->ns_client == NULL || n < 2 || !st_proc_in_other_mount_namespace (reqs[0].pid))
+    return;
+  struct st_mapping_request ask[ST_RESOLVER_PREFETCH_MAX];
+  size_t m = 0;
+  char key[4096 + 64];
+  for (size_t i = 0; i < n && m < ST_RESOLVER_PREFETCH_MAX; i++)
+    {
+      const struct st_mapping_request *req = &reqs[i];
+      if (!st_resolver_helper_applies (req)
+          || (req->build_id_size > 0
+              && st_hashmap_get (r->by_build_id, req->build_id, req->build_id_size) != NULL)
+          || st_hashmap_get (r->answers, key, answer_key (req, key, sizeof key)) != NULL
+          || found_before_helper (r, req))
+        continue;
+      ask[m++] = *req;
+    }
+  st_ns_client_prefetch (r->ns_client, ask, m);
 }
 
 struct st_elf_file *

@@ -462,14 +462,11 @@ static const Dwfl_Callbacks dwfl_callbacks = {
   .debuginfo_path = &debuginfo_path,
 };
 
-/* Finds the mapping's file (once) and its load bias.  */
-static void
-resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m)
+/* What the resolver is asked about mapping M of process P.  */
+static struct st_mapping_request
+mapping_request (const struct st_process *p, const struct st_mapping *m)
 {
-  if (m->resolved)
-    return;
-  m->resolved = true;
-  struct st_mapping_request req = {
+  return (struct st_mapping_request) {
     .pid = p->pid,
     .path = m->path,
     .start = m->start,
@@ -482,6 +479,29 @@ resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_map
     .build_id = m->build_id,
     .build_id_size = m->build_id_size,
   };
+}
+
+/* The files of P's new mappings that only the namespace helper has are
+   asked for together, before they are resolved one by one.  */
+static void
+prefetch_mappings (struct st_process_table *t, const struct st_process *p)
+{
+  struct st_mapping_request reqs[ST_RESOLVER_PREFETCH_MAX];
+  size_t n = 0;
+  for (size_t i = 0; i < p->n_maps && n < ST_RESOLVER_PREFETCH_MAX; i++)
+    if (!p->maps[i]->resolved)
+      reqs[n++] = mapping_request (p, p->maps[i]);
+  st_resolver_prefetch (t->resolver, reqs, n);
+}
+
+/* Finds the mapping's file (once) and its load bias.  */
+static void
+resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m)
+{
+  if (m->resolved)
+    return;
+  m->resolved = true;
+  struct st_mapping_request req = mapping_request (p, m);
   struct st_resolution res;
   m->file = st_resolver_resolve (t->resolver, &req, &res);
   m->why_not = res.why_not;
@@ -555,6 +575,7 @@ st_process_dwfl (struct st_process_table *t, struct st_process *p)
     dwfl_report_begin_add (p->dwfl);
   /* Mappings are sorted and those already reported stay: report all that
      are new.  Reporting one again is harmless (libdwfl finds it).  */
+  prefetch_mappings (t, p);
   for (size_t i = 0; i < p->n_maps; i++)
     report_mapping (t, p, p->maps[i]);
   dwfl_report_end (p->dwfl, NULL, NULL);

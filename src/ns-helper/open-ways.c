@@ -324,14 +324,11 @@ st_open_debuginfo (const struct st_ways *ways, const struct st_pin *pin,
         return 0;
       if (missing == n)
         attempt_failed (&a, -ENOENT, "%s: none of %zu places has it", name, n);
-      /* Under the pinned root, every place said it has no such file: the
-         process's namespace has none, and entering it would look up the
-         same names in the same mounts.  A pooled worker's first request
-         in a namespace is a fork, 2-5 ms on a VM, paid in every container
-         that has no debuginfo.  (A place that failed otherwise, EACCES or
-         ELOOP say, is looked for again by setns.)  */
-      if (w == ST_NSH_WAY_OPENAT2 && r >= 0 && n > 0 && missing == n)
-        break;
+      /* setns is tried even when openat2 found every place empty: openat2
+         looks under the root the process had when it was pinned, setns
+         under its namespace's root now, which the maps' paths are
+         relative to; a chrooted process (a daemon's privilege separation)
+         or one pinned before a pivot_root has its debuginfo only there.  */
     }
   if (a.len == 0)
     attempt_failed (&a, -EINVAL, "no way allowed (map_files has no debuginfo)");

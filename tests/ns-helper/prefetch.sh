@@ -13,14 +13,35 @@
 . "$TOP_SRCDIR/tests/run-perf.sh"
 make_stage
 
+# A second process's program sits under a path of 1,500 control bytes,
+# which its request writes as \u0001 each: more than a message holds.  It
+# is left out of the batch and fails alone; the helper stays.
+cat > "$tmp/long.setup" <<'SETUP'
+long=$(printf '/%0250d' 0 0 0 0 0 0 | tr 0 '\001')
+mkdir -p "$root$long"
+cp "$root/app/bin/nsprog" "$root$long/nsprog"
+SETUP
+long=$(printf '/%0250d' 0 0 0 0 0 0 | tr 0 '\001')
+mkdir -p "$tmp/long"
+sh "$nsh_src/ns-run.sh" root "$tmp/long" "$stage" "$tmp/long.setup" -- "$long/nsprog" 600000 \
+  > "$tmp/long.log" 2>&1 &
+long_pid=$!
+started_pids="$started_pids $long_pid"
+# Until it runs with its library mapped (a bounded poll of a minute, as
+# start_ns's).
+i=0
+until grep -q libnswork "/proc/$long_pid/maps" 2> /dev/null || [ $i -ge 1200 ]; do
+  sleep 0.05
+  i=$((i + 1))
+done
 start_ns root pf "" 600000 || exit 1
-# perf records the process for as long as `sleep 2' runs (a duration, not a
-# wait for anything); -B: no build-id table, so that the files are checked
-# by their inodes (MMAP2), and the copies are not the host's files.
-run_perf record -B -e cpu-clock -F 999 --call-graph dwarf,8192 -p "$pid" -o "$tmp/pf.data" \
-  -- sleep 2 > "$tmp/record.out" 2> "$tmp/record.err"
-# Off the CPUs, alive for the helper to open its files.
-kill -STOP "$pid"
+# perf records the processes for as long as `sleep 2' runs (a duration, not
+# a wait for anything); -B: no build-id table, so that the files are
+# checked by their inodes (MMAP2), and the copies are not the host's files.
+run_perf record -B -e cpu-clock -F 999 --call-graph dwarf,8192 -p "$pid,$long_pid" \
+  -o "$tmp/pf.data" -- sleep 2 > "$tmp/record.out" 2> "$tmp/record.err"
+# Off the CPUs, alive for the helper to open their files.
+kill -STOP "$pid" "$long_pid"
 
 # unwind NAME ARGS...: eu-stacktrace on the recording, its --stats in
 # $tmp/NAME.err, its output in $tmp/NAME.txt.
@@ -30,7 +51,7 @@ unwind () {
   "$EU_STACKTRACE" -v --stats -j 1 -i "$tmp/pf.data" -f text -o "$tmp/$name.txt" "$@" \
     2> "$tmp/$name.err"
   status=$?
-  grep -E "samples read|namespace helper:|asked together|round trips" "$tmp/$name.err" \
+  grep -E "^(samples read|namespace helper:|  asked together|  round trips)" "$tmp/$name.err" \
     | sed "s/^/# $name: /"
   return $status
 }
@@ -40,7 +61,7 @@ strace -f -o "$tmp/spawn.strace" -e trace=sendmsg,recvmsg \
   "$EU_STACKTRACE" -v --stats -j 1 -i "$tmp/pf.data" -f text -o "$tmp/spawn.txt" \
   --ns-helper=spawn 2> "$tmp/spawn.err"
 status=$?
-grep -E "samples read|namespace helper:|asked together|round trips" "$tmp/spawn.err" \
+grep -E "^(samples read|namespace helper:|  asked together|  round trips)" "$tmp/spawn.err" \
   | sed "s/^/# spawn: /"
 together=$(sed -n 's/^  asked together: *\([0-9]*\) files found in \([0-9]*\) batches.*/\1 \2/p' \
   "$tmp/spawn.err")
@@ -50,6 +71,16 @@ if [ $status -eq 0 ] && [ "$(way_of spawn /app/bin/nsprog)" = map_files ] \
   tap_ok "spawned helper: the process's files asked for together and found ($together: files, batches)"
 else
   tap_not_ok "spawned helper: the process's files asked for together"; diag "$tmp/spawn.err"
+fi
+
+# The program under the long name: its own failure, nothing lost.
+if ! grep -qE "^  lost:|killed by signal|not available" "$tmp/spawn.err" \
+    && grep -q "request does not fit in a message" "$tmp/spawn.err"; then
+  tap_ok "a name too long for a message fails alone: the helper is neither lost nor given up on"
+else
+  tap_not_ok "a name too long for a message"
+  grep -E "lost|killed|not available|does not fit" "$tmp/spawn.err" | tr '\001' '^' | cut -c1-300 \
+    | sed 's/^/#   /'
 fi
 
 # What eu-stacktrace itself sent and read on the helper's socket, in order:
@@ -96,8 +127,7 @@ fi
 mkdir "$tmp/sock"
 sock=$tmp/sock/ns-helper.socket
 start_service "$sock" "$helper" || tap_bail "the helper's service did not start"
-unwind service --ns-helper="$sock"
-if [ $? -eq 0 ] && ! grep -q "asked together" "$tmp/service.err" \
+if unwind service --ns-helper="$sock" && ! grep -q "asked together" "$tmp/service.err" \
     && [ "$(way_of service /app/bin/nsprog)" = map_files ]; then
   tap_ok "the service: its files asked for one at a time, found by map_files"
 else
@@ -111,5 +141,5 @@ else
   tap_not_ok "output identical, asked together or one at a time"
   diff "$tmp/spawn.txt" "$tmp/service.txt" | head -n 20 | sed 's/^/#   /'
 fi
-kill -KILL "$pid"
+kill -KILL "$pid" "$long_pid"
 plan_and_done

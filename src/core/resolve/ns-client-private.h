@@ -63,12 +63,16 @@ int st_ns_round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns
 /* REQS[0..N) (ids given here) to a spawned helper, up to
    ST_NS_PIPELINE_WINDOW in flight: each request then overlaps the
    helper's work on the ones before, instead of waiting for a wakeup of
-   each of its processes.  Returns how many replies were read, in order,
-   each in REPLIES[i] with FDS[i] (-1 for none); on a failure the
-   connection is dropped, as a failed round trip drops it.  0 when not
-   connected to a spawned helper (a service's connection is asked one
-   request at a time).  Counts round trips, not requests: the caller
-   counts those it keeps.  C's lock is held.  */
+   each of its processes.  It relies on the protocol's order: a
+   well-formed request is answered in turn (only the parser's answers to
+   malformed ones may overtake).  Returns how many replies were read, in
+   order, each in REPLIES[i] with FDS[i] (-1 for none).  A request that
+   does not encode ends the sending, not the connection; a failure of the
+   connection drops it, as a failed round trip does, and counts as one.
+   The round trips of the files found are recorded; the caller counts the
+   requests it keeps.  0 when not connected to a spawned helper (a
+   service's connection is asked one request at a time).  C's lock is
+   held.  */
 size_t st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n,
                           struct st_nsh_reply *replies, int *fds);
 /* Connects, or spawns the helper, unless it is connected already or was

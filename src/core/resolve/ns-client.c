@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/cleanup.h"
@@ -321,6 +323,34 @@ compare_u64 (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* Whether Q fits in a message whatever its id: a name of control bytes,
+   each written as \u00XX, may not.  One that does not is asked alone,
+   which reports it as its own failure.  */
+static bool
+encodes (const struct st_nsh_request *q)
+{
+  char buf[ST_NSH_MAX_MESSAGE + 1];
+  struct st_nsh_request longest = *q;
+  longest.id = UINT64_MAX;
+  return st_nsh_encode_request (&longest, buf, sizeof buf) >= 0;
+}
+
+bool
+st_ns_client_batches (struct st_ns_client *c)
+{
+  if (c == NULL || !c->root)
+    return false;
+  pthread_mutex_lock (&c->lock);
+  struct stat st;
+  bool yes = !c->disabled
+             && (c->sock >= 0 ? c->child > 0
+                 : c->mode == MODE_SPAWN
+                   || (c->mode == MODE_AUTO
+                       && !(stat (ST_NSH_SYSTEM_SOCKET, &st) == 0 && S_ISSOCK (st.st_mode))));
+  pthread_mutex_unlock (&c->lock);
+  return yes;
+}
+
 /* st_ns_client_prefetch's requests, their replies and cache keys: some
    10 KiB each, on the heap rather than a worker thread's stack.  */
 struct prefetch {
@@ -346,7 +376,8 @@ st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *
   for (size_t i = 0; i < n; i++)
     {
       b->key_len[m] = open_request (&reqs[i], &b->q[m], b->keys[m]);
-      if (b->key_len[m] == 0 || st_hashmap_get (c->cache, b->keys[m], b->key_len[m]) != NULL)
+      if (b->key_len[m] == 0 || st_hashmap_get (c->cache, b->keys[m], b->key_len[m]) != NULL
+          || !encodes (&b->q[m]))
         continue;
       bool twice = false;
       for (size_t j = 0; j < m && !twice; j++)
@@ -361,9 +392,12 @@ st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *
   struct st_why why = { 0 };
   /* A service's connection, or none to be had, and the files are asked
      for one at a time, as without this.  */
-  size_t answered = m >= 2 && st_ns_connect (c, false, &why) == 0
-                    ? st_ns_round_trips (c, b->q, m, b->replies, b->fds) : 0;
-  c->prefetches += answered > 0;
+  size_t answered = 0;
+  if (m >= 2 && st_ns_connect (c, false, &why) == 0 && c->child > 0)
+    {
+      c->prefetches++;
+      answered = st_ns_round_trips (c, b->q, m, b->replies, b->fds);
+    }
   for (size_t i = 0; i < answered; i++)
     {
       /* Only what was found is kept: a refusal may be the helper's "read

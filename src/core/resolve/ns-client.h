@@ -59,6 +59,11 @@ int st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *
 /* At most this many files of one process are asked for at once.  */
 #define ST_NS_PREFETCH_MAX 16
 
+/* Whether st_ns_client_prefetch would send anything: as root, to a
+   helper spawned or to be spawned (not a service).  Cheap: for the
+   caller to check before it looks for what to ask.  */
+bool st_ns_client_batches (struct st_ns_client *c);
+
 /* Asks the helper at once for the files REQS[0..N) map (one process's,
    which the host does not have), as root and from a spawned helper only:
    their requests overlap, where one at a time each would wait for the

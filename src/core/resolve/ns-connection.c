@@ -458,17 +458,22 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
     return 0;
   char buf[ST_NSH_MAX_MESSAGE + 1];
   size_t sent = 0, answered = 0;
+  bool sending = true;
   int r = 0;
   uint64_t last = now_ns ();
-  while (answered < n && r == 0)
+  while (r == 0 && answered < (sending ? n : sent))
     {
       /* Keep the window full, then read the oldest reply.  */
-      while (sent < n && sent - answered < ST_NS_PIPELINE_WINDOW && r == 0)
+      while (sending && sent < n && sent - answered < ST_NS_PIPELINE_WINDOW && r == 0)
         {
           reqs[sent].id = ++c->next_id;
           int len = st_nsh_encode_request (&reqs[sent], buf, sizeof buf);
-          r = len < 0 ? len : st_nsh_send (c->sock, buf, (size_t) len, NULL, 0);
-          if (r == 0)
+          /* One that does not fit (the caller leaves those out) is no
+             failure of the connection: it and those after it are not
+             sent, and are asked one at a time.  */
+          if (len < 0)
+            sending = false;
+          else if ((r = st_nsh_send (c->sock, buf, (size_t) len, NULL, 0)) == 0)
             sent++;
         }
       if (r == 0 && answered < sent)
@@ -476,16 +481,18 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
           r = receive_reply (c, &reqs[answered], &replies[answered], &fds[answered]);
           if (r == 0)
             {
-              /* Each reply counts what was waited for it after the one
-                 before: the batch's round trips add up to its wall
-                 time.  */
+              /* Each reply found counts what was waited for it after the
+                 one before: the batch's round trips add up to its wall
+                 time, and are as many as the files it found (the others
+                 are asked again, and counted then).  */
               uint64_t t = now_ns ();
               if (c->fresh)
                 c->startup_ns += t - last;
-              else
+              else if (replies[answered].ok)
                 record_rtt (c, t - last);
+              if (c->fresh || replies[answered].ok)
+                last = t;
               c->fresh = false;
-              last = t;
               answered++;
             }
         }
@@ -493,9 +500,12 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
   if (r < 0)
     {
       /* Replies still on their way would answer the next requests: the
-         stream is out of step.  Dropped, as a failed round trip drops it;
-         the requests not answered are asked again one at a time.  */
+         stream is out of step.  Dropped, as a failed round trip drops it
+         (and counted as one); the requests not answered are asked again
+         one at a time.  */
       struct st_why why;
+      c->requests++;
+      c->failed++;
       connection_lost (c, r == -EAGAIN ? "no reply in time"
                           : r == -EPROTO ? "a reply out of protocol" : strerror (-r),
                        &why);

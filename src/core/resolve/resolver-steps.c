@@ -174,10 +174,6 @@ step_debuginfod (const struct st_mapping_request *req, struct candidate *c)
   return 0;
 }
 
-/* The file as the process's own mount namespace has it, opened by the
-   namespace helper.  Asked only when the host path failed (missing, or
-   another file than the one mapped): each step before this one returned
-   -1 or did not apply.  */
 bool
 st_resolver_helper_applies (const struct st_mapping_request *req)
 {
@@ -187,6 +183,10 @@ st_resolver_helper_applies (const struct st_mapping_request *req)
          && (req->build_id_size > 0 || req->has_dev_ino);
 }
 
+/* The file as the process's own mount namespace has it, opened by the
+   namespace helper.  Asked only when the host path failed (missing, or
+   another file than the one mapped): each step before this one returned
+   -1 or did not apply.  */
 static int
 step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
 {

@@ -278,7 +278,8 @@ find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why
 }
 
 /* Whether the steps before the namespace helper's find REQ's file (each
-   candidate is closed again: this only looks).  */
+   candidate is closed again: this only looks).  find's loop, without
+   what it keeps: the file is opened again, and kept, when resolved.  */
 static bool
 found_before_helper (struct st_resolver *r, const struct st_mapping_request *req)
 {
@@ -297,12 +298,14 @@ found_before_helper (struct st_resolver *r, const struct st_mapping_request *req
 void
 st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *reqs, size_t n)
 {
-  if (r->ns_client == NULL || n < 2 || !st_proc_in_other_mount_namespace (reqs[0].pid))
+  /* The cheap checks first: the steps before the helper's open files.  */
+  if (n < 2 || !st_ns_client_batches (r->ns_client)
+      || !st_proc_in_other_mount_namespace (reqs[0].pid))
     return;
-  struct st_mapping_request ask[ST_RESOLVER_PREFETCH_MAX];
+  struct st_mapping_request ask[ST_NS_PREFETCH_MAX];
   size_t m = 0;
   char key[4096 + 64];
-  for (size_t i = 0; i < n && m < ST_RESOLVER_PREFETCH_MAX; i++)
+  for (size_t i = 0; i < n && m < ST_NS_PREFETCH_MAX; i++)
     {
       const struct st_mapping_request *req = &reqs[i];
       if (!st_resolver_helper_applies (req)

@@ -75,9 +75,7 @@ struct st_elf_file *st_resolver_resolve (struct st_resolver *r,
    namespace helper will be asked for (the process is in another mount
    namespace, and no step before the helper's finds them) are asked for
    at once (st_ns_client_prefetch), so that their requests overlap.
-   Resolving them then finds the helper's answers ready.  At most
-   ST_RESOLVER_PREFETCH_MAX are looked at.  */
-#define ST_RESOLVER_PREFETCH_MAX 16
+   Resolving them then finds the helper's answers ready.  */
 void st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *reqs,
                            size_t n);
 /* Calls FN for each file looked for: FOUND_BY is the step that found it

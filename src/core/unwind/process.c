@@ -486,9 +486,16 @@ mapping_request (const struct st_process *p, const struct st_mapping *m)
 static void
 prefetch_mappings (struct st_process_table *t, const struct st_process *p)
 {
-  struct st_mapping_request reqs[ST_RESOLVER_PREFETCH_MAX];
   size_t n = 0;
-  for (size_t i = 0; i < p->n_maps && n < ST_RESOLVER_PREFETCH_MAX; i++)
+  for (size_t i = 0; i < p->n_maps; i++)
+    n += !p->maps[i]->resolved;
+  if (n < 2)
+    return;
+  _cleanup_free_ struct st_mapping_request *reqs = malloc (n * sizeof *reqs);
+  if (reqs == NULL)
+    return;
+  n = 0;
+  for (size_t i = 0; i < p->n_maps; i++)
     if (!p->maps[i]->resolved)
       reqs[n++] = mapping_request (p, p->maps[i]);
   st_resolver_prefetch (t->resolver, reqs, n);

@@ -63,7 +63,7 @@ strace -f -o "$tmp/spawn.strace" -e trace=sendmsg,recvmsg \
 status=$?
 grep -E "^(samples read|namespace helper:|  asked together|  round trips)" "$tmp/spawn.err" \
   | sed "s/^/# spawn: /"
-together=$(sed -n 's/^  asked together: *\([0-9]*\) files found in \([0-9]*\) batches.*/\1 \2/p' \
+together=$(sed -n 's/^  asked together: *\([0-9]*\) files in \([0-9]*\) batches.*/\1 \2/p' \
   "$tmp/spawn.err")
 if [ $status -eq 0 ] && [ "$(way_of spawn /app/bin/nsprog)" = map_files ] \
     && [ "$(way_of spawn /app/lib/libnswork.so)" = map_files ] \

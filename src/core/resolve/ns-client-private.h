@@ -67,14 +67,16 @@ int st_ns_round_trip (struct st_ns_client *c, struct st_nsh_request *req, int ns
    well-formed request is answered in turn (only the parser's answers to
    malformed ones may overtake).  Returns how many replies were read, in
    order, each in REPLIES[i] with FDS[i] (-1 for none).  A request that
-   does not encode ends the sending, not the connection; a failure of the
-   connection drops it, as a failed round trip does, and counts as one.
-   The round trips of the files found are recorded; the caller counts the
-   requests it keeps.  0 when not connected to a spawned helper (a
-   service's connection is asked one request at a time).  C's lock is
-   held.  */
+   does not encode ends the sending, not the connection.  A failure of the
+   connection drops it, as a failed round trip does, and counts as one,
+   with WHY; *LOST is set when it failed with a request in flight: the
+   one after the last answered, which the helper was working on.  Every reply's wait is recorded as a round trip; the
+   caller counts the requests it keeps.  0 when not connected to a spawned
+   helper (a service's connection is asked one request at a time).  C's
+   lock is held.  */
 size_t st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n,
-                          struct st_nsh_reply *replies, int *fds);
+                          struct st_nsh_reply *replies, int *fds, bool *lost,
+                          struct st_why *why);
 /* Connects, or spawns the helper, unless it is connected already or was
    given up on: 0, or -errno with WHY, and then the helper is given up on
    for the rest of the run.  EARLY (no request waits for it): only spawns,

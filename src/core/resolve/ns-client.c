@@ -335,6 +335,16 @@ encodes (const struct st_nsh_request *q)
   return st_nsh_encode_request (&longest, buf, sizeof buf) >= 0;
 }
 
+/* The helper's refusals that say "not now" rather than "no": what a
+   batch may meet (replies unread, too many descriptors in flight) and a
+   request alone would not.  */
+static bool
+is_transient (int error)
+{
+  return error == EBUSY || error == ETOOMANYREFS || error == EMFILE || error == ENFILE
+         || error == EAGAIN || error == EINTR;
+}
+
 bool
 st_ns_client_batches (struct st_ns_client *c)
 {
@@ -376,40 +386,58 @@ st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *
   for (size_t i = 0; i < n; i++)
     {
       b->key_len[m] = open_request (&reqs[i], &b->q[m], b->keys[m]);
-      if (b->key_len[m] == 0 || st_hashmap_get (c->cache, b->keys[m], b->key_len[m]) != NULL
-          || !encodes (&b->q[m]))
+      if (b->key_len[m] == 0 || st_hashmap_get (c->cache, b->keys[m], b->key_len[m]) != NULL)
         continue;
       bool twice = false;
       for (size_t j = 0; j < m && !twice; j++)
         twice = b->key_len[j] == b->key_len[m]
                 && memcmp (b->keys[j], b->keys[m], b->key_len[m]) == 0;
-      if (twice)
-        continue;
       b->q[m].ways = c->ways;
       add_start_time (&b->q[m]);
-      m++;
+      if (!twice && encodes (&b->q[m]))
+        m++;
     }
   struct st_why why = { 0 };
   /* A service's connection, or none to be had, and the files are asked
      for one at a time, as without this.  */
   size_t answered = 0;
+  bool lost = false;
   if (m >= 2 && st_ns_connect (c, false, &why) == 0 && c->child > 0)
     {
+      answered = st_ns_round_trips (c, b->q, m, b->replies, b->fds, &lost, &why);
       c->prefetches++;
-      answered = st_ns_round_trips (c, b->q, m, b->replies, b->fds);
     }
   for (size_t i = 0; i < answered; i++)
     {
-      /* Only what was found is kept: a refusal may be the helper's "read
-         your replies first", which the file's own request, later, will
-         not meet.  */
-      if (!b->replies[i].ok)
+      /* The helper's "no" is kept as its "yes" is, but for the refusals
+         that only a batch meets (its replies unread, descriptors in
+         flight): the file's own request, later, asks again.  */
+      if (!b->replies[i].ok && is_transient (b->replies[i].error))
         continue;
       c->requests++;
       c->prefetched++;
       struct answer *a = answer_keep (c, &b->replies[i], b->fds[i]);
       if (a != NULL && st_hashmap_put (c->cache, b->keys[i], b->key_len[i], a) < 0)
         answer_free (a);
+    }
+  /* The helper failed (stalled past the timeout, or died) on the request
+     after the last answered: that file is not asked for again, as a
+     one-at-a-time request that failed twice is not; the helper is
+     started again for the others.  (Asked again, a file that stalls
+     the helper would cost a second timeout and a second restart, and a
+     few such files, which any user can plant, would give up the helper
+     for every container of the run.)  */
+  if (lost && answered < m)
+    {
+      struct answer *a = calloc (1, sizeof *a);
+      if (a != NULL)
+        {
+          a->fd = -1;
+          a->error = EIO;
+          a->why = strdup (why.text);
+          if (st_hashmap_put (c->cache, b->keys[answered], b->key_len[answered], a) < 0)
+            answer_free (a);
+        }
     }
   pthread_mutex_unlock (&c->lock);
 }
@@ -451,7 +479,7 @@ st_ns_client_print_summary (struct st_ns_client *c, FILE *out)
                c->rtt_ns[c->n_rtt / 2] / 1e3, c->rtt_ns[p99] / 1e3, total / 1e6);
     }
   if (c->prefetches > 0)
-    fprintf (out, "  asked together:   %" PRIu64 " files found in %" PRIu64
+    fprintf (out, "  asked together:   %" PRIu64 " files in %" PRIu64
              " batches (a process's files, %d requests in flight)\n",
              c->prefetched, c->prefetches, ST_NS_PIPELINE_WINDOW);
   if (c->startup_ns > 0)

@@ -452,8 +452,9 @@ receive_reply (struct st_ns_client *c, const struct st_nsh_request *req,
 
 size_t
 st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n,
-                   struct st_nsh_reply *replies, int *fds)
+                   struct st_nsh_reply *replies, int *fds, bool *lost, struct st_why *why)
 {
+  *lost = false;
   if (c->sock < 0 || c->child <= 0)
     return 0;
   char buf[ST_NSH_MAX_MESSAGE + 1];
@@ -481,17 +482,15 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
           r = receive_reply (c, &reqs[answered], &replies[answered], &fds[answered]);
           if (r == 0)
             {
-              /* Each reply found counts what was waited for it after the
-                 one before: the batch's round trips add up to its wall
-                 time, and are as many as the files it found (the others
-                 are asked again, and counted then).  */
+              /* Each reply counts what was waited for it after the one
+                 before: the batch's round trips add up to its wall
+                 time.  */
               uint64_t t = now_ns ();
               if (c->fresh)
                 c->startup_ns += t - last;
-              else if (replies[answered].ok)
+              else
                 record_rtt (c, t - last);
-              if (c->fresh || replies[answered].ok)
-                last = t;
+              last = t;
               c->fresh = false;
               answered++;
             }
@@ -503,12 +502,13 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
          stream is out of step.  Dropped, as a failed round trip drops it
          (and counted as one); the requests not answered are asked again
          one at a time.  */
-      struct st_why why;
       c->requests++;
       c->failed++;
+      /* The request it failed on: the oldest in flight, if any was.  */
+      *lost = answered < sent;
       connection_lost (c, r == -EAGAIN ? "no reply in time"
                           : r == -EPROTO ? "a reply out of protocol" : strerror (-r),
-                       &why);
+                       why);
     }
   return answered;
 }

@@ -298,9 +298,11 @@ found_before_helper (struct st_resolver *r, const struct st_mapping_request *req
 void
 st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *reqs, size_t n)
 {
-  /* The cheap checks first: the steps before the helper's open files.  */
-  if (n < 2 || !st_ns_client_batches (r->ns_client)
-      || !st_proc_in_other_mount_namespace (reqs[0].pid))
+  /* The cheap checks first (the steps before the helper's open files),
+     and the one that fails for most processes first of those: this runs
+     for every process that maps new files.  */
+  if (n < 2 || r->ns_client == NULL || !st_proc_in_other_mount_namespace (reqs[0].pid)
+      || !st_ns_client_batches (r->ns_client))
     return;
   struct st_mapping_request ask[ST_NS_PREFETCH_MAX];
   size_t m = 0;

@@ -4,6 +4,7 @@
 NS_HELPER_TESTS = \
 	tests/ns-helper/ways.sh \
 	tests/ns-helper/debuginfo.sh \
+	tests/ns-helper/chroot-debuginfo.sh \
 	tests/ns-helper/user.sh \
 	tests/ns-helper/service.sh \
 	tests/ns-helper/attacks.sh \

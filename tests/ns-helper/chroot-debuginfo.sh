@@ -26,15 +26,7 @@ sh "$nsh_src/ns-run.sh" root "$tmp/jailed" "$stage" "$tmp/jail.setup" -- \
   /usr/sbin/chroot /jail /app/bin/nsprog sleep 600 > "$tmp/jailed.log" 2>&1 &
 pid=$!
 started_pids="$started_pids $pid"
-# Until it runs nsprog with its library mapped (a bounded poll of a minute,
-# as start_ns's).
-i=0
-until grep -q libnswork "/proc/$pid/maps" 2> /dev/null || [ $i -ge 1200 ]; do
-  sleep 0.05
-  i=$((i + 1))
-done
-grep -q libnswork "/proc/$pid/maps" 2> /dev/null \
-  || tap_bail "the chrooted process did not start: $(cat "$tmp/jailed.log")"
+wait_nsprog "$pid" || tap_bail "the chrooted process did not start: $(cat "$tmp/jailed.log")"
 echo "# pid $pid: root $(readlink "/proc/$pid/root")"
 
 "$PYTHON3" - "$pid" "$helper" "$id" > "$tmp/chroot.tap" 2> "$tmp/chroot.err" <<'PY'

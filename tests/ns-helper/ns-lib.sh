@@ -112,15 +112,23 @@ start_ns () {
   fi
   pid=$!
   started_pids="$started_pids $pid"
-  i=0
-  while [ $i -lt 1200 ]; do
-    if [ "$(cat /proc/$pid/comm 2>/dev/null)" = nsprog ] && grep -q libnswork /proc/$pid/maps 2>/dev/null; then
+  wait_nsprog "$pid" && return 0
+  echo "# $name did not start:"; diag "$tmp/$name.log"
+  return 1
+}
+
+# wait_nsprog PID: until PID runs nsprog with its library mapped, a bounded
+# poll of a minute (a loaded machine takes more than the 5 s it was);
+# returns 1 when it never does.
+wait_nsprog () {
+  _i=0
+  while [ $_i -lt 1200 ]; do
+    if [ "$(cat "/proc/$1/comm" 2>/dev/null)" = nsprog ] && grep -q libnswork "/proc/$1/maps" 2>/dev/null; then
       return 0
     fi
     sleep 0.05
-    i=$((i + 1))
+    _i=$((_i + 1))
   done
-  echo "# $name did not start:"; diag "$tmp/$name.log"
   return 1
 }
 

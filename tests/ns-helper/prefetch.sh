@@ -27,13 +27,7 @@ sh "$nsh_src/ns-run.sh" root "$tmp/long" "$stage" "$tmp/long.setup" -- "$long/ns
   > "$tmp/long.log" 2>&1 &
 long_pid=$!
 started_pids="$started_pids $long_pid"
-# Until it runs with its library mapped (a bounded poll of a minute, as
-# start_ns's).
-i=0
-until grep -q libnswork "/proc/$long_pid/maps" 2> /dev/null || [ $i -ge 1200 ]; do
-  sleep 0.05
-  i=$((i + 1))
-done
+wait_nsprog "$long_pid" || tap_bail "the long-named process did not start: $(cat "$tmp/long.log")"
 start_ns root pf "" 600000 || exit 1
 # perf records the processes for as long as `sleep 2' runs (a duration, not
 # a wait for anything); -B: no build-id table, so that the files are

@@ -301,6 +301,27 @@ checked_descriptor (int fd, struct st_nsh_reply *reply)
   return -1;
 }
 
+/* Waits for the helper's next message (polling a while first, as a
+   reply is usually on its way) and reads it into BUF, with the descriptor
+   it carried in FDS[0] (*N_FDS).  Returns its length, or -errno: -EPROTO
+   for a message cut short (its descriptors are the caller's to close).  */
+static ssize_t
+receive_message (struct st_ns_client *c, char *buf, size_t size, int *fds, size_t *n_fds)
+{
+  unsigned flags = 0;
+  st_nsh_spin_readable (c->sock, ST_NSH_SPIN_US);
+  ssize_t got = st_nsh_recv (c->sock, buf, size, fds, 1, n_fds, &flags);
+  return got < 0 ? got : got == 0 ? -ECONNRESET : flags != 0 ? -EPROTO : got;
+}
+
+/* Whether REPLY (which came with N_FDS descriptors) answers REQ: its id,
+   and a descriptor exactly when it says ok.  */
+static bool
+reply_in_step (const struct st_nsh_request *req, const struct st_nsh_reply *reply, size_t n_fds)
+{
+  return reply->id == req->id && reply->ok == (n_fds == 1);
+}
+
 static int round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
                             struct st_nsh_reply *reply, int *fd, bool *retry,
                             struct st_why *why);
@@ -358,14 +379,9 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
     }
   else if (r == 0)
     {
-      st_nsh_spin_readable (c->sock, ST_NSH_SPIN_US);
-      got = st_nsh_recv (c->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
+      got = receive_message (c, buf, sizeof buf - 1, fds, &n_fds);
       if (got < 0)
         r = (int) got;
-      else if (got == 0)
-        r = -ECONNRESET;
-      else if (flags != 0)
-        r = -EPROTO;
     }
   if (r == 0)
     {
@@ -387,9 +403,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
             }
           return -(reply->error ? reply->error : ECONNREFUSED);
         }
-      if (r == 0 && reply->id != req->id)
-        r = -EPROTO;
-      if (r == 0 && reply->ok != (n_fds == 1))
+      if (r == 0 && !reply_in_step (req, reply, n_fds))
         r = -EPROTO;
     }
   if (r < 0 && was_idle && (r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN))
@@ -430,14 +444,10 @@ receive_reply (struct st_ns_client *c, const struct st_nsh_request *req,
   char buf[ST_NSH_MAX_MESSAGE + 1];
   int fds[1];
   size_t n_fds = 0;
-  unsigned flags = 0;
   *fd = -1;
-  st_nsh_spin_readable (c->sock, ST_NSH_SPIN_US);
-  ssize_t got = st_nsh_recv (c->sock, buf, sizeof buf - 1, fds, 1, &n_fds, &flags);
-  int r = got < 0 ? (int) got : got == 0 ? -ECONNRESET : flags != 0 ? -EPROTO : 0;
-  if (r == 0)
-    r = st_nsh_decode_reply (buf, (size_t) got, reply, NULL);
-  if (r == 0 && (reply->id != req->id || reply->ok != (n_fds == 1)))
+  ssize_t got = receive_message (c, buf, sizeof buf - 1, fds, &n_fds);
+  int r = got < 0 ? (int) got : st_nsh_decode_reply (buf, (size_t) got, reply, NULL);
+  if (r == 0 && !reply_in_step (req, reply, n_fds))
     r = -EPROTO;
   if (r < 0)
     {

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -25,14 +26,32 @@ st_proc_start_time (pid_t pid, uint64_t *ticks)
   return true;
 }
 
+/* Our own mount namespace, looked up once: this process never changes
+   it (the helper's setns is in its own processes), and the stat of a
+   namespace link walks /proc, which is not cheap where it is asked for
+   every process that maps new files.  */
+static struct stat own_mount_namespace;
+static bool own_mount_namespace_known;
+static pthread_once_t own_mount_namespace_once = PTHREAD_ONCE_INIT;
+
+static void
+look_up_own_mount_namespace (void)
+{
+  own_mount_namespace_known = stat ("/proc/self/ns/mnt", &own_mount_namespace) == 0;
+}
+
 bool
 st_proc_in_other_mount_namespace (pid_t pid)
 {
+  pthread_once (&own_mount_namespace_once, look_up_own_mount_namespace);
+  if (!own_mount_namespace_known)
+    return false;
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-  struct stat ours, theirs;
-  return stat ("/proc/self/ns/mnt", &ours) == 0 && stat (path, &theirs) == 0
-         && (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev);
+  struct stat theirs;
+  return stat (path, &theirs) == 0
+         && (own_mount_namespace.st_ino != theirs.st_ino
+             || own_mount_namespace.st_dev != theirs.st_dev);
 }
 
 int

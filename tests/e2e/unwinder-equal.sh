@@ -7,7 +7,10 @@
 # stop at the limit) must be byte-identical, and so must --stats' stop
 # reasons; the same for the sanitizer build's json.  On the plain deep
 # recording the cache must step most frames (else this compares libdwfl
-# with itself).
+# with itself).  A recording of /bin/true run again and again (loading)
+# has most of its stacks end at ld.so's _start, which has no CFI: the
+# cache must end those itself, with libdwfl stepping fewer frames than
+# there are such stacks.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
 # name|perf record options|command
@@ -17,12 +20,13 @@ threads|--call-graph dwarf|$WORKLOADS/threads 300
 forkexec|--call-graph dwarf|$WORKLOADS/forkexec 400 $WORKLOADS/deep
 manyproc|--call-graph dwarf|$WORKLOADS/manyproc 40 8 $WORKLOADS/deep
 cxx|--call-graph dwarf|$WORKLOADS/cxx 2500
-deep-256|--call-graph dwarf,256|$WORKLOADS/deep 800"
+deep-256|--call-graph dwarf,256|$WORKLOADS/deep 800
+loading|--call-graph dwarf|/bin/sh $TOP_SRCDIR/tests/workloads/exec-loop.sh 300"
 
 n_rec=$(printf '%s\n' "$recordings" | wc -l)
 # per recording: record, outputs equal, stop reasons equal, sanitizer;
-# and the cache's share on deep.
-tap_plan $((n_rec * 4 + 1))
+# and the cache's share on deep and on loading.
+tap_plan $((n_rec * 4 + 2))
 e2e_setup
 
 problem=""
@@ -114,6 +118,9 @@ while IFS='|' read -r name opts cmd; do
       deep_share=$(sed -n 's/^frames stepped: *\([0-9.]*\)% by the unwind-rule cache.*/\1/p' \
                      "$dir/cache.text.err")
     fi
+    if [ "$name" = loading ]; then
+      loading_dir=$dir
+    fi
   else
     tap_not_ok "$name: the same stop reasons: not run ($why)"
   fi
@@ -147,5 +154,31 @@ if [ -n "$deep_share" ] && awk -v s="$deep_share" 'BEGIN { exit !(s >= 90) }'; t
   tap_ok "deep: the unwind-rule cache stepped $deep_share% of the frames"
 else
   tap_not_ok "deep: the unwind-rule cache stepped ${deep_share:-no}% of the frames, not 90% or more"
+fi
+
+# loading: the stacks that end at ld.so's _start (json, the plain build's,
+# by --unwinder=cache), against the frames libdwfl stepped (--stats' share
+# of the user frames).  Before the cache ended them, each cost libdwfl a
+# frame at least, and libdwfl the opening of ld.so's Dwarf in each process.
+at_start=""
+by_libdwfl=""
+if [ -n "${loading_dir:-}" ]; then
+  at_start=$("$PYTHON3" -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    frames = json.loads(line).get("frames") or []
+    if frames and frames[-1].get("symbol") == "_start" and "/ld-" in frames[-1].get("module", ""):
+        n += 1
+print(n)' "$loading_dir/cache.json")
+  by_libdwfl=$(awk '/^user frames:/ { n = $3 }
+                    /^frames stepped:/ { sub(/%/, "", $8); printf "%d\n", n * $8 / 100 + 0.5 }' \
+                 "$loading_dir/cache.text.err")
+fi
+if [ -n "$at_start" ] && [ -n "$by_libdwfl" ] && [ "$at_start" -ge 50 ] \
+   && [ "$by_libdwfl" -lt "$at_start" ]; then
+  tap_ok "loading: $at_start stacks end at ld.so's _start, libdwfl stepped $by_libdwfl frames"
+else
+  tap_not_ok "loading: ${at_start:-no} stacks end at ld.so's _start (50 or more wanted), libdwfl stepped ${by_libdwfl:-?} frames (fewer wanted)"
 fi
 tap_done

@@ -55,3 +55,7 @@ tests_workloads_dlopen_LDADD = -ldl
 tests_workloads_plugin_so_SOURCES = tests/workloads/plugin.c
 tests_workloads_plugin_so_CFLAGS = $(WORKLOAD_CFLAGS) -fPIC
 tests_workloads_plugin_so_LDFLAGS = -shared -Wl,-soname,plugin.so
+
+# Many short programs run one after the other: samples while ld.so loads
+# them (tests/e2e/unwinder-equal.sh).
+EXTRA_DIST += tests/workloads/exec-loop.sh

@@ -11,6 +11,8 @@
 #include "core/unwind/unwind-cache.h"
 #include "core/unwind/unwind-rows.h"
 
+/* rbp, by which libdw's x86_64 backend guesses a frame without CFI.  */
+#define FP_REG 6
 
 /* The row of a lookup address that was stepped from before, so that a
    frame seen again costs neither dwfl_addrmodule nor a search.  Entries
@@ -211,12 +213,12 @@ memo_row (struct st_unwind_cache *c, uint64_t lookup)
   return e->gen == c->gen && e->lookup == lookup ? e->row : NULL;
 }
 
-/* The usable row at LOOKUP, a frame that is not Go's outermost: NULL when
-   libdwfl steps there.  */
+/* The row at LOOKUP, a frame that is not Go's outermost: NULL when
+   there is none (no module, Go's outermost frame, no memory); a row that
+   is not usable when libdwfl steps there.  */
 static const struct row *
-frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, bool *signal_frame)
+frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
 {
-  *signal_frame = false;
   const struct row *row = memo_row (c, lookup);
   if (row != NULL)
     return row;
@@ -224,11 +226,8 @@ frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, bool *signal_
   if (mod == NULL || st_module_is_go_outermost (mod, lookup))
     return NULL;
   row = find_row (c, mod, lookup);
-  if (row != NULL && row->signal_frame)
-    *signal_frame = true;
-  if (row == NULL || !row->usable)
-    return NULL;
-  *memo_of (c, lookup) = (struct memo) { lookup, c->gen, row };
+  if (row != NULL && row->usable)
+    *memo_of (c, lookup) = (struct memo) { lookup, c->gen, row };
   return row;
 }
 
@@ -303,17 +302,26 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
           break;
         }
       frames[n++] = (struct st_raw_frame) { pc, initial };
-      bool signal_frame;
-      const struct row *row = frame_row (c, dwfl, lookup, &signal_frame);
-      if (row == NULL)
+      const struct row *row = frame_row (c, dwfl, lookup);
+      if (row != NULL && !initial && row->ends_without_cfi && (s->set & (1u << FP_REG))
+          && s->val[FP_REG] == 0)
+        {
+          /* libdwfl, handed this frame, would find no CFI and no frame to
+             step to by the frame pointer, and stop: the outermost frame
+             (unwind-rows.c's libdw_row), unless it is the last frame
+             room is left for.  */
+          stop = n >= max_frames ? ST_STOP_FRAME_LIMIT : ST_STOP_END;
+          break;
+        }
+      if (row == NULL || !row->usable)
         {
           /* A caller's frame without simple rules (a module without CFI,
-             ld.so's _start): its registers are known, libdwfl steps on
-             from it.  Not a sigreturn trampoline's: libdwfl would take it
-             for the sampled frame, and the frame's pc is exact there (it
-             names __restore_rt), not a return address as the hand-off
-             mends it; the whole sample goes to libdwfl then.  */
-          if (!initial && !signal_frame)
+             ld.so's _start with a frame pointer): its registers are known,
+             libdwfl steps on from it.  Not a sigreturn trampoline's:
+             libdwfl would take it for the sampled frame, and the frame's pc
+             is exact there (it names __restore_rt), not a return address as
+             the hand-off mends it; the whole sample goes to libdwfl then.  */
+          if (!initial && (row == NULL || !row->signal_frame))
             hand_off (s, pc, n - 1, &k, regs, handoff);
           return false;
         }

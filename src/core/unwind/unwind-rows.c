@@ -12,6 +12,7 @@
 #include "core/resolve/elf-file.h"
 #include "core/resolve/file-shared.h"
 #include "core/resolve/mapping.h"
+#include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-rows.h"
 
 void
@@ -208,10 +209,34 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
     r->end = end + bias;
 }
 
+/* libdwfl's error after it found no CFI for a frame, as its message:
+   dwfl_errmsg of what __libdwfl_frame_unwind leaves behind.  It sets the
+   libdw error of the failed .eh_frame lookup (ERR), then asks for the
+   module's .debug_frame: that leaves the error as it was when the
+   module's Dwarf opens without .debug_frame, sets the Dwarf's own when
+   it does not open (DWARF_ERR, from dwfl_errno), and that of a second
+   failed lookup when it has one (DWARF_LOOKUP_ERR).  */
+static const char *
+no_cfi_error (int err, Dwarf_CFI *dwarf_cfi, int dwarf_err, int dwarf_lookup_err)
+{
+  const char *msg = dwarf_cfi != NULL ? dwarf_errmsg (dwarf_lookup_err)
+                    : dwarf_err != 0 ? dwfl_errmsg (dwarf_err) : dwarf_errmsg (err);
+  return msg != NULL ? msg : "";
+}
+
 /* The rules at ADDR (a file address) in M's module, libdwfl's way: the
    .eh_frame row if it has one, else the .debug_frame row.  A .debug_frame
    row's range may hide .eh_frame rows not asked for yet, so it is kept for
-   ADDR alone, as is "no row".  */
+   ADDR alone, as is "no row".
+
+   Where neither has a row, whether libdwfl ends the unwind there as the
+   outermost frame is decided too (ENDS_WITHOUT_CFI): its frame-pointer
+   guess finds nothing to step by when the frame pointer is 0, and
+   dwfl-unwind.c's classify_failure takes "no matching address range" in
+   the module's entry function for the end (ld.so's _start, which has no
+   CFI, at the bottom of every stack sampled while a program loads).
+   Knowing it here spares each process libdwfl's hand-off, which opens
+   the module's Dwarf.  */
 static struct row
 libdw_row (const struct module_rows *m, uint64_t addr)
 {
@@ -227,7 +252,11 @@ libdw_row (const struct module_rows *m, uint64_t addr)
   else
     {
       frame = NULL;
+      bool eh_looked = cfi != NULL;
+      int eh_err = dwarf_errno ();
+      (void) dwfl_errno ();
       cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
+      int dwarf_err = dwfl_errno ();
       if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
         {
           parse_row (frame, bias - m->bias, &r);
@@ -235,7 +264,16 @@ libdw_row (const struct module_rows *m, uint64_t addr)
           r.end = addr + 1;
         }
       else
-        frame = NULL;
+        {
+          frame = NULL;
+          /* Without an .eh_frame lookup libdwfl's error would be whatever
+             came before: nothing to tell from here.  */
+          r.ends_without_cfi
+            = eh_looked
+              && strcmp (no_cfi_error (eh_err, cfi, dwarf_err, cfi != NULL ? dwarf_errno () : 0),
+                         "no matching address range") == 0
+              && st_module_in_entry_function (m->mod, lookup);
+        }
     }
   free (frame);
   return r;

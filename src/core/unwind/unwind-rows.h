@@ -49,6 +49,10 @@ struct row {
   bool usable;
   bool signal_frame;        /* a sigreturn trampoline's: never usable */
   bool ra_undefined;
+  /* No CFI here (not USABLE), and libdwfl ends the unwind at a caller's
+     frame here as the outermost one when the frame pointer is known to be
+     0 (unwind-rows.c's libdw_row).  */
+  bool ends_without_cfi;
   uint32_t same;            /* bit i: register i keeps its value */
   uint32_t ruled;           /* bit i: a rule below sets register i */
   uint8_t n_rules;

@@ -264,6 +264,15 @@ hand_off (const struct state *s, uint64_t pc, size_t n_frames, const struct copy
   h->regs.pc = pc;
 }
 
+/* True when PC may lie in a PLT: dwfl-unwind.c steps a sample there by
+   its own rules before libdwfl, so the cache leaves it to that.  */
+static bool
+in_plt (Dwfl *dwfl, uint64_t pc)
+{
+  struct st_code at;
+  return !st_code_at (dwfl, pc, &at) || strstr (at.section, "plt") != NULL;
+}
+
 /* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
    callback: every frame passed to the callback has been stepped from (its
    dwfl_frame_pc asks whether the next frame is a signal frame), the frame
@@ -290,6 +299,7 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
   bool initial = true;
   size_t n = 0;
   enum st_stop_reason stop;
+  const char *detail = NULL;
   for (;;)
     {
       uint64_t lookup = initial ? pc : pc - 1;
@@ -303,14 +313,15 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
         }
       frames[n++] = (struct st_raw_frame) { pc, initial };
       const struct row *row = frame_row (c, dwfl, lookup);
-      if (row != NULL && !initial && row->ends_without_cfi && (s->set & (1u << FP_REG))
-          && s->val[FP_REG] == 0)
+      if (row != NULL && row->no_cfi_stops && (s->set & (1u << FP_REG)) && s->val[FP_REG] == 0
+          && (!initial || !in_plt (dwfl, pc)))
         {
           /* libdwfl, handed this frame, would find no CFI and no frame to
-             step to by the frame pointer, and stop: the outermost frame
-             (unwind-rows.c's libdw_row), unless it is the last frame
-             room is left for.  */
-          stop = n >= max_frames ? ST_STOP_FRAME_LIMIT : ST_STOP_END;
+             step to by the frame pointer, and stop as unwind-rows.c's
+             libdw_row found, unless it is the last frame room is left
+             for.  */
+          stop = n >= max_frames ? ST_STOP_FRAME_LIMIT : row->no_cfi_stop;
+          detail = stop == ST_STOP_FRAME_LIMIT ? NULL : row->no_cfi_error;
           break;
         }
       if (row == NULL || !row->usable)
@@ -338,7 +349,7 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
   result->frames = frames;
   result->n_frames = n;
   result->stop = stop;
-  result->detail = NULL;
+  result->detail = detail;
   result->stack_needed = k.read_end - regs->sp;
   return true;
 }

@@ -12,6 +12,7 @@
 #include "core/resolve/elf-file.h"
 #include "core/resolve/file-shared.h"
 #include "core/resolve/mapping.h"
+#include "core/unwind/callchain.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-rows.h"
 
@@ -229,14 +230,14 @@ no_cfi_error (int err, Dwarf_CFI *dwarf_cfi, int dwarf_err, int dwarf_lookup_err
    row's range may hide .eh_frame rows not asked for yet, so it is kept for
    ADDR alone, as is "no row".
 
-   Where neither has a row, whether libdwfl ends the unwind there as the
-   outermost frame is decided too (ENDS_WITHOUT_CFI): its frame-pointer
-   guess finds nothing to step by when the frame pointer is 0, and
-   dwfl-unwind.c's classify_failure takes "no matching address range" in
-   the module's entry function for the end (ld.so's _start, which has no
-   CFI, at the bottom of every stack sampled while a program loads).
-   Knowing it here spares each process libdwfl's hand-off, which opens
-   the module's Dwarf.  */
+   Where neither has a row, how libdwfl stops there is decided too
+   (NO_CFI_STOPS): its frame-pointer guess finds nothing to step by when
+   the frame pointer is 0, and dwfl-unwind.c's classify_failure takes
+   "no matching address range" for the end in the module's entry function
+   and for a pc outside the modules elsewhere.  ld.so's _start and
+   _dl_start_user have no CFI, and are at the bottom of every stack
+   sampled while a program loads: knowing it here spares each process
+   libdwfl's hand-off, which opens the module's Dwarf.  */
 static struct row
 libdw_row (const struct module_rows *m, uint64_t addr)
 {
@@ -268,11 +269,15 @@ libdw_row (const struct module_rows *m, uint64_t addr)
           frame = NULL;
           /* Without an .eh_frame lookup libdwfl's error would be whatever
              came before: nothing to tell from here.  */
-          r.ends_without_cfi
-            = eh_looked
-              && strcmp (no_cfi_error (eh_err, cfi, dwarf_err, cfi != NULL ? dwarf_errno () : 0),
-                         "no matching address range") == 0
-              && st_module_in_entry_function (m->mod, lookup);
+          const char *error = no_cfi_error (eh_err, cfi, dwarf_err,
+                                            cfi != NULL ? dwarf_errno () : 0);
+          if (eh_looked && strcmp (error, "no matching address range") == 0)
+            {
+              r.no_cfi_stops = true;
+              r.no_cfi_stop = st_module_in_entry_function (m->mod, lookup)
+                              ? ST_STOP_END : ST_STOP_NO_MODULE;
+              r.no_cfi_error = error;
+            }
         }
     }
   free (frame);

@@ -49,10 +49,12 @@ struct row {
   bool usable;
   bool signal_frame;        /* a sigreturn trampoline's: never usable */
   bool ra_undefined;
-  /* No CFI here (not USABLE), and libdwfl ends the unwind at a caller's
-     frame here as the outermost one when the frame pointer is known to be
-     0 (unwind-rows.c's libdw_row).  */
-  bool ends_without_cfi;
+  /* No CFI here (not USABLE), and how libdwfl stops at a frame here when
+     the frame pointer is known to be 0 (unwind-rows.c's libdw_row):
+     NO_CFI_STOP an enum st_stop_reason, NO_CFI_ERROR libdw's message.  */
+  bool no_cfi_stops;
+  uint8_t no_cfi_stop;
+  const char *no_cfi_error;
   uint32_t same;            /* bit i: register i keeps its value */
   uint32_t ruled;           /* bit i: a rule below sets register i */
   uint8_t n_rules;

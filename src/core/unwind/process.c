@@ -501,13 +501,36 @@ prefetch_mappings (struct st_process_table *t, const struct st_process *p)
   st_resolver_prefetch (t->resolver, reqs, n);
 }
 
-/* Finds the mapping's file (once) and its load bias.  */
+/* True when A and B are mappings the resolver is asked the same about:
+   one file as the recording named it (the segments of a library, mapped
+   side by side).  Paths are interned.  */
+static bool
+same_request (const struct st_mapping *a, const struct st_mapping *b)
+{
+  return a->path == b->path && a->has_dev_ino == b->has_dev_ino && a->maj == b->maj
+         && a->min == b->min && a->ino == b->ino && a->build_id_size == b->build_id_size
+         && memcmp (a->build_id, b->build_id, a->build_id_size) == 0;
+}
+
+/* Finds the mapping's file (once).  PREV, when not NULL, is the mapping
+   before M, resolved a moment ago in the same report: another segment of
+   the same file takes its answer, which the resolver would give again
+   but for a file rewritten in place meanwhile, and the process that
+   mapped both saw one file (a short process's libraries are several
+   segments each, and each question costs an fstat).  */
 static void
-resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m)
+resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m,
+                 const struct st_mapping *prev)
 {
   if (m->resolved)
     return;
   m->resolved = true;
+  if (prev != NULL && prev->file != NULL && same_request (prev, m))
+    {
+      m->file = st_elf_file_ref (prev->file);
+      m->why_not = NULL;
+      return;
+    }
   struct st_mapping_request req = mapping_request (p, m);
   struct st_resolution res;
   m->file = st_resolver_resolve (t->resolver, &req, &res);
@@ -517,9 +540,10 @@ resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_map
 }
 
 static void
-report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m)
+report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapping *m,
+                const struct st_mapping *prev)
 {
-  resolve_mapping (t, p, m);
+  resolve_mapping (t, p, m, prev);
   if (m->file == NULL)
     return;
   uint64_t low, high;
@@ -583,8 +607,14 @@ st_process_dwfl (struct st_process_table *t, struct st_process *p)
   /* Mappings are sorted and those already reported stay: report all that
      are new.  Reporting one again is harmless (libdwfl finds it).  */
   prefetch_mappings (t, p);
+  const struct st_mapping *prev = NULL;   /* resolved in this report */
   for (size_t i = 0; i < p->n_maps; i++)
-    report_mapping (t, p, p->maps[i]);
+    {
+      struct st_mapping *m = p->maps[i];
+      bool fresh = !m->resolved;
+      report_mapping (t, p, m, prev);
+      prev = fresh ? m : NULL;
+    }
   dwfl_report_end (p->dwfl, NULL, NULL);
   p->needs_report = false;
   if (!p->dwfl_attached)

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/clock.h"
 #include "ns-helper/opener.h"
 #include "ns-helper/protocol.h"
 
@@ -40,14 +41,6 @@
 #define REQUEST_SIZE 130
 #define OPERATION_SIZE sizeof (struct st_op)
 #define REPLY_SIZE 120
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 static int
 compare_u64 (const void *a, const void *b)
@@ -153,7 +146,7 @@ main (int argc, char **argv)
      just started.  */
   for (long i = -1; i < n; i++)
     {
-      uint64_t t0 = now_ns ();
+      uint64_t t0 = st_now_ns ();
       if (st_nsh_send (client[0], request, sizeof request, NULL, 0) < 0)
         break;
       st_nsh_spin_readable (client[0], ST_NSH_SPIN_US);
@@ -162,7 +155,7 @@ main (int argc, char **argv)
       unsigned flags;
       if (st_nsh_recv (client[0], buf, sizeof buf, fds, 1, &n_fds, &flags) <= 0)
         break;
-      uint64_t t1 = now_ns ();
+      uint64_t t1 = st_now_ns ();
       if (n_fds == 1)
         close (fds[0]);
       if (i >= 0)

@@ -9,6 +9,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/build-id.h \
 	src/basic/bsearch.h \
 	src/basic/bytes.h \
+	src/basic/clock.h \
 	src/basic/cleanup.h \
 	src/basic/signals.c src/basic/signals.h \
 	src/basic/sigbus-guard.c src/basic/sigbus-guard.h \

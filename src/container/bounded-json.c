@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "container/container.h"
+#include "basic/clock.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/untrusted.h"
@@ -161,14 +162,6 @@ st_storage_json_parse (const char *text, size_t len, int *error)
   return st_json_parse_bounded (text, len, MAX_VALUES, MAX_DEPTH, error);
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* Opens, checks and parses FILE; NULL (said) when refused.  */
 static json_object *
 parse_file (int fd, const struct stat *st, const struct key *k, const char *name, uid_t owner,
@@ -213,7 +206,7 @@ parse_file (int fd, const struct stat *st, const struct key *k, const char *name
 json_object *
 st_storage_json_load (int dir_fd, const char *file, uid_t owner, const char *who)
 {
-  uint64_t t0 = now_ns (), parsed = 0, files = 0;
+  uint64_t t0 = st_now_ns (), parsed = 0, files = 0;
   json_object *result = NULL;
   struct stat st;
   int fd = st_open_untrusted (dir_fd, file, ST_UNTRUSTED_BENEATH, &st);
@@ -256,6 +249,6 @@ st_storage_json_load (int dir_fd, const char *file, uid_t owner, const char *who
     result = json_object_get (c->o);
   close (fd);
 out:
-  st_untrusted_add_storage_time (now_ns () - t0, files, parsed);
+  st_untrusted_add_storage_time (st_now_ns () - t0, files, parsed);
   return result;
 }

@@ -32,17 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/clock.h"
 #include "basic/why.h"
 #include "ns-helper/elf-build-id.h"
 #include "ns-helper/protocol.h"
-
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
 
 static int
 compare_u64 (const void *a, const void *b)
@@ -252,7 +245,7 @@ do_rtt (int sock, pid_t child, struct st_nsh_request *req, long n, long batch)
          batch may be shorter); each request counts the batch's time over
          K.  The first request goes alone.  */
       long k = i < 0 ? 1 : (n - i < batch ? n - i : batch);
-      uint64_t t0 = now_ns ();
+      uint64_t t0 = st_now_ns ();
       for (long j = 0; j < k; j++)
         if (send_request (sock, req, -1) < 0)
           {
@@ -276,7 +269,7 @@ do_rtt (int sock, pid_t child, struct st_nsh_request *req, long n, long batch)
           else
             snprintf (last_error, sizeof last_error, "%s", reply.message);
         }
-      uint64_t t1 = now_ns ();
+      uint64_t t1 = st_now_ns ();
       if (i < 0)
         {
           settle (sock, req->pid);

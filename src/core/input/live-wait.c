@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/clock.h"
 #include "basic/signals.h"
 #include "core/input/live.h"
 
@@ -18,14 +19,6 @@
    the ring), an exit or a signal, and at least once a second for the
    sweep; a ring that cannot wake it any more is read this often.  */
 #define HUNG_NS 100000000ull
-
-uint64_t
-st_live_now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static int
 pidfd_of (pid_t pid)
@@ -77,7 +70,7 @@ st_live_waits_close (struct st_live_waits *w)
 int
 st_live_wait (struct st_live_source *lv, struct st_live_waits *w, volatile sig_atomic_t *stop)
 {
-  uint64_t now = st_live_now_ns (), due = lv->last_sweep + SWEEP_NS;
+  uint64_t now = st_now_ns (), due = lv->last_sweep + SWEEP_NS;
   uint64_t ns = due > now ? due - now : 0;
   if (w->hung && ns > HUNG_NS)
     ns = HUNG_NS;

@@ -157,8 +157,6 @@ struct st_live_waits {
   bool hung;                /* a ring's own event is gone: read on a timer */
 };
 
-/* CLOCK_MONOTONIC, in ns.  */
-uint64_t st_live_now_ns (void);
 /* What to wait on, once the events are open.  */
 int st_live_waits_open (struct st_live_source *lv, struct st_live_waits *w);
 void st_live_waits_close (struct st_live_waits *w);

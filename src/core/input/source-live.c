@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "basic/array.h"
+#include "basic/clock.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/input/live.h"
@@ -289,7 +290,7 @@ probe_thread (const void *key, size_t len, void *value, void *arg)
 static int
 sweep_probe (struct st_live_source *lv, bool *due)
 {
-  uint64_t now = st_live_now_ns ();
+  uint64_t now = st_now_ns ();
   size_t n = st_hashmap_size (lv->threads);
   *due = now - lv->last_sweep >= SWEEP_NS || n >= lv->threads_at_sweep + EVICT_EVERY;
   if (!*due)
@@ -442,7 +443,7 @@ live_run (void *state, st_event_fn fn, void *arg, volatile sig_atomic_t *stop,
   lv->fn = fn;
   lv->fn_arg = arg;
   st_live_build_attr (lv);
-  lv->last_sweep = st_live_now_ns ();
+  lv->last_sweep = st_now_ns ();
   lv->threads = st_hashmap_new (NULL);
   int r = lv->threads != NULL ? st_live_online_cpus (lv) : -ENOMEM;
   if (r == 0)

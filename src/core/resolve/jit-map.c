@@ -14,6 +14,7 @@
 #include "basic/build-id.h"
 #include "basic/bytes.h"
 #include "basic/cleanup.h"
+#include "basic/clock.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
@@ -359,14 +360,6 @@ sort_entries (struct st_jit_map *m)
   m->sorted = true;
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* Whether the perf map that load_file would read may be there: false
    only when its lookup finds nothing.  Most processes have no JIT and no
    map, and each looks once for its first frame without a symbol (a
@@ -426,7 +419,7 @@ st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *offset)
   const struct entry *e = find (m, addr);
   if (e == NULL && m->error == 0)
     {
-      uint64_t now = now_ns ();
+      uint64_t now = st_now_ns ();
       if (m->last_load_ns == 0 || now - m->last_load_ns >= ST_JIT_MAP_RETRY_NS)
         {
           m->last_load_ns = now;

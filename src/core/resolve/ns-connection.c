@@ -19,6 +19,7 @@
 
 #include "basic/array.h"
 #include "basic/cleanup.h"
+#include "basic/clock.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client-private.h"
 
@@ -259,14 +260,6 @@ record_rtt (struct st_ns_client *c, uint64_t ns)
   c->rtt_ns[c->n_rtt++] = ns;
 }
 
-static uint64_t
-now_ns (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
 /* The system service hangs up on a connection idle for a while (its
    --idle-timeout): that is no failure, and the next request simply
    connects again.  Drops such a connection; returns whether it did.  */
@@ -360,7 +353,7 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
       st_why_set (why, -len, "the request does not fit in a message");
       return len;
     }
-  uint64_t t0 = now_ns ();
+  uint64_t t0 = st_now_ns ();
   c->requests++;
   r = st_nsh_send (c->sock, buf, (size_t) len, &ns_fd, ns_fd >= 0 ? 1 : 0);
   ssize_t got = 0;
@@ -426,9 +419,9 @@ round_trip_once (struct st_ns_client *c, struct st_nsh_request *req, int ns_fd,
       return r;
     }
   if (c->fresh)
-    c->startup_ns += now_ns () - t0;
+    c->startup_ns += st_now_ns () - t0;
   else
-    record_rtt (c, now_ns () - t0);
+    record_rtt (c, st_now_ns () - t0);
   c->fresh = false;
   if (n_fds == 1)
     *fd = checked_descriptor (fds[0], reply);
@@ -471,7 +464,7 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
   size_t sent = 0, answered = 0;
   bool sending = true;
   int r = 0;
-  uint64_t last = now_ns ();
+  uint64_t last = st_now_ns ();
   while (r == 0 && answered < (sending ? n : sent))
     {
       /* Keep the window full, then read the oldest reply.  */
@@ -495,7 +488,7 @@ st_ns_round_trips (struct st_ns_client *c, struct st_nsh_request *reqs, size_t n
               /* Each reply counts what was waited for it after the one
                  before: the batch's round trips add up to its wall
                  time.  */
-              uint64_t t = now_ns ();
+              uint64_t t = st_now_ns ();
               if (c->fresh)
                 c->startup_ns += t - last;
               else

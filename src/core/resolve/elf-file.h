@@ -53,6 +53,10 @@ struct st_elf_file {
   int debug_stand_in_fd;    /* st_elf_dwarf_stand_in of it, -2: not made */
   int debug_fd;             /* -1: none */
   char *debug_path;
+  /* Whether libdwfl opens the Dwarf of this file's modules, without a
+     .debug_frame: 1 yes, 0 no, -1 not asked yet.  Like the debug file it
+     follows, one answer per file and thread (core/unwind/unwind-rows.c).  */
+  signed char dwarf_without_frame;
 };
 
 /* Takes ownership of FD (or IMAGE) and ELF.  */

@@ -453,6 +453,12 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
         }
       slot->regs = &caller;
     }
+  /* libdwfl's error is thread-local and outlives a call: a frame it
+     fails on without setting one (a module without .eh_frame whose Dwarf
+     opens without .debug_frame, where the frame-pointer guess finds rbp
+     0) reports the error of whatever ran before, an earlier sample's.
+     Each sample starts clean, so its detail is its own.  */
+  (void) dwfl_errno ();
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
   if (slot->regs == &caller && slot->n_frames > 1)
     frames[1].activation = false;   /* a return address, not the pc of a sample */

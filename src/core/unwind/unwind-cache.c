@@ -264,6 +264,16 @@ hand_off (const struct state *s, uint64_t pc, size_t n_frames, const struct copy
   h->regs.pc = pc;
 }
 
+/* st_rows_no_cfi_stop for ROW, found at LOOKUP.  */
+static bool
+no_cfi_stops (struct st_unwind_cache *c, Dwfl *dwfl, const struct row *row, uint64_t lookup,
+              int *stop)
+{
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  struct module_rows *m = mod != NULL ? module_rows (c, mod) : NULL;
+  return m != NULL && st_rows_no_cfi_stop (m, row, lookup, stop);
+}
+
 /* True when PC may lie in a PLT: dwfl-unwind.c steps a sample there by
    its own rules before libdwfl, so the cache leaves it to that.  */
 static bool
@@ -313,14 +323,15 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
         }
       frames[n++] = (struct st_raw_frame) { pc, initial };
       const struct row *row = frame_row (c, dwfl, lookup);
+      int no_cfi_stop;
       if (row != NULL && row->no_cfi_stops && (s->set & (1u << FP_REG)) && s->val[FP_REG] == 0
-          && (!initial || !in_plt (dwfl, pc)))
+          && (!initial || !in_plt (dwfl, pc)) && no_cfi_stops (c, dwfl, row, lookup, &no_cfi_stop))
         {
           /* libdwfl, handed this frame, would find no CFI and no frame to
-             step to by the frame pointer, and stop as unwind-rows.c's
-             libdw_row found, unless it is the last frame room is left
-             for.  */
-          stop = n >= max_frames ? ST_STOP_FRAME_LIMIT : row->no_cfi_stop;
+             step to by the frame pointer, and stop with the .eh_frame
+             lookup's error (unwind-rows.h), unless it is the last frame
+             room is left for.  */
+          stop = n >= max_frames ? ST_STOP_FRAME_LIMIT : (enum st_stop_reason) no_cfi_stop;
           detail = stop == ST_STOP_FRAME_LIMIT ? NULL : row->no_cfi_error;
           break;
         }

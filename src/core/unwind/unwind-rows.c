@@ -26,6 +26,7 @@ st_rows_module_init (struct module_rows *m, Dwfl_Module *mod)
   dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
   const struct st_mapping *map = userdata != NULL ? *userdata : NULL;
   Dwarf_Addr bias;
+  m->file = map != NULL ? map->file : NULL;
   if (map != NULL && map->file != NULL && map->file->shared != NULL
       && dwfl_module_getelf (mod, &bias) != NULL)
     {
@@ -210,19 +211,17 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
     r->end = end + bias;
 }
 
-/* libdwfl's error after it found no CFI for a frame, as its message:
-   dwfl_errmsg of what __libdwfl_frame_unwind leaves behind.  It sets the
-   libdw error of the failed .eh_frame lookup (ERR), then asks for the
-   module's .debug_frame: that leaves the error as it was when the
-   module's Dwarf opens without .debug_frame, sets the Dwarf's own when
-   it does not open (DWARF_ERR, from dwfl_errno), and that of a second
-   failed lookup when it has one (DWARF_LOOKUP_ERR).  */
-static const char *
-no_cfi_error (int err, Dwarf_CFI *dwarf_cfi, int dwarf_err, int dwarf_lookup_err)
+/* Whether the Dwarf of M's module opens without .debug_frame, as
+   dwfl_module_dwarf_cfi just said (CFI, and the libdwfl error it left,
+   ERR): then it returns NULL and sets no error, which leaves the error of
+   the .eh_frame lookup before it as libdwfl's.  Kept for M's file.  */
+static bool
+note_dwarf_without_frame (const struct module_rows *m, const Dwarf_CFI *cfi, int err)
 {
-  const char *msg = dwarf_cfi != NULL ? dwarf_errmsg (dwarf_lookup_err)
-                    : dwarf_err != 0 ? dwfl_errmsg (dwarf_err) : dwarf_errmsg (err);
-  return msg != NULL ? msg : "";
+  bool without = cfi == NULL && err == 0;
+  if (m->file != NULL)
+    m->file->dwarf_without_frame = without;
+  return without;
 }
 
 /* The rules at ADDR (a file address) in M's module, libdwfl's way: the
@@ -230,14 +229,11 @@ no_cfi_error (int err, Dwarf_CFI *dwarf_cfi, int dwarf_err, int dwarf_lookup_err
    row's range may hide .eh_frame rows not asked for yet, so it is kept for
    ADDR alone, as is "no row".
 
-   Where neither has a row, how libdwfl stops there is decided too
-   (NO_CFI_STOPS): its frame-pointer guess finds nothing to step by when
-   the frame pointer is 0, and dwfl-unwind.c's classify_failure takes
-   "no matching address range" for the end in the module's entry function
-   and for a pc outside the modules elsewhere.  ld.so's _start and
-   _dl_start_user have no CFI, and are at the bottom of every stack
-   sampled while a program loads: knowing it here spares each process
-   libdwfl's hand-off, which opens the module's Dwarf.  */
+   Where neither has a row, whether libdwfl's step there fails the same
+   way every time is noted too (NO_CFI_STOPS, st_rows_no_cfi_stop).
+   ld.so's _start and _dl_start_user have no CFI, and are at the bottom
+   of every stack sampled while a program loads: knowing it here spares
+   each process libdwfl's hand-off, which opens the module's Dwarf.  */
 static struct row
 libdw_row (const struct module_rows *m, uint64_t addr)
 {
@@ -254,10 +250,10 @@ libdw_row (const struct module_rows *m, uint64_t addr)
     {
       frame = NULL;
       bool eh_looked = cfi != NULL;
-      int eh_err = dwarf_errno ();
+      const char *eh_error = dwarf_errmsg (dwarf_errno ());
       (void) dwfl_errno ();
       cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
-      int dwarf_err = dwfl_errno ();
+      bool without_frame = note_dwarf_without_frame (m, cfi, dwfl_errno ());
       if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
         {
           parse_row (frame, bias - m->bias, &r);
@@ -267,17 +263,13 @@ libdw_row (const struct module_rows *m, uint64_t addr)
       else
         {
           frame = NULL;
-          /* Without an .eh_frame lookup libdwfl's error would be whatever
-             came before: nothing to tell from here.  */
-          const char *error = no_cfi_error (eh_err, cfi, dwarf_err,
-                                            cfi != NULL ? dwarf_errno () : 0);
-          if (eh_looked && strcmp (error, "no matching address range") == 0)
-            {
-              r.no_cfi_stops = true;
-              r.no_cfi_stop = st_module_in_entry_function (m->mod, lookup)
-                              ? ST_STOP_END : ST_STOP_NO_MODULE;
-              r.no_cfi_error = error;
-            }
+          /* libdwfl's step here: its .eh_frame lookup fails and sets the
+             error (without one, the error would be whatever came before),
+             the Dwarf's CFI is NULL and leaves it, and its frame-pointer
+             guess fails without one when rbp is 0.  */
+          r.no_cfi_stops = eh_looked && without_frame && eh_error != NULL
+                           && strcmp (eh_error, "no matching address range") == 0;
+          r.no_cfi_error = r.no_cfi_stops ? eh_error : NULL;
         }
     }
   free (frame);
@@ -329,4 +321,31 @@ st_rows_find (struct module_rows *m, uint64_t lookup)
     return shared_row (m, addr, at);
   struct row r = libdw_row (m, addr);
   return row_add (&m->t, at, &r);
+}
+
+/* ROW was made by a module whose Dwarf opened without .debug_frame, but
+   rows are shared by every module of the file's identity (its device,
+   inode, size and mtime), and the Dwarf is the module's own: its debug
+   file is found by its path (a hard link elsewhere may have none) and by
+   each thread.  M's own, asked of libdwfl once per file and thread, must
+   be the same.  Then libdwfl's error is the .eh_frame lookup's, "no
+   matching address range", which dwfl-unwind.c's classify_failure takes
+   for the end in the module's entry function, for a pc outside the
+   modules elsewhere.  */
+bool
+st_rows_no_cfi_stop (struct module_rows *m, const struct row *row, uint64_t lookup, int *stop)
+{
+  if (!row->no_cfi_stops || m->file == NULL)
+    return false;
+  if (m->file->dwarf_without_frame < 0)
+    {
+      Dwarf_Addr bias;
+      (void) dwfl_errno ();
+      Dwarf_CFI *cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
+      note_dwarf_without_frame (m, cfi, dwfl_errno ());
+    }
+  if (m->file->dwarf_without_frame != 1)
+    return false;
+  *stop = st_module_in_entry_function (m->mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
+  return true;
 }

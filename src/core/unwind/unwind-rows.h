@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct st_elf_file;
 struct st_file_shared;
 
 /* x86_64: DWARF registers 0..16, the return address in 16 (rip), as
@@ -49,11 +50,11 @@ struct row {
   bool usable;
   bool signal_frame;        /* a sigreturn trampoline's: never usable */
   bool ra_undefined;
-  /* No CFI here (not USABLE), and how libdwfl stops at a frame here when
-     the frame pointer is known to be 0 (unwind-rows.c's libdw_row):
-     NO_CFI_STOP an enum st_stop_reason, NO_CFI_ERROR libdw's message.  */
+  /* No CFI here (not USABLE): .eh_frame has no row ("no matching address
+     range", NO_CFI_ERROR, libdw's), and the Dwarf of the module that
+     asked opened without .debug_frame.  libdwfl then stops at a frame
+     here when the frame pointer is known to be 0 (st_rows_no_cfi_stop).  */
   bool no_cfi_stops;
-  uint8_t no_cfi_stop;
   const char *no_cfi_error;
   uint32_t same;            /* bit i: register i keeps its value */
   uint32_t ruled;           /* bit i: a rule below sets register i */
@@ -86,6 +87,7 @@ struct module_rows {
   Dwfl_Module *mod;
   uint64_t bias;            /* process address - file address */
   struct st_file_shared *shared;
+  struct st_elf_file *file; /* the mapping's, this thread's; or NULL */
   struct row_table t;
 };
 
@@ -96,3 +98,9 @@ void st_rows_module_release (struct module_rows *m);
 /* The row at LOOKUP (a process address) in M's module, from M's table, the
    file's, or libdw.  NULL on allocation failure.  */
 const struct row *st_rows_find (struct module_rows *m, uint64_t lookup);
+/* Whether libdwfl stops at a frame at LOOKUP in M's module, whose row is
+   ROW (NO_CFI_STOPS), when the frame pointer is known to be 0; *STOP says
+   how (an enum st_stop_reason).  False when M's Dwarf would not open as
+   the Dwarf of the module that asked for ROW did: libdwfl steps there.  */
+bool st_rows_no_cfi_stop (struct module_rows *m, const struct row *row, uint64_t lookup,
+                          int *stop);

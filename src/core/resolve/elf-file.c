@@ -68,7 +68,7 @@ st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_
   f->found_by = found_by;
   f->debug_fd = -1;
   f->debug_stand_in_fd = -2;
-  f->dwarf_without_frame = -1;
+  f->dwarf_frame = ST_DWARF_NOT_ASKED;
   f->build_id_size = st_elf_read_build_id (elf, f->build_id);
   st_build_id_to_hex (f->build_id, f->build_id_size, f->build_id_hex);
   return f;

@@ -28,6 +28,14 @@ enum st_found_by {
 
 const char *st_found_by_name (enum st_found_by how);
 
+/* Whether a module's Dwarf opens, and has a .debug_frame.  */
+enum st_dwarf_frame {
+  ST_DWARF_NOT_ASKED = -1,
+  ST_DWARF_NONE,            /* it does not open */
+  ST_DWARF_WITHOUT_FRAME,
+  ST_DWARF_WITH_FRAME,
+};
+
 struct st_elf_file {
   unsigned refs;
   int fd;                   /* -1 for in-memory images */
@@ -53,10 +61,10 @@ struct st_elf_file {
   int debug_stand_in_fd;    /* st_elf_dwarf_stand_in of it, -2: not made */
   int debug_fd;             /* -1: none */
   char *debug_path;
-  /* Whether libdwfl opens the Dwarf of this file's modules, without a
-     .debug_frame: 1 yes, 0 no, -1 not asked yet.  Like the debug file it
-     follows, one answer per file and thread (core/unwind/unwind-rows.c).  */
-  signed char dwarf_without_frame;
+  /* What libdwfl finds of the Dwarf of this file's modules: like the
+     debug file it follows, one answer per file and thread
+     (core/unwind/unwind-rows.c).  */
+  enum st_dwarf_frame dwarf_frame;
 };
 
 /* Takes ownership of FD (or IMAGE) and ELF.  */

@@ -503,6 +503,18 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   else
     {
       int err = dwfl_errno ();
+      if (err == 0 && handoff.n_frames > 0)
+        {
+          /* A step that fails without an error of its own (no CFI, and
+             the frame-pointer guess finds rbp 0) leaves libdwfl's error as
+             the frames before it set it, which libdwfl stepped when it
+             unwinds the whole sample (an .eh_frame miss before a
+             .debug_frame step sets one, and keeps it): so it does.  */
+          slot->regs = NULL;
+          slot->stack = NULL;
+          st_unwind_sample (dwfl, slot, sample, regs, frames, max_frames, false, result);
+          return;
+        }
       result->stop = classify_failure (dwfl, slot, err);
       if (err != 0)
         result->detail = dwfl_errmsg (err);

@@ -211,17 +211,38 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
     r->end = end + bias;
 }
 
-/* Whether the Dwarf of M's module opens without .debug_frame, as
-   dwfl_module_dwarf_cfi just said (CFI, and the libdwfl error it left,
-   ERR): then it returns NULL and sets no error, which leaves the error of
-   the .eh_frame lookup before it as libdwfl's.  Kept for M's file.  */
-static bool
-note_dwarf_without_frame (const struct module_rows *m, const Dwarf_CFI *cfi, int err)
+/* What dwfl_module_dwarf_cfi just said of M's module's Dwarf (CFI, and
+   the libdwfl error it left, ERR), kept for M's file.  Without a
+   .debug_frame it returns NULL and sets no error, which leaves the error
+   of the .eh_frame lookup before it as libdwfl's.  */
+static enum st_dwarf_frame
+note_dwarf_frame (const struct module_rows *m, const Dwarf_CFI *cfi, int err)
 {
-  bool without = cfi == NULL && err == 0;
+  enum st_dwarf_frame f = cfi != NULL ? ST_DWARF_WITH_FRAME
+                          : err == 0  ? ST_DWARF_WITHOUT_FRAME : ST_DWARF_NONE;
   if (m->file != NULL)
-    m->file->dwarf_without_frame = without;
-  return without;
+    m->file->dwarf_frame = f;
+  return f;
+}
+
+/* What libdwfl finds of the Dwarf of M's module, asked once per file and
+   thread.  Rows are shared by every module of the file's identity (its
+   device, inode, size and mtime), but the Dwarf is the module's own: its
+   debug file is found by its path (a hard link elsewhere may have none)
+   and by each thread.  */
+static enum st_dwarf_frame
+dwarf_frame_of (const struct module_rows *m)
+{
+  if (m->file == NULL)
+    return ST_DWARF_NONE;
+  if (m->file->dwarf_frame == ST_DWARF_NOT_ASKED)
+    {
+      Dwarf_Addr bias;
+      (void) dwfl_errno ();
+      Dwarf_CFI *cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
+      note_dwarf_frame (m, cfi, dwfl_errno ());
+    }
+  return m->file->dwarf_frame;
 }
 
 /* The rules at ADDR (a file address) in M's module, libdwfl's way: the
@@ -253,12 +274,13 @@ libdw_row (const struct module_rows *m, uint64_t addr)
       const char *eh_error = dwarf_errmsg (dwarf_errno ());
       (void) dwfl_errno ();
       cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
-      bool without_frame = note_dwarf_without_frame (m, cfi, dwfl_errno ());
+      bool without_frame = note_dwarf_frame (m, cfi, dwfl_errno ()) == ST_DWARF_WITHOUT_FRAME;
       if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
         {
           parse_row (frame, bias - m->bias, &r);
           r.start = addr;
           r.end = addr + 1;
+          r.from_debug_frame = true;
         }
       else
         {
@@ -315,36 +337,30 @@ st_rows_find (struct module_rows *m, uint64_t lookup)
   uint64_t addr = lookup - m->bias;
   size_t at;
   const struct row *row = row_at (&m->t, addr, &at);
-  if (row != NULL)
-    return row;
-  if (m->shared != NULL)
-    return shared_row (m, addr, at);
-  struct row r = libdw_row (m, addr);
-  return row_add (&m->t, at, &r);
+  if (row == NULL && m->shared != NULL)
+    row = shared_row (m, addr, at);
+  else if (row == NULL)
+    {
+      struct row r = libdw_row (m, addr);
+      row = row_add (&m->t, at, &r);
+    }
+  /* Another module's .debug_frame row, where this one's Dwarf has none:
+     libdwfl steps here by frame pointer.  */
+  static const struct row libdwfl_steps = { .usable = false };
+  if (row != NULL && row->from_debug_frame && dwarf_frame_of (m) != ST_DWARF_WITH_FRAME)
+    return &libdwfl_steps;
+  return row;
 }
 
-/* ROW was made by a module whose Dwarf opened without .debug_frame, but
-   rows are shared by every module of the file's identity (its device,
-   inode, size and mtime), and the Dwarf is the module's own: its debug
-   file is found by its path (a hard link elsewhere may have none) and by
-   each thread.  M's own, asked of libdwfl once per file and thread, must
-   be the same.  Then libdwfl's error is the .eh_frame lookup's, "no
-   matching address range", which dwfl-unwind.c's classify_failure takes
-   for the end in the module's entry function, for a pc outside the
-   modules elsewhere.  */
+/* ROW was made by a module whose Dwarf opened without .debug_frame; M's
+   must too (dwarf_frame_of).  Then libdwfl's error is the .eh_frame
+   lookup's, "no matching address range", which dwfl-unwind.c's
+   classify_failure takes for the end in the module's entry function, for
+   a pc outside the modules elsewhere.  */
 bool
 st_rows_no_cfi_stop (struct module_rows *m, const struct row *row, uint64_t lookup, int *stop)
 {
-  if (!row->no_cfi_stops || m->file == NULL)
-    return false;
-  if (m->file->dwarf_without_frame < 0)
-    {
-      Dwarf_Addr bias;
-      (void) dwfl_errno ();
-      Dwarf_CFI *cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
-      note_dwarf_without_frame (m, cfi, dwfl_errno ());
-    }
-  if (m->file->dwarf_without_frame != 1)
+  if (!row->no_cfi_stops || dwarf_frame_of (m) != ST_DWARF_WITHOUT_FRAME)
     return false;
   *stop = st_module_in_entry_function (m->mod, lookup) ? ST_STOP_END : ST_STOP_NO_MODULE;
   return true;

@@ -50,6 +50,9 @@ struct row {
   bool usable;
   bool signal_frame;        /* a sigreturn trampoline's: never usable */
   bool ra_undefined;
+  /* From .debug_frame, which the module's own debug file may lack: usable
+     only where it has one (st_rows_find).  */
+  bool from_debug_frame;
   /* No CFI here (not USABLE): .eh_frame has no row ("no matching address
      range", NO_CFI_ERROR, libdw's), and the Dwarf of the module that
      asked opened without .debug_frame.  libdwfl then stops at a frame
@@ -96,7 +99,8 @@ void st_rows_module_init (struct module_rows *m, Dwfl_Module *mod);
 /* Frees what M holds (its own rows, when they are not its file's).  */
 void st_rows_module_release (struct module_rows *m);
 /* The row at LOOKUP (a process address) in M's module, from M's table, the
-   file's, or libdw.  NULL on allocation failure.  */
+   file's, or libdw; one that is not usable where a row from .debug_frame
+   is not M's to use.  NULL on allocation failure.  */
 const struct row *st_rows_find (struct module_rows *m, uint64_t lookup);
 /* Whether libdwfl stops at a frame at LOOKUP in M's module, whose row is
    ROW (NO_CFI_STOPS), when the frame pointer is known to be 0; *STOP says

@@ -91,22 +91,37 @@ for stop, n in sorted(count.items()):
 EOF
 }
 
-# hardlink
-why=$problem
-if [ -z "$why" ]; then
-  run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/hardlink.data" -- \
-    sh -c "'$tmp/a/spin' 300000000 && '$tmp/b/spin' 300000000" > /dev/null 2> "$tmp/record.err" ||
-    why="perf record failed"
-fi
-if [ -z "$why" ]; then
-  tap_ok "hardlink: perf record"
-  d=$(equal hardlink "$tmp/hardlink.data")
-  if [ -z "$d" ]; then
-    tap_ok "hardlink: --unwinder=cache and libdwfl write the same json, text and stop reasons"
-  else
-    diff "$tmp/hardlink.libdwfl.json" "$tmp/hardlink.cache.json" | head -n 6 | sed 's/^/#   /'
-    tap_not_ok "hardlink: the unwinders differ: $(echo "$d" | tr "\n" " ")"
+# recorded NAME COMMAND...: records COMMAND into $tmp/NAME.data and
+# compares the unwinders on it (checks "perf record" and "the same
+# outputs"); false, with the case's check failed too, when it could not
+# record.
+recorded ()
+{
+  name=$1
+  shift
+  why=$problem
+  if [ -z "$why" ]; then
+    run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/$name.data" -- "$@" \
+      > /dev/null 2> "$tmp/record.err" || why="perf record failed"
   fi
+  if [ -n "$why" ]; then
+    tap_diag_file "$tmp/record.err" 10
+    for c in "perf record" "the unwinders' outputs" "the case"; do
+      tap_not_ok "$name: $c: $why"
+    done
+    return 1
+  fi
+  tap_ok "$name: perf record"
+  d=$(equal "$name" "$tmp/$name.data")
+  if [ -z "$d" ]; then
+    tap_ok "$name: --unwinder=cache and libdwfl write the same json, text and stop reasons"
+  else
+    diff "$tmp/$name.libdwfl.json" "$tmp/$name.cache.json" | head -n 6 | sed 's/^/#   /'
+    tap_not_ok "$name: the unwinders differ: $(echo "$d" | tr "\n" " ")"
+  fi
+}
+
+if recorded hardlink sh -c "'$tmp/a/spin' 300000000 && '$tmp/b/spin' 300000000"; then
   a=$(stops hardlink '"spin_in_main" in frames and any("/a/spin" in m for m in modules)' | tr '\n' ' ')
   b=$(stops hardlink '"spin_in_main" in frames and any("/b/spin" in m for m in modules)' | tr '\n' ' ')
   case $a in
@@ -117,38 +132,13 @@ if [ -z "$why" ]; then
            fi ;;
     *) tap_not_ok "hardlink: the case is not there: a/ (${a:-no samples}) does not reach the end" ;;
   esac
-else
-  tap_diag_file "$tmp/record.err" 10
-  for c in "perf record" "the unwinders' outputs" "the case"; do
-    tap_not_ok "hardlink: $c: $why"
-  done
 fi
 
-# rbp0
-why=$problem
-if [ -z "$why" ]; then
-  run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$tmp/rbp0.data" -- \
-    "$tmp/spin-noeh" 500000000 via-library > /dev/null 2> "$tmp/record.err" ||
-    why="perf record failed"
-fi
-if [ -z "$why" ]; then
-  tap_ok "rbp0: perf record"
-  d=$(equal rbp0 "$tmp/rbp0.data")
-  if [ -z "$d" ]; then
-    tap_ok "rbp0: --unwinder=cache and libdwfl write the same json, text and stop reasons"
-  else
-    diff "$tmp/rbp0.libdwfl.json" "$tmp/rbp0.cache.json" | head -n 6 | sed 's/^/#   /'
-    tap_not_ok "rbp0: the unwinders differ: $(echo "$d" | tr "\n" " ")"
-  fi
+if recorded rbp0 "$tmp/spin-noeh" 500000000 via-library; then
   s=$(stops rbp0 'frames[-1:] == ["call_with_rbp0"] and "spin_in_main" in frames' | tr '\n' ' ')
   case $s in
     "no module "[0-9]*) tap_ok "rbp0: libdwfl stops the stacks through the library so: $s" ;;
     *) tap_not_ok "rbp0: the case is not there: stacks through the library stop: ${s:-none}" ;;
   esac
-else
-  tap_diag_file "$tmp/record.err" 10
-  for c in "perf record" "the unwinders' outputs" "the case"; do
-    tap_not_ok "rbp0: $c: $why"
-  done
 fi
 tap_done

@@ -268,23 +268,6 @@ classify_failure (Dwfl *dwfl, const struct st_unwind_slot *slot, int err)
   return ST_STOP_UNWIND_ERROR;
 }
 
-/* True when PC lies in a PLT section of its module (.plt, .plt.sec, .iplt,
-   .plt.got); *PLT0 when it is in the first 16 bytes of .plt, the lazy
-   resolver's entry.  */
-static bool
-in_plt_section (Dwfl *dwfl, uint64_t pc, bool *plt0)
-{
-  struct st_code at;
-  if (!st_code_at (dwfl, pc, &at))
-    return false;
-  const char *name = at.section;
-  if (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
-      && strcmp (name, ".iplt") != 0 && strcmp (name, ".plt.got") != 0)
-    return false;
-  *plt0 = strcmp (name, ".plt") == 0 && at.offset < 16;
-  return true;
-}
-
 /* The code bytes at PC in its module's file, at most N; 0 if none.  */
 static size_t
 code_at (Dwfl *dwfl, uint64_t pc, const uint8_t **bytes)
@@ -314,7 +297,7 @@ in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sampl
   bool plt0;
   if (regs->ra_reg >= 0)
     {
-      if (!regs->present[regs->ra_reg] || !in_plt_section (dwfl, regs->pc, &plt0))
+      if (!regs->present[regs->ra_reg] || !st_code_in_plt (dwfl, regs->pc, &plt0))
         return false;
       *ra = regs->value[regs->ra_reg];
       *popped = 0;
@@ -326,7 +309,7 @@ in_plt_stub (Dwfl *dwfl, const struct st_dwarf_regs *regs, const struct st_sampl
   Dwarf_Addr bias;
   Dwarf_CFI *eh;
   Dwarf_Frame *frame;
-  if (!in_plt_section (dwfl, regs->pc, &plt0))
+  if (!st_code_in_plt (dwfl, regs->pc, &plt0))
     return false;
   eh = dwfl_module_eh_cfi (dwfl_addrmodule (dwfl, regs->pc), &bias);
   if (eh != NULL && dwarf_cfi_addrframe (eh, regs->pc - bias, &frame) == 0)
@@ -510,8 +493,6 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
              the frames before it set it, which libdwfl stepped when it
              unwinds the whole sample (an .eh_frame miss before a
              .debug_frame step sets one, and keeps it): so it does.  */
-          slot->regs = NULL;
-          slot->stack = NULL;
           st_unwind_sample (dwfl, slot, sample, regs, frames, max_frames, false, result);
           return;
         }

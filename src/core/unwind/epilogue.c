@@ -42,6 +42,20 @@ st_code_at (Dwfl *dwfl, uint64_t pc, struct st_code *out)
   return false;
 }
 
+bool
+st_code_in_plt (Dwfl *dwfl, uint64_t pc, bool *plt0)
+{
+  struct st_code at;
+  if (!st_code_at (dwfl, pc, &at))
+    return false;
+  const char *name = at.section;
+  if (strcmp (name, ".plt") != 0 && strcmp (name, ".plt.sec") != 0
+      && strcmp (name, ".iplt") != 0 && strcmp (name, ".plt.got") != 0)
+    return false;
+  *plt0 = strcmp (name, ".plt") == 0 && at.offset < 16;
+  return true;
+}
+
 /* The CFI of PC, or NULL.  */
 static Dwarf_Frame *
 frame_at (Dwfl *dwfl, uint64_t pc)

@@ -26,6 +26,10 @@ struct st_code {
    symbol table and DWARF first (a libc debug file's): this costs a walk
    over the section headers only.  */
 bool st_code_at (Dwfl *dwfl, uint64_t pc, struct st_code *out);
+/* True when PC lies in a PLT section of its module (.plt, .plt.sec, .iplt,
+   .plt.got), where dwfl-unwind.c steps a sample by its own rules; *PLT0
+   when it is in the first 16 bytes of .plt, the lazy resolver's entry.  */
+bool st_code_in_plt (Dwfl *dwfl, uint64_t pc, bool *plt0);
 
 /* The slots below the sampled stack pointer and the values they held.  */
 struct st_popped {

@@ -215,17 +215,19 @@ memo_row (struct st_unwind_cache *c, uint64_t lookup)
 
 /* The row at LOOKUP, a frame that is not Go's outermost: NULL when
    there is none (no module, Go's outermost frame, no memory); a row that
-   is not usable when libdwfl steps there.  */
+   is not usable when libdwfl steps there.  *M: the rows of its module, or
+   NULL when the row was memoized (a usable one).  */
 static const struct row *
-frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
+frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct module_rows **m)
 {
+  *m = NULL;
   const struct row *row = memo_row (c, lookup);
   if (row != NULL)
     return row;
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-  if (mod == NULL || st_module_is_go_outermost (mod, lookup))
+  if (mod == NULL || st_module_is_go_outermost (mod, lookup) || (*m = module_rows (c, mod)) == NULL)
     return NULL;
-  row = find_row (c, mod, lookup);
+  row = st_rows_find (*m, lookup);
   if (row != NULL && row->usable)
     *memo_of (c, lookup) = (struct memo) { lookup, c->gen, row };
   return row;
@@ -262,25 +264,6 @@ hand_off (const struct state *s, uint64_t pc, size_t n_frames, const struct copy
       h->regs.value[i] = h->regs.present[i] ? s->val[i] : 0;
     }
   h->regs.pc = pc;
-}
-
-/* st_rows_no_cfi_stop for ROW, found at LOOKUP.  */
-static bool
-no_cfi_stops (struct st_unwind_cache *c, Dwfl *dwfl, const struct row *row, uint64_t lookup,
-              int *stop)
-{
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-  struct module_rows *m = mod != NULL ? module_rows (c, mod) : NULL;
-  return m != NULL && st_rows_no_cfi_stop (m, row, lookup, stop);
-}
-
-/* True when PC may lie in a PLT: dwfl-unwind.c steps a sample there by
-   its own rules before libdwfl, so the cache leaves it to that.  */
-static bool
-in_plt (Dwfl *dwfl, uint64_t pc)
-{
-  struct st_code at;
-  return !st_code_at (dwfl, pc, &at) || strstr (at.section, "plt") != NULL;
 }
 
 /* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
@@ -322,10 +305,13 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
           break;
         }
       frames[n++] = (struct st_raw_frame) { pc, initial };
-      const struct row *row = frame_row (c, dwfl, lookup);
+      struct module_rows *m;
+      const struct row *row = frame_row (c, dwfl, lookup, &m);
       int no_cfi_stop;
+      bool plt0;
       if (row != NULL && row->no_cfi_stops && (s->set & (1u << FP_REG)) && s->val[FP_REG] == 0
-          && (!initial || !in_plt (dwfl, pc)) && no_cfi_stops (c, dwfl, row, lookup, &no_cfi_stop))
+          && (!initial || !st_code_in_plt (dwfl, pc, &plt0))
+          && m != NULL && st_rows_no_cfi_stop (m, row, lookup, &no_cfi_stop))
         {
           /* libdwfl, handed this frame, would find no CFI and no frame to
              step to by the frame pointer, and stop with the .eh_frame

@@ -211,18 +211,20 @@ parse_row (Dwarf_Frame *frame, uint64_t bias, struct row *r)
     r->end = end + bias;
 }
 
-/* What dwfl_module_dwarf_cfi just said of M's module's Dwarf (CFI, and
-   the libdwfl error it left, ERR), kept for M's file.  Without a
-   .debug_frame it returns NULL and sets no error, which leaves the error
-   of the .eh_frame lookup before it as libdwfl's.  */
-static enum st_dwarf_frame
-note_dwarf_frame (const struct module_rows *m, const Dwarf_CFI *cfi, int err)
+/* dwfl_module_dwarf_cfi of M's module, and in *FRAME what it says of the
+   module's Dwarf, kept for M's file.  Without a .debug_frame it returns
+   NULL and sets no error, which leaves the error of an .eh_frame lookup
+   before it as libdwfl's.  */
+static Dwarf_CFI *
+dwarf_cfi_of (const struct module_rows *m, Dwarf_Addr *bias, enum st_dwarf_frame *frame)
 {
-  enum st_dwarf_frame f = cfi != NULL ? ST_DWARF_WITH_FRAME
-                          : err == 0  ? ST_DWARF_WITHOUT_FRAME : ST_DWARF_NONE;
+  (void) dwfl_errno ();
+  Dwarf_CFI *cfi = dwfl_module_dwarf_cfi (m->mod, bias);
+  int err = dwfl_errno ();
+  *frame = cfi != NULL ? ST_DWARF_WITH_FRAME : err == 0 ? ST_DWARF_WITHOUT_FRAME : ST_DWARF_NONE;
   if (m->file != NULL)
-    m->file->dwarf_frame = f;
-  return f;
+    m->file->dwarf_frame = *frame;
+  return cfi;
 }
 
 /* What libdwfl finds of the Dwarf of M's module, asked once per file and
@@ -238,9 +240,8 @@ dwarf_frame_of (const struct module_rows *m)
   if (m->file->dwarf_frame == ST_DWARF_NOT_ASKED)
     {
       Dwarf_Addr bias;
-      (void) dwfl_errno ();
-      Dwarf_CFI *cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
-      note_dwarf_frame (m, cfi, dwfl_errno ());
+      enum st_dwarf_frame frame;
+      dwarf_cfi_of (m, &bias, &frame);
     }
   return m->file->dwarf_frame;
 }
@@ -272,9 +273,8 @@ libdw_row (const struct module_rows *m, uint64_t addr)
       frame = NULL;
       bool eh_looked = cfi != NULL;
       const char *eh_error = dwarf_errmsg (dwarf_errno ());
-      (void) dwfl_errno ();
-      cfi = dwfl_module_dwarf_cfi (m->mod, &bias);
-      bool without_frame = note_dwarf_frame (m, cfi, dwfl_errno ()) == ST_DWARF_WITHOUT_FRAME;
+      enum st_dwarf_frame dwarf_frame;
+      cfi = dwarf_cfi_of (m, &bias, &dwarf_frame);
       if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
         {
           parse_row (frame, bias - m->bias, &r);
@@ -289,7 +289,7 @@ libdw_row (const struct module_rows *m, uint64_t addr)
              error (without one, the error would be whatever came before),
              the Dwarf's CFI is NULL and leaves it, and its frame-pointer
              guess fails without one when rbp is 0.  */
-          r.no_cfi_stops = eh_looked && without_frame && eh_error != NULL
+          r.no_cfi_stops = eh_looked && dwarf_frame == ST_DWARF_WITHOUT_FRAME && eh_error != NULL
                            && strcmp (eh_error, "no matching address range") == 0;
           r.no_cfi_error = r.no_cfi_stops ? eh_error : NULL;
         }

@@ -4,7 +4,8 @@ backtraces (epilogue-gdb.py's JSON lines).  Prints one line per kind of
 stop: "KIND STOPS EQUAL", then up to 3 differences as "# ..." lines.
 
 Kinds: "epilogue" (pc in work, from the pops to the tail call's jmp),
-"plt" (pc in the PLT).  Our names, up to main, must be gdb's.  gdb's
+"plt" (pc in the PLT), "lazy" (ld.so's lazy-binding trampoline and the
+first instructions of _dl_fixup, which it calls).  Our names, up to main, must be gdb's.  gdb's
 fallback unwinder does not know the words the lazy path pushes (after the
 push of the index, in PLT0): there it shows "??" frames between the stub
 and work; they are dropped, and an unnamed frame 0 (PLT0 has no symbol)
@@ -19,10 +20,10 @@ def main(stops_path, ours_path):
     if len(stops) != len(ours):
         print("# %d stops but %d samples in ours" % (len(stops), len(ours)))
         return 1
-    counts = {"epilogue": [0, 0], "plt": [0, 0]}
+    counts = {"epilogue": [0, 0], "plt": [0, 0], "lazy": [0, 0]}
     shown = 0
     for s, o in zip(stops, ours):
-        kind = "plt" if s["in_plt"] else "epilogue"
+        kind = "lazy" if s.get("lazy") else "plt" if s["in_plt"] else "epilogue"
         if not s["reached_main"]:
             print("# gdb did not reach main at %#x: %s" % (s["pc"], " ".join(s["bt"])))
             counts[kind][0] += 1

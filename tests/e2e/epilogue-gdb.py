@@ -1,7 +1,8 @@
 # Runs inside gdb (-x), on tests/e2e/epilogue.c's program: stops at every
 # instruction of work's epilogue (the pops and the tail call's jmp after
 # them), at each entry into strtol@plt and through the first call's lazy
-# path (push, jmp to PLT0, PLT0's push and jmp), and writes one JSON line
+# path (push, jmp to PLT0, PLT0's push and jmp, ld.so's trampoline up to
+# its call of _dl_fixup and _dl_fixup's first 8), and writes one JSON line
 # per stop as tests/arch/harvest.py does: the registers in perf's x86_64
 # order, the stack from sp up (what perf --call-graph dwarf copies) and
 # gdb's backtrace, the oracle (gdb reads the live memory below sp).
@@ -69,7 +70,7 @@ def backtrace():
     return frames, pcs, False
 
 
-def record():
+def record(lazy=False):
     regs = []
     for n in REGS:
         try:
@@ -82,7 +83,7 @@ def record():
     bt, pcs, reached = backtrace()
     out.write(json.dumps({"regs": regs, "sp": sp, "stack": stack.hex(), "bt": bt, "pcs": pcs,
                           "reached_main": reached, "pc": regs[8],
-                          "in_plt": plt_lo <= regs[8] < plt_hi}) + "\n")
+                          "in_plt": plt_lo <= regs[8] < plt_hi, "lazy": lazy}) + "\n")
 
 
 
@@ -105,5 +106,22 @@ while True:
         gdb.execute("stepi", to_string=True)
         if plt_lo <= pc() < plt_hi:
             record()
+    if first_call:
+        # PLT0's jmp led into ld.so's lazy-binding trampoline
+        # (_dl_runtime_resolve_*): a stop at each of its instructions up
+        # to its call of _dl_fixup, and at _dl_fixup's first ones, past its
+        # save of rbx.  The trampoline keeps its frame in rbx, and until
+        # _dl_fixup saves it, the value is the one rbx had below, which
+        # libdw's x86_64 ABI rules lose (dwfl-unwind.c's note_rbx).
+        arch = gdb.selected_frame().architecture()
+        for _ in range(64):
+            asm = arch.disassemble(pc())[0]["asm"]
+            record(lazy=True)
+            gdb.execute("stepi", to_string=True)
+            if asm.startswith("call"):
+                break
+        for _ in range(8):
+            record(lazy=True)
+            gdb.execute("stepi", to_string=True)
     first_call = False
 out.close()

@@ -13,6 +13,11 @@
 #include "core/unwind/unwind-cache.h"
 
 /* What the attached callbacks read: the sample being unwound now.  */
+/* x86_64's DWARF registers libdwfl keeps in a frame (rax ... r15, and the
+   return address column), and rbx among them.  */
+#define X86_64_FRAME_REGS 17
+#define X86_64_RBX 3
+
 struct st_unwind_slot {
   pid_t tid;
   const struct st_dwarf_regs *regs;
@@ -33,6 +38,12 @@ struct st_unwind_slot {
   /* 32-bit ARM: the last frame, for an .ARM.exidx step past it */
   struct st_arm_frame arm_frame;
   struct st_why arm_why;
+  /* x86_64: rbx as the frames so far knew it, and the last frame's
+     registers when libdwfl lost it there (see note_rbx) */
+  bool rbx_known, rbx_lost;
+  uint64_t rbx;
+  uint64_t lost_value[X86_64_FRAME_REGS];
+  uint32_t lost_present;
 };
 
 struct st_unwind_slot *
@@ -121,6 +132,43 @@ st_unwind_attach (Dwfl *dwfl, pid_t pid, struct st_unwind_slot *slot)
   return dwfl_attach_state (dwfl, NULL, pid, &thread_callbacks, slot);
 }
 
+/* libdw 0.188's x86_64 ABI rules (backends/x86_64_cfi.c) make DWARF
+   register 0, rax, "same value" where they mean rbx, register 3.  So a
+   frame whose CFI says nothing of rbx (its function never touched it)
+   leaves rbx undefined in its caller, where the SysV ABI keeps it: it is
+   callee-saved.  Nothing needs it until a caller's CFA is rbx-based:
+   glibc's lazy-binding trampolines (_dl_runtime_resolve_xsave* realign the
+   stack and keep their frame in rbx).  libdwfl then cannot compute the
+   return address and ends the stack there as if it were the outermost
+   frame: a sample in _dl_fixup's first instructions, before it saves rbx,
+   ended at the trampoline instead of in the program that called through
+   its PLT.  So each frame notes rbx when libdwfl knows it; a frame where
+   it lost it keeps its registers, and an end there goes on with rbx as
+   the frames below had it (go_on_with_rbx).  The unwind-rule cache keeps
+   rbx the same way (unwind-rows.c).  */
+static void
+note_rbx (Dwfl_Frame *state, struct st_unwind_slot *slot)
+{
+  Dwarf_Word v;
+  if (dwfl_frame_reg (state, X86_64_RBX, &v) == 0)
+    {
+      slot->rbx = v;
+      slot->rbx_known = true;
+      slot->rbx_lost = false;
+      return;
+    }
+  slot->rbx_lost = slot->rbx_known;
+  if (!slot->rbx_lost)
+    return;
+  slot->lost_present = 0;
+  for (unsigned i = 0; i < X86_64_FRAME_REGS; i++)
+    if (dwfl_frame_reg (state, i, &v) == 0)
+      {
+        slot->lost_value[i] = v;
+        slot->lost_present |= 1u << i;
+      }
+}
+
 static int
 frame_callback (Dwfl_Frame *state, void *arg)
 {
@@ -136,6 +184,8 @@ frame_callback (Dwfl_Frame *state, void *arg)
   slot->n_frames++;
   if (slot->regs->is_arm)
     st_arm_frame_save (state, &slot->arm_frame);
+  if (slot->regs->is_x86_64)
+    note_rbx (state, slot);
   /* Go's outermost frames have no CFI that says so, and a frame-pointer
      step past them reads another stack's words: stop where Go does.  */
   Dwarf_Addr lookup = activation ? pc : pc - 1;
@@ -240,6 +290,37 @@ ends_at_outermost (Dwfl *dwfl, const struct st_unwind_slot *slot)
   uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
   return mod != NULL && cfi_marks_outermost (mod, lookup);
+}
+
+/* libdwfl ended the stack at a frame where it had lost rbx (note_rbx): it
+   goes on from that frame, given its registers and rbx as the frames below
+   had it, the way it goes on from the cache's last frame (a return
+   address is given as pc - 1, and the frame mended).  ORIG: the sample's
+   registers, for their architecture's flags.  Returns what
+   dwfl_getthread_frames returned.  */
+static int
+go_on_with_rbx (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_dwarf_regs *orig)
+{
+  size_t last = slot->n_frames - 1;
+  struct st_raw_frame frame = slot->frames[last];
+  struct st_dwarf_regs from = *orig;
+  for (unsigned i = 0; i < X86_64_FRAME_REGS; i++)
+    {
+      from.present[i] = (slot->lost_present >> i) & 1;
+      from.value[i] = from.present[i] ? slot->lost_value[i] : 0;
+    }
+  from.present[X86_64_RBX] = true;
+  from.value[X86_64_RBX] = slot->rbx;
+  from.pc = frame.activation ? frame.pc : frame.pc - 1;
+  const struct st_dwarf_regs *before = slot->regs;
+  slot->regs = &from;
+  slot->n_frames = last;
+  slot->rbx_lost = false;
+  int r = dwfl_getthread_frames (dwfl, slot->tid, frame_callback, slot);
+  if (!frame.activation && slot->n_frames > last)
+    slot->frames[last] = frame;
+  slot->regs = before;
+  return r;
 }
 
 static enum st_stop_reason
@@ -396,6 +477,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->go_outermost = false;
+  slot->rbx_known = slot->rbx_lost = false;
   /* Stopped after an epilogue's pops (LLVM's CFI at a tail call or a ret
      still places the saved registers below sp): the registers hold what
      the popped slots held.  */
@@ -447,6 +529,10 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
     frames[1].activation = false;   /* a return address, not the pc of a sample */
   if (handoff.n_frames > 0 && slot->n_frames > handoff.n_frames)
     frames[handoff.n_frames] = (struct st_raw_frame) { handoff.regs.pc + 1, false };
+  /* An end only because libdwfl lost rbx (note_rbx) is not the end: each
+     time libdwfl goes on from a later frame, so this ends.  */
+  while (r == 0 && slot->rbx_lost && !slot->go_outermost && !ends_at_outermost (dwfl, slot))
+    r = go_on_with_rbx (dwfl, slot, regs);
   /* 32-bit ARM code described only by .ARM.exidx, which libdw 0.188 does
      not read (Debian's armhf libc): step by it, then let libdwfl go on
      from the caller, by CFI where there is some (arm-exidx-step.h).  */

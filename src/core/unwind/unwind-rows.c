@@ -150,6 +150,12 @@ parse_register (Dwarf_Frame *frame, int regno, struct row *r)
         {
           if (regno == RA_REG)
             r->ra_undefined = true;
+          /* rbx is callee-saved: a row that says nothing of it keeps it.
+             libdw 0.188's x86_64 ABI rules name rax for it and leave it
+             undefined, and dwfl-unwind.c goes on past libdwfl's end for
+             the want of it (note_rbx): the same steps.  */
+          else if (regno == RBX_REG)
+            r->same |= 1u << regno;
           return true;
         }
       if (ops != NULL)

@@ -22,6 +22,7 @@ struct st_file_shared;
    libdwfl's x86_64 backend has them (ebl_frame_nregs).  */
 #define NREGS 17
 #define RA_REG 16
+#define RBX_REG 3
 
 /* The listed rules; undefined and same-value registers are not listed.  */
 enum rule {

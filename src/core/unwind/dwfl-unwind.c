@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,12 +39,13 @@ struct st_unwind_slot {
   /* 32-bit ARM: the last frame, for an .ARM.exidx step past it */
   struct st_arm_frame arm_frame;
   struct st_why arm_why;
-  /* x86_64: rbx as the frames so far knew it, and the last frame's
-     registers when libdwfl lost it there (see note_rbx) */
+  /* x86_64: rbx as the frames so far knew it, whether libdwfl lost it in
+     the last frame, and that frame's registers once captured (note_rbx) */
   bool rbx_known, rbx_lost;
   uint64_t rbx;
-  uint64_t lost_value[X86_64_FRAME_REGS];
-  uint32_t lost_present;
+  size_t capture_at;        /* the frame whose registers to keep, or SIZE_MAX */
+  uint64_t captured_value[X86_64_FRAME_REGS];
+  uint32_t captured_present;
 };
 
 struct st_unwind_slot *
@@ -142,11 +144,12 @@ st_unwind_attach (Dwfl *dwfl, pid_t pid, struct st_unwind_slot *slot)
    return address and ends the stack there as if it were the outermost
    frame: a sample in _dl_fixup's first instructions, before it saves rbx,
    ended at the trampoline instead of in the program that called through
-   its PLT.  So each frame notes rbx when libdwfl knows it; a frame where
-   it lost it keeps its registers, and an end there goes on with rbx as
-   the frames below had it (go_on_with_rbx).  The unwind-rule cache keeps
-   rbx the same way (unwind-rows.c).  */
-static void
+   its PLT.  So each frame notes rbx when libdwfl knows it, and an end at
+   a frame where it was lost goes on with rbx as the frames below had it
+   (go_on_with_rbx).  The unwind-rule cache keeps rbx the same way
+   (unwind-rows.c).  Returns true at the frame to capture: its registers
+   are kept, and libdwfl need go no further.  */
+static bool
 note_rbx (Dwfl_Frame *state, struct st_unwind_slot *slot)
 {
   Dwarf_Word v;
@@ -155,18 +158,19 @@ note_rbx (Dwfl_Frame *state, struct st_unwind_slot *slot)
       slot->rbx = v;
       slot->rbx_known = true;
       slot->rbx_lost = false;
-      return;
     }
-  slot->rbx_lost = slot->rbx_known;
-  if (!slot->rbx_lost)
-    return;
-  slot->lost_present = 0;
+  else
+    slot->rbx_lost = slot->rbx_known;
+  if (slot->n_frames - 1 != slot->capture_at)
+    return false;
+  slot->captured_present = 0;
   for (unsigned i = 0; i < X86_64_FRAME_REGS; i++)
     if (dwfl_frame_reg (state, i, &v) == 0)
       {
-        slot->lost_value[i] = v;
-        slot->lost_present |= 1u << i;
+        slot->captured_value[i] = v;
+        slot->captured_present |= 1u << i;
       }
+  return true;
 }
 
 static int
@@ -184,8 +188,8 @@ frame_callback (Dwfl_Frame *state, void *arg)
   slot->n_frames++;
   if (slot->regs->is_arm)
     st_arm_frame_save (state, &slot->arm_frame);
-  if (slot->regs->is_x86_64)
-    note_rbx (state, slot);
+  if (slot->regs->is_x86_64 && note_rbx (state, slot))
+    return DWARF_CB_ABORT;
   /* Go's outermost frames have no CFI that says so, and a frame-pointer
      step past them reads another stack's words: stop where Go does.  */
   Dwarf_Addr lookup = activation ? pc : pc - 1;
@@ -292,33 +296,50 @@ ends_at_outermost (Dwfl *dwfl, const struct st_unwind_slot *slot)
   return mod != NULL && cfi_marks_outermost (mod, lookup);
 }
 
-/* libdwfl ended the stack at a frame where it had lost rbx (note_rbx): it
-   goes on from that frame, given its registers and rbx as the frames below
-   had it, the way it goes on from the cache's last frame (a return
-   address is given as pc - 1, and the frame mended).  ORIG: the sample's
-   registers, for their architecture's flags.  Returns what
-   dwfl_getthread_frames returned.  */
+/* Goes on past each end libdwfl came to only for the want of rbx
+   (note_rbx), from the frame it ended at, given that frame's registers and
+   rbx as the frames below had it, the way it goes on from the cache's last
+   frame (a return address is given as pc - 1, and the frame mended).
+   Those registers are gone with libdwfl's frames: it unwinds again from
+   where it started (START, with START_N frames before it) to keep them, a
+   cost only such an end pays.  R: what dwfl_getthread_frames returned;
+   returns what it returned last.  */
 static int
-go_on_with_rbx (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_dwarf_regs *orig)
+go_on_with_rbx (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_dwarf_regs *start,
+                size_t start_n, int r)
 {
-  size_t last = slot->n_frames - 1;
-  struct st_raw_frame frame = slot->frames[last];
-  struct st_dwarf_regs from = *orig;
-  for (unsigned i = 0; i < X86_64_FRAME_REGS; i++)
-    {
-      from.present[i] = (slot->lost_present >> i) & 1;
-      from.value[i] = from.present[i] ? slot->lost_value[i] : 0;
-    }
-  from.present[X86_64_RBX] = true;
-  from.value[X86_64_RBX] = slot->rbx;
-  from.pc = frame.activation ? frame.pc : frame.pc - 1;
+  struct st_dwarf_regs from;
   const struct st_dwarf_regs *before = slot->regs;
-  slot->regs = &from;
-  slot->n_frames = last;
-  slot->rbx_lost = false;
-  int r = dwfl_getthread_frames (dwfl, slot->tid, frame_callback, slot);
-  if (!frame.activation && slot->n_frames > last)
-    slot->frames[last] = frame;
+  while (r == 0 && slot->rbx_lost && !slot->go_outermost && !ends_at_outermost (dwfl, slot))
+    {
+      size_t last = slot->n_frames - 1;
+      struct st_raw_frame frame = slot->frames[last], first = slot->frames[start_n];
+      uint64_t rbx = slot->rbx;
+      slot->regs = start;
+      slot->n_frames = start_n;
+      slot->rbx_known = slot->rbx_lost = false;
+      slot->capture_at = last;
+      (void) dwfl_getthread_frames (dwfl, slot->tid, frame_callback, slot);
+      slot->capture_at = SIZE_MAX;
+      slot->frames[start_n] = first;   /* as mended after the first unwind */
+      if (slot->n_frames != last + 1)
+        break;                         /* cannot happen: the same steps */
+      from = *before;
+      for (unsigned i = 0; i < X86_64_FRAME_REGS; i++)
+        {
+          from.present[i] = (slot->captured_present >> i) & 1;
+          from.value[i] = from.present[i] ? slot->captured_value[i] : 0;
+        }
+      from.present[X86_64_RBX] = true;
+      from.value[X86_64_RBX] = rbx;
+      from.pc = frame.activation ? frame.pc : frame.pc - 1;
+      start = slot->regs = &from;
+      start_n = slot->n_frames = last;
+      slot->rbx_known = slot->rbx_lost = false;
+      r = dwfl_getthread_frames (dwfl, slot->tid, frame_callback, slot);
+      if (slot->n_frames > last)
+        slot->frames[last] = frame;
+    }
   slot->regs = before;
   return r;
 }
@@ -478,6 +499,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->has_thread = false;
   slot->go_outermost = false;
   slot->rbx_known = slot->rbx_lost = false;
+  slot->capture_at = SIZE_MAX;
   /* Stopped after an epilogue's pops (LLVM's CFI at a tail call or a ret
      still places the saved registers below sp): the registers hold what
      the popped slots held.  */
@@ -524,15 +546,16 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
      0) reports the error of whatever ran before, an earlier sample's.
      Each sample starts clean, so its detail is its own.  */
   (void) dwfl_errno ();
+  const struct st_dwarf_regs *start = slot->regs;
+  size_t start_n = slot->n_frames;
   int r = dwfl_getthread_frames (dwfl, sample->tid, frame_callback, slot);
   if (slot->regs == &caller && slot->n_frames > 1)
     frames[1].activation = false;   /* a return address, not the pc of a sample */
   if (handoff.n_frames > 0 && slot->n_frames > handoff.n_frames)
     frames[handoff.n_frames] = (struct st_raw_frame) { handoff.regs.pc + 1, false };
-  /* An end only because libdwfl lost rbx (note_rbx) is not the end: each
-     time libdwfl goes on from a later frame, so this ends.  */
-  while (r == 0 && slot->rbx_lost && !slot->go_outermost && !ends_at_outermost (dwfl, slot))
-    r = go_on_with_rbx (dwfl, slot, regs);
+  /* An end only because libdwfl lost rbx (note_rbx) is not the end.  */
+  if (r == 0 && slot->rbx_lost)
+    r = go_on_with_rbx (dwfl, slot, start, start_n, r);
   /* 32-bit ARM code described only by .ARM.exidx, which libdw 0.188 does
      not read (Debian's armhf libc): step by it, then let libdwfl go on
      from the caller, by CFI where there is some (arm-exidx-step.h).  */

@@ -19,9 +19,13 @@ trap 'rm -rf "$tmp"' EXIT
 tap_plan 10
 libc_start="__libc_start_call_main,__libc_start_main,_start"
 
-live () {  # NAME ARGS... : samples live into $tmp/NAME.jsonl
+# NAME ARGS...: samples live into $tmp/NAME.jsonl, as SCHED_FIFO with
+# SCHED_RESET_ON_FORK (see tests/live/no-lost.sh): the tests beside it in
+# `make -j2 check' cannot keep it off the CPUs while its ring fills, and
+# the command runs as any other task.
+live () {
   name=$1; shift
-  if ! "$EU_STACKTRACE" --stats -f json -o "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
+  if ! chrt -f -R 1 "$EU_STACKTRACE" --stats -f json -o "$tmp/$name.jsonl" "$@" > "$tmp/$name.out" 2> "$tmp/$name.err"; then
     echo "# $name: eu-stacktrace $* failed:"; sed 's/^/#   /' "$tmp/$name.err"
     : > "$tmp/$name.jsonl"
   fi

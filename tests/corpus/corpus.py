@@ -225,11 +225,18 @@ def evaluate(w, perf, ours):
 
 
 def show_differences(perf, ours, most=3):
+    """The first MOST samples whose chains differ, those perf unwound to
+    the end and ours did not first (what "complete in fewer samples than
+    perf" counts)."""
     by_key = {(s.tid, s.time): s for s in ours}
+    differ = []
     for p in perf:
         o = by_key.get((p.tid, p.time))
-        if o is None or cps.chains_equal(o.frames, p.frames):
-            continue
+        if o is not None and not cps.chains_equal(o.frames, p.frames):
+            differ.append((p, o))
+    differ.sort(key=lambda po: not (complete(po[0].frames) and not (
+        complete(po[1].frames) and po[1].stop == "end")))
+    for p, o in differ:
         log("  %s: perf, then ours (stop: %s)" % (p.describe(), o.stop))
         for f in p.frames:
             log("    perf %s" % f)

@@ -21,7 +21,7 @@
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 GDB=${GDB:-gdb-multiarch}
 
-tap_plan 8
+tap_plan 9
 e2e_setup
 problem=$(tool_problem clang clang)
 [ -z "$problem" ] && problem=$(tool_problem gdb "$GDB")
@@ -62,6 +62,21 @@ if [ -z "$problem" ] &&
   else
     tap_not_ok "the unwind-rule cache and --unwinder=libdwfl wrote different outputs"
     diff "$tmp/cache.json" "$tmp/libdwfl.json" | head -n 6 | sed 's/^/# /'
+  fi
+  # One frame: the look past it, from _dl_fixup's caller, the trampoline,
+  # is where libdwfl lacks rbx; the stack each sample needed (--stats's
+  # stack copy figures) must be libdwfl's too.
+  for unwinder in cache libdwfl; do
+    "$EU_STACKTRACE" -i "$tmp/perf.data" -f json --unwinder=$unwinder --max-frames 1 -s \
+      -o "$tmp/one-$unwinder.json" 2>"$tmp/one-$unwinder.err"
+    grep '% of samples' "$tmp/one-$unwinder.err" > "$tmp/one-$unwinder.fit"
+  done
+  if [ -s "$tmp/one-cache.fit" ] && cmp -s "$tmp/one-cache.fit" "$tmp/one-libdwfl.fit" \
+     && cmp -s "$tmp/one-cache.json" "$tmp/one-libdwfl.json"; then
+    tap_ok "--max-frames 1: the same output and stack copy figures from both unwinders"
+  else
+    tap_not_ok "--max-frames 1: the unwinders differ (output or stack copy figures)"
+    diff "$tmp/one-cache.fit" "$tmp/one-libdwfl.fit" | sed 's/^/# /'
   fi
 else
   [ -n "$problem" ] || problem="a step failed"

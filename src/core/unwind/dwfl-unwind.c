@@ -43,6 +43,7 @@ struct st_unwind_slot {
      the last frame, and that frame's registers once captured (note_rbx) */
   bool rbx_known, rbx_lost;
   uint64_t rbx;
+  size_t rbx_lost_at;       /* the first frame since it was known without it */
   size_t capture_at;        /* the frame whose registers to keep, or SIZE_MAX */
   uint64_t captured_value[X86_64_FRAME_REGS];
   uint32_t captured_present;
@@ -159,8 +160,11 @@ note_rbx (Dwfl_Frame *state, struct st_unwind_slot *slot)
       slot->rbx_known = true;
       slot->rbx_lost = false;
     }
-  else
-    slot->rbx_lost = slot->rbx_known;
+  else if (slot->rbx_known && !slot->rbx_lost)
+    {
+      slot->rbx_lost = true;
+      slot->rbx_lost_at = slot->n_frames - 1;
+    }
   if (slot->n_frames - 1 != slot->capture_at)
     return false;
   slot->captured_present = 0;
@@ -296,6 +300,53 @@ ends_at_outermost (Dwfl *dwfl, const struct st_unwind_slot *slot)
   return mod != NULL && cfi_marks_outermost (mod, lookup);
 }
 
+/* True when OPS (a DWARF expression) reads rbx.  */
+static bool
+reads_rbx (const Dwarf_Op *ops, size_t nops)
+{
+  for (size_t i = 0; i < nops; i++)
+    if (ops[i].atom == DW_OP_breg0 + X86_64_RBX || ops[i].atom == DW_OP_reg0 + X86_64_RBX
+        || ((ops[i].atom == DW_OP_bregx || ops[i].atom == DW_OP_regx)
+            && ops[i].number == X86_64_RBX))
+      return true;
+  return false;
+}
+
+/* True when libdwfl's end at the last frame was for the want of rbx alone:
+   the frame's CFA is computed from rbx, and every step since rbx was last
+   known was by CFI that said nothing of it (a frame-pointer guess knows
+   nothing of the registers a function without CFI may have changed).  */
+static bool
+ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
+{
+  if (!slot->rbx_lost || slot->go_outermost || slot->rbx_lost_at == 0)
+    return false;
+  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
+  if (mod == NULL)
+    return false;
+  Dwarf_Addr bias;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
+  Dwarf_Frame *frame;
+  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+    {
+      cfi = dwfl_module_dwarf_cfi (mod, &bias);
+      if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+        return false;
+    }
+  Dwarf_Op *ops;
+  size_t nops;
+  bool cfa_rbx = dwarf_frame_cfa (frame, &ops, &nops) == 0 && reads_rbx (ops, nops);
+  free (frame);
+  for (size_t i = slot->rbx_lost_at - 1; cfa_rbx && i < slot->n_frames - 1; i++)
+    {
+      uint64_t at = frame_lookup (&slot->frames[i]);
+      Dwfl_Module *m = dwfl_addrmodule (dwfl, at);
+      cfa_rbx = m != NULL && has_cfi (m, at);
+    }
+  return cfa_rbx;
+}
+
 /* Goes on past each end libdwfl came to only for the want of rbx
    (note_rbx), from the frame it ended at, given that frame's registers and
    rbx as the frames below had it, the way it goes on from the cache's last
@@ -310,7 +361,7 @@ go_on_with_rbx (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_dwarf_r
 {
   struct st_dwarf_regs from;
   const struct st_dwarf_regs *before = slot->regs;
-  while (r == 0 && slot->rbx_lost && !slot->go_outermost && !ends_at_outermost (dwfl, slot))
+  while (r == 0 && ended_for_rbx (dwfl, slot))
     {
       size_t last = slot->n_frames - 1;
       struct st_raw_frame frame = slot->frames[last], first = slot->frames[start_n];

@@ -233,22 +233,20 @@ frame_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct module
   return row;
 }
 
-/* The step from the frame at PC (its rules looked up at LOOKUP).  */
-static enum step
-step_frame (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup, struct state *s,
-            struct copy *k, uint64_t *pc)
+/* The usable row of the frame whose rules are looked up at LOOKUP, or
+   NULL: libdwfl steps there.  */
+static const struct row *
+usable_row (struct st_unwind_cache *c, Dwfl *dwfl, uint64_t lookup)
 {
   const struct row *row = memo_row (c, lookup);
   if (row == NULL)
     {
       Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
       if (mod == NULL)
-        return STEP_LIBDWFL;
+        return NULL;
       row = find_row (c, mod, lookup);
     }
-  if (row == NULL || !row->usable)
-    return STEP_LIBDWFL;
-  return step (row, s, k, pc);
+  return row != NULL && row->usable ? row : NULL;
 }
 
 static void
@@ -298,8 +296,15 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       uint64_t lookup = initial ? pc : pc - 1;
       if (n >= max_frames)
         {
+          /* libdwfl's look past the limit (is the next frame a signal
+             frame's?) fails where it lost rbx and reads nothing; the cache
+             knows rbx and would read the return address, which libdwfl's
+             stack_needed never counted: an rbx-based CFA goes to libdwfl
+             (dwfl-unwind.c's note_rbx).  */
           uint64_t ignored;
-          if (step_frame (c, dwfl, lookup, s, &k, &ignored) == STEP_LIBDWFL)
+          const struct row *ahead = usable_row (c, dwfl, lookup);
+          if (ahead == NULL || ahead->cfa_reg == RBX_REG
+              || step (ahead, s, &k, &ignored) == STEP_LIBDWFL)
             return false;
           stop = ST_STOP_FRAME_LIMIT;
           break;

@@ -18,7 +18,8 @@ E2E_TESTS = \
 	tests/e2e/golden.sh \
 	tests/e2e/epilogue.sh \
 	tests/e2e/unwinder-equal.sh \
-	tests/e2e/unwinder-debug-frame.sh
+	tests/e2e/unwinder-debug-frame.sh \
+	tests/e2e/unwinder-rbx.sh
 
 TESTS += $(E2E_TESTS)
 EXTRA_DIST += \
@@ -26,6 +27,9 @@ EXTRA_DIST += \
 	tests/e2e/e2e-lib.sh \
 	tests/e2e/debug-frame/spin.c \
 	tests/e2e/debug-frame/nocfi.c \
+	tests/e2e/rbx/main.c \
+	tests/e2e/rbx/rbx-rip.s \
+	tests/e2e/rbx/rbx-rbp.s \
 	tests/e2e/compare-perf-script.py \
 	tests/e2e/compare-names.py \
 	tests/e2e/filter-pipe-samples.py \

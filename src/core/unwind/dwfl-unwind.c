@@ -41,9 +41,11 @@ struct st_unwind_slot {
   struct st_why arm_why;
   /* x86_64: rbx as the frames so far knew it, whether libdwfl lost it in
      the last frame, and that frame's registers once captured (note_rbx) */
-  bool rbx_known, rbx_lost;
-  uint64_t rbx;
-  size_t rbx_lost_at;       /* the first frame since it was known without it */
+  struct rbx_seen {
+    bool known, lost;
+    uint64_t value;
+    size_t lost_at;         /* the first frame since it was known without it */
+  } rbx, rbx_at_start;      /* and as the unwind started (a hand-off's) */
   size_t capture_at;        /* the frame whose registers to keep, or SIZE_MAX */
   uint64_t captured_value[X86_64_FRAME_REGS];
   uint32_t captured_present;
@@ -155,15 +157,11 @@ note_rbx (Dwfl_Frame *state, struct st_unwind_slot *slot)
 {
   Dwarf_Word v;
   if (dwfl_frame_reg (state, X86_64_RBX, &v) == 0)
+    slot->rbx = (struct rbx_seen) { .known = true, .value = v };
+  else if (slot->rbx.known && !slot->rbx.lost)
     {
-      slot->rbx = v;
-      slot->rbx_known = true;
-      slot->rbx_lost = false;
-    }
-  else if (slot->rbx_known && !slot->rbx_lost)
-    {
-      slot->rbx_lost = true;
-      slot->rbx_lost_at = slot->n_frames - 1;
+      slot->rbx.lost = true;
+      slot->rbx.lost_at = slot->n_frames - 1;
     }
   if (slot->n_frames - 1 != slot->capture_at)
     return false;
@@ -319,7 +317,7 @@ reads_rbx (const Dwarf_Op *ops, size_t nops)
 static bool
 ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
 {
-  if (!slot->rbx_lost || slot->go_outermost || slot->rbx_lost_at == 0)
+  if (!slot->rbx.lost || slot->go_outermost || slot->rbx.lost_at == 0)
     return false;
   uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
@@ -338,7 +336,7 @@ ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
   size_t nops;
   bool cfa_rbx = dwarf_frame_cfa (frame, &ops, &nops) == 0 && reads_rbx (ops, nops);
   free (frame);
-  for (size_t i = slot->rbx_lost_at - 1; cfa_rbx && i < slot->n_frames - 1; i++)
+  for (size_t i = slot->rbx.lost_at - 1; cfa_rbx && i < slot->n_frames - 1; i++)
     {
       uint64_t at = frame_lookup (&slot->frames[i]);
       Dwfl_Module *m = dwfl_addrmodule (dwfl, at);
@@ -365,10 +363,10 @@ go_on_with_rbx (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_dwarf_r
     {
       size_t last = slot->n_frames - 1;
       struct st_raw_frame frame = slot->frames[last], first = slot->frames[start_n];
-      uint64_t rbx = slot->rbx;
+      uint64_t rbx = slot->rbx.value;
       slot->regs = start;
       slot->n_frames = start_n;
-      slot->rbx_known = slot->rbx_lost = false;
+      slot->rbx = slot->rbx_at_start;
       slot->capture_at = last;
       (void) dwfl_getthread_frames (dwfl, slot->tid, frame_callback, slot);
       slot->capture_at = SIZE_MAX;
@@ -386,7 +384,7 @@ go_on_with_rbx (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_dwarf_r
       from.pc = frame.activation ? frame.pc : frame.pc - 1;
       start = slot->regs = &from;
       start_n = slot->n_frames = last;
-      slot->rbx_known = slot->rbx_lost = false;
+      slot->rbx = slot->rbx_at_start = (struct rbx_seen) { .known = false };
       r = dwfl_getthread_frames (dwfl, slot->tid, frame_callback, slot);
       if (slot->n_frames > last)
         slot->frames[last] = frame;
@@ -549,7 +547,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   slot->read_end = regs->sp;
   slot->has_thread = false;
   slot->go_outermost = false;
-  slot->rbx_known = slot->rbx_lost = false;
+  slot->rbx = slot->rbx_at_start = (struct rbx_seen) { .known = false };
   slot->capture_at = SIZE_MAX;
   /* Stopped after an epilogue's pops (LLVM's CFI at a tail call or a ret
      still places the saved registers below sp): the registers hold what
@@ -571,6 +569,10 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
       handoff.regs.pc--;
       slot->regs = &handoff.regs;
       slot->read_end = handoff.read_end;
+      if (handoff.rbx_lost_at != 0)
+        slot->rbx = slot->rbx_at_start = (struct rbx_seen) {
+          .known = true, .lost = true, .value = handoff.rbx, .lost_at = handoff.rbx_lost_at
+        };
     }
   else if (max_frames > 1
            && (in_plt_stub (dwfl, regs, sample, &ra, &popped)
@@ -605,7 +607,7 @@ st_unwind_sample (Dwfl *dwfl, struct st_unwind_slot *slot, const struct st_sampl
   if (handoff.n_frames > 0 && slot->n_frames > handoff.n_frames)
     frames[handoff.n_frames] = (struct st_raw_frame) { handoff.regs.pc + 1, false };
   /* An end only because libdwfl lost rbx (note_rbx) is not the end.  */
-  if (r == 0 && slot->rbx_lost)
+  if (r == 0 && slot->rbx.lost)
     r = go_on_with_rbx (dwfl, slot, start, start_n, r);
   /* 32-bit ARM code described only by .ARM.exidx, which libdw 0.188 does
      not read (Debian's armhf libc): step by it, then let libdwfl go on

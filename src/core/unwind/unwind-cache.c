@@ -139,6 +139,9 @@ below_sp_read (struct copy *k, uint64_t addr, uint64_t *value)
 struct state {
   uint64_t val[NREGS];
   uint32_t set;             /* bit i: val[i] is known */
+  /* The first frame since whose rbx is known by the ABI alone, where
+     libdwfl has lost it (rbx_by_abi); 0: none.  */
+  size_t rbx_by_abi_from;
 };
 
 enum step { STEP_PC, STEP_END, STEP_LIBDWFL };
@@ -262,6 +265,17 @@ hand_off (const struct state *s, uint64_t pc, size_t n_frames, const struct copy
       h->regs.value[i] = h->regs.present[i] ? s->val[i] : 0;
     }
   h->regs.pc = pc;
+  /* libdwfl, unwinding the whole sample, would not have rbx here: a rule
+     of its own that reads rbx (the return address kept in it) must fail
+     as there, and an rbx-based CFA go on as there.  */
+  h->rbx_lost_at = 0;
+  if (s->rbx_by_abi_from != 0 && h->regs.present[RBX_REG])
+    {
+      h->rbx_lost_at = s->rbx_by_abi_from;
+      h->rbx = s->val[RBX_REG];
+      h->regs.present[RBX_REG] = false;
+      h->regs.value[RBX_REG] = 0;
+    }
 }
 
 /* Follows libdwfl's dwfl_thread_getframes with dwfl-unwind.c's frame
@@ -276,8 +290,10 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
                         struct st_unwind_handoff *handoff)
 {
   handoff->n_frames = 0;
+  handoff->rbx_lost_at = 0;
   struct state state, *s = &state;
   s->set = 0;
+  s->rbx_by_abi_from = 0;
   for (int i = 0; i < NREGS; i++)
     if (regs->present[i])
       {
@@ -341,6 +357,10 @@ st_unwind_cache_sample (struct st_unwind_cache *c, Dwfl *dwfl, const struct st_s
       enum step r = step (row, s, &k, &pc);
       if (r == STEP_LIBDWFL)
         return false;
+      if (row->ruled & (1u << RBX_REG))
+        s->rbx_by_abi_from = 0;
+      else if (row->rbx_by_abi && s->rbx_by_abi_from == 0)
+        s->rbx_by_abi_from = n;   /* the caller's frame, next in FRAMES */
       if (r == STEP_END)
         {
           stop = ST_STOP_END;

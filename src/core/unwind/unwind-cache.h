@@ -39,6 +39,11 @@ struct st_unwind_handoff {
   size_t n_frames;          /* frames before it, in FRAMES; 0: no hand-off */
   uint64_t read_end;        /* as stack_needed, from the sampled sp */
   struct st_dwarf_regs regs;
+  /* rbx, not in REGS where libdwfl would have lost it (known by the ABI
+     alone since frame RBX_LOST_AT, 0: never): libdwfl goes on without it,
+     and on past an end for the want of it (dwfl-unwind.c's note_rbx).  */
+  size_t rbx_lost_at;
+  uint64_t rbx;
 };
 
 /* Unwinds SAMPLE by the cached rules of DWFL's modules into FRAMES (room for

@@ -155,7 +155,10 @@ parse_register (Dwarf_Frame *frame, int regno, struct row *r)
              undefined, and dwfl-unwind.c goes on past libdwfl's end for
              the want of it (note_rbx): the same steps.  */
           else if (regno == RBX_REG)
-            r->same |= 1u << regno;
+            {
+              r->same |= 1u << regno;
+              r->rbx_by_abi = true;
+            }
           return true;
         }
       if (ops != NULL)

@@ -61,6 +61,9 @@ struct row {
   bool no_cfi_stops;
   const char *no_cfi_error;
   uint32_t same;            /* bit i: register i keeps its value */
+  /* rbx is in SAME by the ABI only: libdw's rules leave it undefined
+     (unwind-rows.c's parse_register; libdwfl lost it there) */
+  bool rbx_by_abi;
   uint32_t ruled;           /* bit i: a rule below sets register i */
   uint8_t n_rules;
   uint8_t n_reads;          /* the first N_READS rules are RULE_OFFSET */

@@ -30,6 +30,7 @@ EXTRA_DIST += \
 	tests/e2e/rbx/main.c \
 	tests/e2e/rbx/rbx-rip.s \
 	tests/e2e/rbx/rbx-rbp.s \
+	tests/e2e/rbx/rbx-unread.s \
 	tests/e2e/compare-perf-script.py \
 	tests/e2e/compare-names.py \
 	tests/e2e/filter-pipe-samples.py \

@@ -6,17 +6,22 @@
 # the rbx-based CFA of glibc's lazy-binding trampoline (tests/e2e/epilogue.sh
 # checks that against gdb), and must not use it where libdwfl cannot:
 #
-#  rip  mid's return address is in rbx (tests/e2e/rbx/rbx-rip.s);
-#  rbp  the caller's rbp is in rbx, and main's CFA is rbp-based
-#       (tests/e2e/rbx/rbx-rbp.s, main built with a frame pointer).
+#  rip     mid's return address is in rbx (tests/e2e/rbx/rbx-rip.s);
+#  rbp     the caller's rbp is in rbx, and main's CFA is rbp-based
+#          (tests/e2e/rbx/rbx-rbp.s, main built with a frame pointer);
+#  unread  mid's CFA is rbx-based, and spin, two frames in, saved rbx
+#          below the stack pointer, out of the stack copy: rbx is lost
+#          for want of that word, and the rbx of the frames below is not
+#          mid's (tests/e2e/rbx/rbx-unread.s).
 #
 # Each recording is unwound with --unwinder=cache and --unwinder=libdwfl:
 # json, text, --stats' stop reasons and stack copy figures must be equal,
 # at -j 1 and at --max-frames 1 to 4; and the case must be there (libdwfl
-# ends the stacks in leaf at mid, or at main, for the want of rbx).
+# ends the stacks in the innermost function at mid, or at main, for the
+# want of rbx).
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
-tap_plan 7
+tap_plan 10
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/rbx"
 CC=${CC:-cc}
@@ -30,7 +35,8 @@ done
 
 if [ -z "$problem" ] && (
      "$CC" -O2 -g -o "$tmp/rip" "$src/main.c" "$src/rbx-rip.s" &&
-     "$CC" -O0 -g -fno-omit-frame-pointer -o "$tmp/rbp" "$src/main.c" "$src/rbx-rbp.s"
+     "$CC" -O0 -g -fno-omit-frame-pointer -o "$tmp/rbp" "$src/main.c" "$src/rbx-rbp.s" &&
+     "$CC" -O2 -g -o "$tmp/unread" "$src/main.c" "$src/rbx-unread.s"
    ) > "$tmp/build.log" 2>&1; then
   tap_ok "built the programs"
 else
@@ -59,11 +65,11 @@ differences ()
   done
 }
 
-# case NAME CALLER: records $tmp/NAME, compares the unwinders on it, and
-# checks libdwfl's stacks in leaf end at CALLER.
+# case_of NAME LEAF CALLER: records $tmp/NAME, compares the unwinders on
+# it, and checks libdwfl's stacks in LEAF end at CALLER.
 case_of ()
 {
-  name=$1 caller=$2
+  name=$1 leaf=$2 caller=$3
   why=$problem
   if [ -z "$why" ]; then
     run_perf record -e cpu-clock -F 999 --call-graph dwarf,4096 -o "$tmp/$name.data" \
@@ -83,23 +89,24 @@ case_of ()
   else
     tap_not_ok "$name: the unwinders differ: $(echo "$d" | tr '\n' ' ')"
   fi
-  ends=$("$PYTHON3" - "$tmp/$name.libdwfl.256.json" <<'PY'
+  ends=$("$PYTHON3" - "$tmp/$name.libdwfl.256.json" "$leaf" <<'PY'
 import collections, json, sys
 count = collections.Counter()
 for line in open(sys.argv[1]):
     s = json.loads(line)
     frames = [f.get("symbol") or "" for f in s.get("frames") or []]
-    if frames[:1] == ["leaf"]:
+    if frames[:1] == [sys.argv[2]]:
         count[(frames[-1], s.get("stop"))] += 1
 print(" ".join("%s:%s:%d" % (f, stop, n) for (f, stop), n in count.most_common(1)))
 PY
 )
   case $ends in
-    "$caller:end:"*) tap_ok "$name: libdwfl ends the stacks in leaf at $caller ($ends)" ;;
-    *) tap_not_ok "$name: the case is not there: the stacks in leaf end ${ends:-nowhere}, not at $caller" ;;
+    "$caller:end:"*) tap_ok "$name: libdwfl ends the stacks in $leaf at $caller ($ends)" ;;
+    *) tap_not_ok "$name: the case is not there: the stacks in $leaf end ${ends:-nowhere}, not at $caller" ;;
   esac
 }
 
-case_of rip mid
-case_of rbp main
+case_of rip leaf mid
+case_of rbp leaf main
+case_of unread spin mid
 tap_done

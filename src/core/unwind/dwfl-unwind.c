@@ -310,6 +310,30 @@ reads_rbx (const Dwarf_Op *ops, size_t nops)
   return false;
 }
 
+/* True when CFI covers LOOKUP in MOD and says nothing of rbx (libdw's ABI
+   rules leave it undefined): the only way libdwfl loses a known rbx that
+   the frames below still hold.  A rule that failed (a read that faulted,
+   a register that was unknown) loses it for real.  */
+static bool
+rbx_left_by_cfi (Dwfl_Module *mod, uint64_t lookup)
+{
+  Dwarf_Addr bias;
+  Dwarf_Frame *frame;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
+  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+    {
+      cfi = dwfl_module_dwarf_cfi (mod, &bias);
+      if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
+        return false;
+    }
+  Dwarf_Op ops_mem[3], *ops;
+  size_t nops;
+  bool undefined = dwarf_frame_register (frame, X86_64_RBX, ops_mem, &ops, &nops) == 0
+                   && nops == 0 && (ops == ops_mem || ops == NULL);
+  free (frame);
+  return undefined;
+}
+
 /* True when libdwfl's end at the last frame was for the want of rbx alone:
    the frame's CFA is computed from rbx, and every step since rbx was last
    known was by CFI that said nothing of it (a frame-pointer guess knows
@@ -340,7 +364,7 @@ ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
     {
       uint64_t at = frame_lookup (&slot->frames[i]);
       Dwfl_Module *m = dwfl_addrmodule (dwfl, at);
-      cfa_rbx = m != NULL && has_cfi (m, at);
+      cfa_rbx = m != NULL && rbx_left_by_cfi (m, at);
     }
   return cfa_rbx;
 }

@@ -1,9 +1,10 @@
-/* tests/e2e/unwinder-rbx.sh's program: main calls mid, an assembly
-   function whose CFI keeps a register in rbx (rbx-rip.s: the return
-   address; rbx-rbp.s: the caller's rbp, which main's CFA needs, main being
-   built with a frame pointer), and mid calls leaf, which never touches rbx
-   and so, by libdw 0.188's x86_64 ABI rules (which name rax where they
-   mean rbx), leaves rbx undefined in mid's frame.  */
+/* tests/e2e/unwinder-rbx.sh's program: main calls mid (N), an assembly
+   function of rbx-*.s.  In rbx-rip.s and rbx-rbp.s mid's CFI keeps a
+   register in rbx (the return address; the caller's rbp, which main's CFA
+   needs, main being built with a frame pointer), and mid calls leaf, which
+   never touches rbx and so, by libdw 0.188's x86_64 ABI rules (which name
+   rax where they mean rbx), leaves rbx undefined in mid's frame.
+   rbx-unread.s has its own callees.  */
 #include <stdlib.h>
 
 volatile unsigned long sink;

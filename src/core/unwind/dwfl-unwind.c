@@ -13,12 +13,12 @@
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/unwind-cache.h"
 
-/* What the attached callbacks read: the sample being unwound now.  */
 /* x86_64's DWARF registers libdwfl keeps in a frame (rax ... r15, and the
    return address column), and rbx among them.  */
 #define X86_64_FRAME_REGS 17
 #define X86_64_RBX 3
 
+/* What the attached callbacks read: the sample being unwound now.  */
 struct st_unwind_slot {
   pid_t tid;
   const struct st_dwarf_regs *regs;
@@ -310,6 +310,22 @@ reads_rbx (const Dwarf_Op *ops, size_t nops)
   return false;
 }
 
+/* The CFI row libdwfl steps the frame at LOOKUP in MOD by: .eh_frame's,
+   else .debug_frame's; NULL when neither has one.  The caller frees it.  */
+static Dwarf_Frame *
+libdwfl_row (Dwfl_Module *mod, uint64_t lookup)
+{
+  Dwarf_Addr bias;
+  Dwarf_Frame *frame;
+  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
+  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
+    return frame;
+  cfi = dwfl_module_dwarf_cfi (mod, &bias);
+  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
+    return frame;
+  return NULL;
+}
+
 /* True when CFI covers LOOKUP in MOD and says nothing of rbx (libdw's ABI
    rules leave it undefined): the only way libdwfl loses a known rbx that
    the frames below still hold.  A rule that failed (a read that faulted,
@@ -317,15 +333,9 @@ reads_rbx (const Dwarf_Op *ops, size_t nops)
 static bool
 rbx_left_by_cfi (Dwfl_Module *mod, uint64_t lookup)
 {
-  Dwarf_Addr bias;
-  Dwarf_Frame *frame;
-  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
-  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
-    {
-      cfi = dwfl_module_dwarf_cfi (mod, &bias);
-      if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
-        return false;
-    }
+  Dwarf_Frame *frame = libdwfl_row (mod, lookup);
+  if (frame == NULL)
+    return false;
   Dwarf_Op ops_mem[3], *ops;
   size_t nops;
   bool undefined = dwarf_frame_register (frame, X86_64_RBX, ops_mem, &ops, &nops) == 0
@@ -345,17 +355,9 @@ ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
     return false;
   uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-  if (mod == NULL)
+  Dwarf_Frame *frame = mod != NULL ? libdwfl_row (mod, lookup) : NULL;
+  if (frame == NULL)
     return false;
-  Dwarf_Addr bias;
-  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
-  Dwarf_Frame *frame;
-  if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
-    {
-      cfi = dwfl_module_dwarf_cfi (mod, &bias);
-      if (cfi == NULL || dwarf_cfi_addrframe (cfi, lookup - bias, &frame) != 0)
-        return false;
-    }
   Dwarf_Op *ops;
   size_t nops;
   bool cfa_rbx = dwarf_frame_cfa (frame, &ops, &nops) == 0 && reads_rbx (ops, nops);

@@ -310,30 +310,14 @@ reads_rbx (const Dwarf_Op *ops, size_t nops)
   return false;
 }
 
-/* The CFI row libdwfl steps the frame at LOOKUP in MOD by: .eh_frame's,
-   else .debug_frame's; NULL when neither has one.  The caller frees it.  */
-static Dwarf_Frame *
-libdwfl_row (Dwfl_Module *mod, uint64_t lookup)
-{
-  Dwarf_Addr bias;
-  Dwarf_Frame *frame;
-  Dwarf_CFI *cfi = dwfl_module_eh_cfi (mod, &bias);
-  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
-    return frame;
-  cfi = dwfl_module_dwarf_cfi (mod, &bias);
-  if (cfi != NULL && dwarf_cfi_addrframe (cfi, lookup - bias, &frame) == 0)
-    return frame;
-  return NULL;
-}
-
-/* True when CFI covers LOOKUP in MOD and says nothing of rbx (libdw's ABI
-   rules leave it undefined): the only way libdwfl loses a known rbx that
-   the frames below still hold.  A rule that failed (a read that faulted,
-   a register that was unknown) loses it for real.  */
+/* True when CFI covers LOOKUP and says nothing of rbx (libdw's ABI rules
+   leave it undefined): the only way libdwfl loses a known rbx that the
+   frames below still hold.  A rule that failed (a read that faulted, a
+   register that was unknown) loses it for real.  */
 static bool
-rbx_left_by_cfi (Dwfl_Module *mod, uint64_t lookup)
+rbx_left_by_cfi (Dwfl *dwfl, uint64_t lookup)
 {
-  Dwarf_Frame *frame = libdwfl_row (mod, lookup);
+  Dwarf_Frame *frame = st_cfi_row_at (dwfl, lookup);
   if (frame == NULL)
     return false;
   Dwarf_Op ops_mem[3], *ops;
@@ -353,9 +337,7 @@ ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
 {
   if (!slot->rbx.lost || slot->go_outermost || slot->rbx.lost_at == 0)
     return false;
-  uint64_t lookup = frame_lookup (&slot->frames[slot->n_frames - 1]);
-  Dwfl_Module *mod = dwfl_addrmodule (dwfl, lookup);
-  Dwarf_Frame *frame = mod != NULL ? libdwfl_row (mod, lookup) : NULL;
+  Dwarf_Frame *frame = st_cfi_row_at (dwfl, frame_lookup (&slot->frames[slot->n_frames - 1]));
   if (frame == NULL)
     return false;
   Dwarf_Op *ops;
@@ -363,11 +345,7 @@ ended_for_rbx (Dwfl *dwfl, const struct st_unwind_slot *slot)
   bool cfa_rbx = dwarf_frame_cfa (frame, &ops, &nops) == 0 && reads_rbx (ops, nops);
   free (frame);
   for (size_t i = slot->rbx.lost_at - 1; cfa_rbx && i < slot->n_frames - 1; i++)
-    {
-      uint64_t at = frame_lookup (&slot->frames[i]);
-      Dwfl_Module *m = dwfl_addrmodule (dwfl, at);
-      cfa_rbx = m != NULL && rbx_left_by_cfi (m, at);
-    }
+    cfa_rbx = rbx_left_by_cfi (dwfl, frame_lookup (&slot->frames[i]));
   return cfa_rbx;
 }
 

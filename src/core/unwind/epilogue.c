@@ -56,9 +56,8 @@ st_code_in_plt (Dwfl *dwfl, uint64_t pc, bool *plt0)
   return true;
 }
 
-/* The CFI of PC, or NULL.  */
-static Dwarf_Frame *
-frame_at (Dwfl *dwfl, uint64_t pc)
+Dwarf_Frame *
+st_cfi_row_at (Dwfl *dwfl, uint64_t pc)
 {
   Dwfl_Module *mod = dwfl_addrmodule (dwfl, pc);
   if (mod == NULL)
@@ -138,7 +137,7 @@ st_popped_slots (Dwfl *dwfl, const struct st_dwarf_regs *regs, struct st_popped 
   /* Only after a pop: the CFI lookup costs more, and few samples are.  */
   if (pop_before (code, before, regs->is_i386, &len) < 0)
     return;
-  Dwarf_Frame *frame = frame_at (dwfl, regs->pc);
+  Dwarf_Frame *frame = st_cfi_row_at (dwfl, regs->pc);
   if (frame == NULL)
     return;
   uint64_t w = regs->is_i386 ? 4 : 8;

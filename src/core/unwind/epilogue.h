@@ -31,6 +31,11 @@ bool st_code_at (Dwfl *dwfl, uint64_t pc, struct st_code *out);
    when it is in the first 16 bytes of .plt, the lazy resolver's entry.  */
 bool st_code_in_plt (Dwfl *dwfl, uint64_t pc, bool *plt0);
 
+/* The CFI row libdwfl steps the frame at PC by (PC as looked up: a
+   return address less one): .eh_frame's, else .debug_frame's; NULL when
+   neither has one.  The caller frees it.  */
+Dwarf_Frame *st_cfi_row_at (Dwfl *dwfl, uint64_t pc);
+
 /* The slots below the sampled stack pointer and the values they held.  */
 struct st_popped {
   uint64_t addr[ST_POPPED_MAX];

@@ -28,12 +28,8 @@ fail_all ()
 
 e2e_setup
 
-problem=""
-for t in "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE" \
-         "eu-stacktrace-asan:$EU_STACKTRACE_ASAN" "the demo workload:$DEMO"; do
-  p=$(tool_problem "${t%%:*}" "${t#*:}")
-  [ -n "$p" ] && problem="$problem${problem:+; }$p"
-done
+problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE" \
+         "eu-stacktrace-asan:$EU_STACKTRACE_ASAN" "the demo workload:$DEMO")
 [ -z "$problem" ] || fail_all "$problem"
 
 # 0.3 s at 999 Hz: ~300 samples of 8 KiB stacks, ~2.5 MB each.

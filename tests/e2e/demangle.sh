@@ -76,10 +76,8 @@ for w in $WORKLOADS_LIST; do
         problem="$RUSTC could not build rustwork.rs"
       fi ;;
   esac
-  for t in "perf:$PERF" "python3:$PYTHON3" "go:$GO" "eu-stacktrace:$EU_STACKTRACE"; do
-    p=$(tool_problem "${t%%:*}" "${t#*:}")
-    [ -n "$p" ] && problem="$problem${problem:+; }$p"
-  done
+  p=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "go:$GO" "eu-stacktrace:$EU_STACKTRACE")
+  [ -n "$p" ] && problem="$problem${problem:+; }$p"
   if [ -z "$problem" ]; then
     if run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$dir/perf.data" -- "$prog" 1500 \
          > "$dir/record.out" 2> "$dir/record.err" && [ -s "$dir/perf.data" ]; then

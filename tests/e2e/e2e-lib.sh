@@ -69,6 +69,18 @@ tool_problem ()
   echo ""
 }
 
+# tools_problem NAME:COMMAND...: what tool_problem says of each, joined by
+# "; "; empty when every one is there.
+tools_problem ()
+{
+  _problems=""
+  for _t in "$@"; do
+    _p=$(tool_problem "${_t%%:*}" "${_t#*:}")
+    [ -n "$_p" ] && _problems="$_problems${_problems:+; }$_p"
+  done
+  echo "$_problems"
+}
+
 # e2e_run NAME COMMAND... [-- COMPARATOR-OPTIONS...]
 #
 # Records COMMAND, compares, runs the sanitizer build.  Prints the whole TAP
@@ -104,11 +116,7 @@ e2e_run ()
   e2e_setup
 
   data="$tmp/perf.data"
-  problem=""
-  for t in "perf:$PERF" "python3:$PYTHON3"; do
-    p=$(tool_problem "${t%%:*}" "${t#*:}")
-    [ -n "$p" ] && problem="$problem${problem:+; }$p"
-  done
+  problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3")
   first_word=$(eval "set -- $cmd; echo \"\$1\"")
   [ -x "$first_word" ] || problem="$problem${problem:+; }workload $first_word is not built (make check builds it)"
 

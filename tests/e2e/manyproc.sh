@@ -30,11 +30,7 @@ tap_plan 8
 e2e_setup
 data="$tmp/perf.data"
 
-problem=""
-for t in "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE"; do
-  p=$(tool_problem "${t%%:*}" "${t#*:}")
-  [ -n "$p" ] && problem="$problem${problem:+; }$p"
-done
+problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE")
 [ -x "$WORKLOADS/manyproc" ] && [ -x "$WORKLOADS/deep" ] ||
   problem="$problem${problem:+; }workloads manyproc and deep are not built (make check builds them)"
 

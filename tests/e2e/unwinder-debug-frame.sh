@@ -27,11 +27,7 @@ e2e_setup
 src="$TOP_SRCDIR/tests/e2e/debug-frame"
 CC=${CC:-cc}
 
-problem=""
-for t in "perf:$PERF" "python3:$PYTHON3" "cc:$CC" "objcopy:objcopy" "strip:strip"; do
-  p=$(tool_problem "${t%%:*}" "${t#*:}")
-  [ -n "$p" ] && problem="$problem${problem:+; }$p"
-done
+problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "cc:$CC" "objcopy:objcopy" "strip:strip")
 
 # Code of our own without .eh_frame: -fno-asynchronous-unwind-tables with
 # -g writes .debug_frame instead (the C runtime's files keep theirs).

@@ -30,11 +30,7 @@ n_rec=$(printf '%s\n' "$recordings" | wc -l)
 tap_plan $((n_rec * 4 + 2))
 e2e_setup
 
-problem=""
-for t in "perf:$PERF" "eu-stacktrace:$EU_STACKTRACE" "eu-stacktrace-asan:$EU_STACKTRACE_ASAN"; do
-  p=$(tool_problem "${t%%:*}" "${t#*:}")
-  [ -n "$p" ] && problem="$problem${problem:+; }$p"
-done
+problem=$(tools_problem "perf:$PERF" "eu-stacktrace:$EU_STACKTRACE" "eu-stacktrace-asan:$EU_STACKTRACE_ASAN")
 
 # unwind TOOL DATA OUT UNWINDER ARGS...: one run, its stderr in OUT.err.
 unwind ()

@@ -26,11 +26,7 @@ e2e_setup
 src="$TOP_SRCDIR/tests/e2e/rbx"
 CC=${CC:-cc}
 
-problem=""
-for t in "perf:$PERF" "python3:$PYTHON3" "cc:$CC"; do
-  p=$(tool_problem "${t%%:*}" "${t#*:}")
-  [ -n "$p" ] && problem="$problem${problem:+; }$p"
-done
+problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "cc:$CC")
 [ "$(uname -m)" = x86_64 ] || problem="${problem:+$problem; }rbx is x86_64's (this is $(uname -m))"
 
 if [ -z "$problem" ] && (

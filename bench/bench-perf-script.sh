@@ -9,7 +9,12 @@
 # times `eu-stacktrace -f text` with -j 1 and -j 2 and `perf script
 # --no-inline`, alternating runs so that all see the same machine state,
 # and reports the medians, their ratios, and eu-stacktrace's nanoseconds
-# per unwound frame at -j 1.  Then records a deep run ten times longer and
+# per unwound frame at -j 1.  Two anchors say what -j 2 could gain here:
+# two -j 1 runs at once on the same file (what two CPUs of this machine
+# give for this work with nothing shared and nothing handed over: a
+# memory-bound run slows down beside another), and -m none, which reads
+# and parses the file without unwinding (the part -j N does not split, so
+# Amdahl's bound).  Then records a deep run ten times longer and
 # compares eu-stacktrace's peak RSS on both files: it should stay roughly
 # flat, because samples are streamed, not kept.
 #
@@ -113,6 +118,23 @@ with open(rss_file) as f:
     rss, user, system = f.read().split()[-3:]
 print("%.4f %d %.2f" % (wall, int(rss), float(user) + float(system)))
 '
+# measure_pair CMD...: two runs of CMD started together; the wall seconds
+# until both have ended.
+measure_pair_py='
+import subprocess, sys, time
+start = time.perf_counter()
+runs = [subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL) for _ in range(2)]
+status = [p.wait() for p in runs]
+wall = time.perf_counter() - start
+if any(status):
+    sys.exit("exit status %s" % status)
+print("%.4f" % wall)
+'
+measure_pair () {
+  "$PYTHON3" -c "$measure_pair_py" "$@" || die "failed: two at once of $*"
+}
+
 measure3 () {
   GNU_TIME=$GNU_TIME BENCH_RSS=$work/rss BENCH_STDERR=$work/stderr \
     "$PYTHON3" -c "$measure3_py" "$@" || {
@@ -165,6 +187,8 @@ bench () {
   : > "$work/eu1.times"
   : > "$work/eu2.times"
   : > "$work/ps.times"
+  : > "$work/pair.times"
+  : > "$work/none.times"
   i=1
   while [ "$i" -le "$BENCH_RUNS" ]; do
     # shellcheck disable=SC2086 # EU_ARGS is a list of options
@@ -172,17 +196,23 @@ bench () {
     # shellcheck disable=SC2086
     eu2=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 2 -i "$data" -f text -o /dev/null)
     ps=$(measure3 "$PERF" script -i "$data" -F comm,tid,ip,sym,dso --no-inline)
+    # shellcheck disable=SC2086
+    pair=$(measure_pair "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$data" -f text -o /dev/null)
+    # shellcheck disable=SC2086
+    none=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 1 -m none -i "$data" -f text -o /dev/null)
     echo "$eu1" >> "$work/eu1.times"
     echo "$eu2" >> "$work/eu2.times"
     echo "$ps" >> "$work/ps.times"
-    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB, CPU s)"
+    echo "$pair" >> "$work/pair.times"
+    echo "$none" >> "$work/none.times"
+    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB, CPU s); two -j 1 at once $pair s; -m none $none"
     i=$((i + 1))
   done
   echo "$name $samples $eu_frames $ps_frames $(median "$work/eu1.times" 1) $(median "$work/eu1.times" 2)" \
        "$(median "$work/eu2.times" 1) $(median "$work/eu2.times" 2)" \
        "$(median "$work/ps.times" 1) $(median "$work/ps.times" 2)" \
        "$(median "$work/eu1.times" 3) $(median "$work/eu2.times" 3) $(median "$work/ps.times" 3)" \
-       >> "$work/summary"
+       "$(median "$work/pair.times" 1) $(median "$work/none.times" 1)" >> "$work/summary"
 }
 
 record_cmd deep "$workload" "$BENCH_SECONDS" "$BENCH_THREADS"
@@ -226,6 +256,8 @@ awk "$awk_mb"'
     "", $9 / $5, $9 / $7, $5 / $7, $5 * 1e9 / $3
   printf "%-9s CPU (user+sys): -j 1 %.2f s, -j 2 %.2f s, perf script %.2f s; ratio -j 1 %.2fx; %.0f CPU ns per frame at -j 1\n", \
     "", $11, $12, $13, $13 / ($11 > 0 ? $11 : 0.01), $11 * 1e9 / $3
+  printf "%-9s -j 2 / -j 1 %.2fx; what a split could gain here: %.2fx (two -j 1 runs at once %.3f s), %.2fx by Amdahl (-m none %.3f s)\n", \
+    "", $5 / $7, 2 * $5 / $14, $14, $5 / ($15 > $5 / 2 ? $15 : $5 / 2), $15
 }' "$work/summary"
 if [ "$BENCH_SCALE" != 0 ]; then
   awk -v k="$BENCH_SCALE" -v n="$samples10" -v t="$long_t" -v r1="$eu_rss" -v rk="$long_rss" "$awk_mb"'

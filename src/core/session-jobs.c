@@ -163,6 +163,10 @@ worker_main (void *arg)
 {
   struct worker *w = arg;
   struct st_session *s = w->session;
+  /* The frames of a sample point at its files' symbol names, and the
+     sample is written later, by the reader: a file the resolver lets go
+     (no process maps it any more) is kept until what was unwound before is
+     written.  */
   pthread_mutex_lock (&s->lock);
   for (;;)
     {
@@ -171,7 +175,10 @@ worker_main (void *arg)
       if (w->cursor == s->head)
         break;   /* closing, and nothing left */
       uint64_t end = s->head;
+      uint64_t written = s->written;
       pthread_mutex_unlock (&s->lock);
+      st_unwinder_release_files (w->unwinder, written);
+      st_unwinder_park_files (w->unwinder, end);
       /* Jobs between our cursor and head are stable: the reader fills a
          slot only after every cursor has passed it.  */
       for (uint64_t seq = w->cursor; seq < end; seq++)
@@ -227,6 +234,7 @@ static int
 retire (struct st_session *s)
 {
   pthread_mutex_lock (&s->lock);
+  s->written = s->tail;
   uint64_t done = min_cursor_locked (s);
   for (unsigned i = 0; i < s->n_workers; i++)
     if (s->workers[i].error < 0 && s->output_error == 0)

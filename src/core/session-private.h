@@ -38,6 +38,7 @@ struct st_session {
   uint64_t filled;            /* next job to fill (only the reader's) */
   uint64_t head;              /* jobs before this are the workers' */
   uint64_t tail;              /* oldest job not yet written */
+  uint64_t written;           /* ... as the threads may know it (locked) */
   struct st_hashmap *affinity; /* pid -> its samples << 8 | worker + 1 */
   struct st_input *input;     /* keeps samples' stacks for the ring, or NULL */
   uint64_t hold;              /* the oldest held sample's input offset */

@@ -146,6 +146,12 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
     upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));
   if (upper_only > 0)
     fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
+  uint64_t let_go = 0;
+  for (unsigned i = 0; i < n_unwinders; i++)
+    let_go += st_resolver_let_go (st_unwinder_resolver (unwinders[i]));
+  if (let_go > 0)
+    fprintf (out, "files closed when no process mapped them any more (each unwinding thread "
+             "keeps the %d used last): %" PRIu64 "\n", ST_RESOLVER_IDLE_KEPT, let_go);
   /* Each unwinding thread resolves on its own: count each path once.  */
   struct st_hashmap *by_name = st_hashmap_new (NULL);
   for (unsigned i = 0; by_name != NULL && i < n_unwinders; i++)

@@ -16,6 +16,10 @@ EXTRA_DIST += tests/live/child.sh
 # place) is symbolized from its own file, not from the cached one.
 TESTS += tests/live/replaced.sh
 EXTRA_DIST += tests/live/replaced.sh
+# Binaries no process runs any more are let go (400 distinct ones run as
+# nobody): the profiler's descriptors and memory stay flat.
+TESTS += tests/live/distinct-binaries.sh
+EXTRA_DIST += tests/live/distinct-binaries.sh
 # perf record beside a live eu-stacktrace -a: perf's mapping records are
 # not touched by ours (no build-id request, which the kernel leaks).
 TESTS += tests/live/beside-perf.sh

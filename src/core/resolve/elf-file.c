@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/resolve/elf-file.h"
+#include "core/resolve/file-shared.h"
 
 const char *
 st_found_by_name (enum st_found_by how)
@@ -87,6 +88,7 @@ st_elf_file_unref (struct st_elf_file *f)
   if (f == NULL || --f->refs > 0)
     return;
   st_symtab_free (f->symtab);
+  st_file_shared_put (f->shared);
   if (f->debug_fd >= 0)
     close (f->debug_fd);
   if (f->debug_stand_in_fd >= 0)

@@ -109,17 +109,34 @@ st_shared_files_get (struct st_shared_files *files, const struct st_elf_file *f)
     return NULL;
   pthread_mutex_lock (&files->lock);
   struct st_file_shared *e = st_hashmap_get (files->map, &key, len);
-  if (e == NULL && (e = calloc (1, sizeof *e)) != NULL)
+  if (e == NULL && (e = calloc (1, sizeof *e + len)) != NULL)
     {
       pthread_mutex_init (&e->lock, NULL);
+      e->files = files;
+      e->key_len = len;
+      memcpy (e->key, &key, len);
       if (st_hashmap_put (files->map, &key, len, e) < 0)
         {
           entry_free (e);
           e = NULL;
         }
     }
+  if (e != NULL)
+    e->users++;
   pthread_mutex_unlock (&files->lock);
   return e;
+}
+
+void
+st_file_shared_put (struct st_file_shared *e)
+{
+  if (e == NULL)
+    return;
+  struct st_shared_files *files = e->files;
+  pthread_mutex_lock (&files->lock);
+  if (--e->users == 0)
+    st_hashmap_remove (files->map, e->key, e->key_len);   /* frees it */
+  pthread_mutex_unlock (&files->lock);
 }
 
 const struct st_symtab_data *

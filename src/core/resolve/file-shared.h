@@ -35,17 +35,27 @@ struct st_file_shared {
      on new pcs, but each row is immutable once in it.  */
   void *rows;
   void (*free_rows) (void *rows);
+  /* The files of every thread that point here, under the map's lock: the
+     entry and its tables go with the last one (st_file_shared_put), so
+     that a run holds the tables of the files it still has open only.  */
+  unsigned users;
+  struct st_shared_files *files;
+  size_t key_len;
+  unsigned char key[];        /* the entry's identity in the map */
 };
 
 /* 0 or -ENOMEM.  */
 int st_shared_files_new (struct st_shared_files **out);
 void st_shared_files_free (struct st_shared_files *files);
 
-/* F's entry, made if new; NULL when F has no identity to be shared by (no
-   build-id and no descriptor) or memory ran out: F's tables then stay its
-   thread's.  Any thread may call it.  */
+/* F's entry, made if new, with one more user; NULL when F has no identity
+   to be shared by (no build-id and no descriptor) or memory ran out: F's
+   tables then stay its thread's.  Any thread may call it.  */
 struct st_file_shared *st_shared_files_get (struct st_shared_files *files,
                                             const struct st_elf_file *f);
+/* One user fewer for E (NULL: none); the last frees it and its tables.
+   Any thread may call it, once its own views of the tables are gone.  */
+void st_file_shared_put (struct st_file_shared *e);
 
 /* E's symbol table: built by BUILD (ARG) in the first thread that asks,
    while the others asking wait for it.  NULL when BUILD returned NULL (out

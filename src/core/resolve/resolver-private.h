@@ -19,6 +19,22 @@ struct st_resolver {
   struct st_containers *containers; /* NULL: off */
   unsigned upper_only;              /* files gone with a removed container's layer */
   const struct st_sysroot *sysroot; /* NULL: off */
+  /* Files no process maps any more are let go, the ones used longest ago
+     first, beyond the ST_RESOLVER_IDLE_KEPT used last (resolver.c).  */
+  uint64_t clock;                   /* resolves so far: an answer's age */
+  size_t files_held;                /* answers holding a file */
+  size_t sweep_at;                  /* ... above which to let some go */
+  uint64_t let_go;                  /* files let go so far */
+  struct st_hashmap *held;          /* while letting go: file -> held_file */
+  /* With st_resolver_park: files let go, kept until the results written
+     before STAMP no longer need their names.  */
+  bool park;
+  uint64_t stamp;
+  struct parked_file {
+    struct st_elf_file *file;
+    uint64_t stamp;
+  } *parked;
+  size_t n_parked, cap_parked;
 };
 
 /* A step opens a candidate: 0 with its fd and Elf (or memory image), 1 when

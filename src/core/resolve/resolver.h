@@ -51,6 +51,23 @@ void st_resolver_foreach_by_name (const struct st_resolver *r,
 /* Modules found only in a removed container's own layer, or that were
    there and are gone.  */
 unsigned st_resolver_upper_only (const struct st_resolver *r);
+/* How many files no process maps any more a resolver keeps open (with
+   their tables), the ones used last: a program that runs again and again
+   (a compiler in a build) finds its files ready, while a run that meets
+   ever new binaries (-a for days; a user running distinct copies of a
+   program to bloat root's profiler) holds the files of the processes alive
+   and this many more, not every file it ever met.  */
+#define ST_RESOLVER_IDLE_KEPT 64
+/* Files closed, with their tables, because no process mapped them any
+   more and ST_RESOLVER_IDLE_KEPT others had been used since.  */
+uint64_t st_resolver_let_go (const struct st_resolver *r);
+/* For an owner whose results outlive the next resolve (the unwinding
+   threads of --jobs, whose samples are written later by another thread):
+   a file let go while STAMP is set is kept, with the symbol names and
+   build-id its frames point to, until st_resolver_release_parked is told
+   that every result before STAMP is written (DONE >= STAMP).  */
+void st_resolver_park (struct st_resolver *r, uint64_t stamp);
+void st_resolver_release_parked (struct st_resolver *r, uint64_t done);
 
 /* What resolving a mapping says besides its file.  */
 struct st_container;

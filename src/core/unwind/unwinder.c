@@ -109,6 +109,18 @@ st_unwinder_resolver (const struct st_unwinder *u)
   return u->resolver;
 }
 
+void
+st_unwinder_park_files (struct st_unwinder *u, uint64_t stamp)
+{
+  st_resolver_park (u->resolver, stamp);
+}
+
+void
+st_unwinder_release_files (struct st_unwinder *u, uint64_t written)
+{
+  st_resolver_release_parked (u->resolver, written);
+}
+
 /* A copy of STR that lives as long as the unwinder.  */
 static const char *
 intern (struct st_unwinder *u, const char *str)

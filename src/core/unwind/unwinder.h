@@ -60,5 +60,11 @@ int st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
                         struct st_unwound *out);
 
 const struct st_resolver *st_unwinder_resolver (const struct st_unwinder *u);
+/* For a thread whose samples are written later, by another: the files
+   let go from now on keep the names the frames point to until
+   st_unwinder_release_files says every sample before STAMP is written
+   (resolver.h: st_resolver_park).  */
+void st_unwinder_park_files (struct st_unwinder *u, uint64_t stamp);
+void st_unwinder_release_files (struct st_unwinder *u, uint64_t written);
 /* The architecture unwound: the options', or the first the files said.  */
 const struct st_regs_arch *st_unwinder_arch (const struct st_unwinder *u);

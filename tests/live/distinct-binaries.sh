@@ -1,0 +1,120 @@
+#!/bin/sh
+# Binaries nobody runs any more are let go: root's profiler keeps open the
+# files of the processes alive and the 64 it used last, not every file it
+# ever met.  Before, each distinct binary a user ran (a copy of a program
+# with its own build-id is one) kept a descriptor and about 70 KB of tables
+# for the rest of the run: 400 copies took the profiler from 18 to 39 MB
+# and 437 descriptors, a user's way to bloat root's profiler and run it out
+# of descriptors.
+#
+# One live run follows a shell that runs, as nobody, 400 copies of the deep
+# workload one after the other (10 ms of CPU each), each with its own
+# build-id; the shell reads the profiler's descriptors and VmRSS after the
+# 100th and after the last.  Then a copy let go long ago runs again, and
+# must be symbolized from its file, opened again.  The run's recording,
+# unwound again by the sanitizer build with two threads (whose samples are
+# written by the reading thread after the files they name may have been
+# let go), must run clean and write the same.
+set -u
+: "${EU_STACKTRACE:?}" "${EU_STACKTRACE_ASAN:?}" "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}" "${PYTHON3:=python3}"
+. "$TOP_SRCDIR/tests/tap.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-distinct.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+tap_plan 6
+copies=400
+
+if [ "$(id -u)" != 0 ]; then
+  echo "# needs root: the copies run as nobody, and the profiler's /proc files are read"
+fi
+chmod 755 "$tmp"
+mkdir "$tmp/bin"
+chmod 755 "$tmp/bin"
+# The copies: the deep workload with the first 4 bytes of its build-id
+# replaced by the copy's number.
+if "$PYTHON3" - "$TOP_BUILDDIR/tests/workloads/deep" "$tmp/bin" "$copies" <<'EOF'
+import os, subprocess, sys
+src, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+notes = subprocess.run(["readelf", "-n", "--wide", src], capture_output=True, text=True,
+                       check=True).stdout
+hexid = [l.split()[-1] for l in notes.splitlines() if "Build ID:" in l][0]
+data = open(src, "rb").read()
+at = data.find(bytes.fromhex(hexid))
+assert at > 0 and data.count(bytes.fromhex(hexid)) == 1
+for i in range(1, n + 1):
+    copy = bytearray(data)
+    copy[at:at + 4] = i.to_bytes(4, "little")
+    path = os.path.join(out, "d%d" % i)
+    with open(path, "wb") as f:
+        f.write(copy)
+    os.chmod(path, 0o755)
+EOF
+then
+  tap_ok "$copies copies of the deep workload, each with its own build-id"
+else
+  tap_not_ok "$copies copies of the deep workload, each with its own build-id"
+fi
+
+# The shell is the profiler's child ($PPID); the copies run as nobody.
+cat > "$tmp/run.sh" <<EOF
+note () { echo "\$(ls /proc/\$PPID/fd | wc -l) \$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/\$PPID/status)" > "$tmp/\$1"; }
+i=1
+while [ \$i -le $copies ]; do
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/bin/d\$i" 10 > /dev/null
+  [ \$i = 100 ] && note at100
+  i=\$((i + 1))
+done
+note at$copies
+setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/bin/d1" 200 > /dev/null
+EOF
+"$EU_STACKTRACE" --stats -f folded -o "$tmp/out.folded" --record="$tmp/rec.data" \
+  -- sh "$tmp/run.sh" 2> "$tmp/err"
+status=$?
+let_go=$(sed -n 's/^files closed when no process mapped them any more.*: \([0-9]*\)$/\1/p' "$tmp/err")
+# Each thread keeps 64 idle files, and lets go of more once 64 more are held.
+if [ $status = 0 ] && [ -n "$let_go" ] && [ "$let_go" -ge $((copies - 2 * 64 - 16)) ]; then
+  tap_ok "the run let go of $let_go of the $copies binaries"
+else
+  tap_not_ok "the run let go of ${let_go:-no} binaries of $copies (status $status)"
+  grep -e 'files' -e 'error' -e 'samples' "$tmp/err" | sed 's/^/#   /'
+fi
+
+# shellcheck disable=SC2046 # two numbers
+set -- $(cat "$tmp/at100" 2> /dev/null) $(cat "$tmp/at$copies" 2> /dev/null)
+if [ $# = 4 ] && [ "$3" -le $(($1 + 16)) ] && [ "$3" -le $((2 * 64 + 48)) ]; then
+  tap_ok "descriptors: $1 after 100 binaries, $3 after $copies"
+else
+  tap_not_ok "descriptors after 100 binaries and after $copies: ${1:-?} ${3:-?} (at most 16 more, and 176)"
+fi
+if [ $# = 4 ] && [ "$4" -le $(($2 + 8192)) ]; then
+  tap_ok "VmRSS: $(($2 / 1024)) MB after 100 binaries, $(($4 / 1024)) MB after $copies"
+else
+  tap_not_ok "VmRSS after 100 binaries and after $copies: ${2:-?} ${4:-?} kB (at most 8 MB more)"
+fi
+
+# d1 was let go: its last run is symbolized from the file opened again.
+# Folded lines start with the command's name, d1 for both of its runs (the
+# second, 200 ms, has most of the samples), and end with a count.
+counts=$(awk '/^d1;/ { n = $NF; all += n; if ($0 ~ /;main(;|$| )/) named += n }
+              END { print named + 0, all + 0 }' "$tmp/out.folded")
+# shellcheck disable=SC2086 # two numbers
+set -- $counts
+if [ "$2" -ge 50 ] && [ $(($1 * 20)) -ge $(($2 * 19)) ]; then
+  tap_ok "a binary let go and run again is symbolized: $1 of its $2 samples name main"
+else
+  tap_not_ok "a binary let go and run again: $1 of its $2 samples name main (need 95% of at least 50)"
+  grep '^d1;' "$tmp/out.folded" | head -5 | cut -c1-200 | sed 's/^/#   /'
+fi
+"$EU_STACKTRACE" -j 1 -i "$tmp/rec.data" -f folded -o "$tmp/j1.folded" 2> "$tmp/j1.err"
+ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 "$EU_STACKTRACE_ASAN" -j 2 --stats -i "$tmp/rec.data" \
+  -f folded -o "$tmp/asan.folded" 2> "$tmp/asan.err"
+status=$?
+asan_let_go=$(sed -n 's/^files closed when no process mapped them any more.*: \([0-9]*\)$/\1/p' "$tmp/asan.err")
+if [ $status = 0 ] && ! grep -q -e 'ERROR: AddressSanitizer' -e 'runtime error:' -e 'LeakSanitizer' "$tmp/asan.err" \
+   && [ -s "$tmp/j1.folded" ] && cmp -s "$tmp/j1.folded" "$tmp/asan.folded" && [ "${asan_let_go:-0}" -gt 0 ]; then
+  tap_ok "the recording, -j 2 under the sanitizers: clean, the same as -j 1 ($asan_let_go files let go)"
+else
+  tap_not_ok "the recording, -j 2 under the sanitizers: status $status, ${asan_let_go:-no} files let go"
+  grep -e 'ERROR' -e 'runtime error' -e 'SUMMARY' "$tmp/asan.err" | head -5 | sed 's/^/#   /'
+  cmp "$tmp/j1.folded" "$tmp/asan.folded" 2>&1 | sed 's/^/#   /'
+fi
+tap_done

@@ -256,8 +256,8 @@ awk "$awk_mb"'
     "", $9 / $5, $9 / $7, $5 / $7, $5 * 1e9 / $3
   printf "%-9s CPU (user+sys): -j 1 %.2f s, -j 2 %.2f s, perf script %.2f s; ratio -j 1 %.2fx; %.0f CPU ns per frame at -j 1\n", \
     "", $11, $12, $13, $13 / ($11 > 0 ? $11 : 0.01), $11 * 1e9 / $3
-  printf "%-9s -j 2 / -j 1 %.2fx; what a split could gain here: %.2fx (two -j 1 runs at once %.3f s), %.2fx by Amdahl (-m none %.3f s)\n", \
-    "", $5 / $7, 2 * $5 / $14, $14, $5 / ($15 > $5 / 2 ? $15 : $5 / 2), $15
+  printf "%-9s what a split could gain here: %.2fx (two -j 1 runs at once %.3f s), %.2fx by Amdahl (-m none %.3f s)\n", \
+    "", 2 * $5 / $14, $14, $5 / ($15 > $5 / 2 ? $15 : $5 / 2), $15
 }' "$work/summary"
 if [ "$BENCH_SCALE" != 0 ]; then
   awk -v k="$BENCH_SCALE" -v n="$samples10" -v t="$long_t" -v r1="$eu_rss" -v rk="$long_rss" "$awk_mb"'

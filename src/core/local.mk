@@ -24,6 +24,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/mapping.h \
 	src/core/resolve/resolver.c src/core/resolve/resolver.h \
 	src/core/resolve/resolver-private.h src/core/resolve/resolver-steps.c \
+	src/core/resolve/resolver-let-go.c \
 	src/core/resolve/sysroot.c src/core/resolve/sysroot.h \
 	src/core/session.c src/core/session.h \
 	src/core/session-jobs.c src/core/session-private.h \

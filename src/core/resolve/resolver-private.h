@@ -1,14 +1,36 @@
-/* The resolver's insides, shared by its two files (nothing else includes
- * this): resolver.c caches answers and checks each candidate file,
- * resolver-steps.c holds the steps that open candidates, in the order they
- * are tried.  */
+/* The resolver's insides, shared by its three files (nothing else
+ * includes this): resolver.c caches answers and checks each candidate
+ * file, resolver-steps.c holds the steps that open candidates, in the
+ * order they are tried, resolver-let-go.c lets go of the files no process
+ * maps any more.  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "basic/why.h"
 #include "core/resolve/resolver.h"
+
+/* One cached answer: a file, or why there is none.  */
+struct answer {
+  struct st_elf_file *file;
+  char *why_not;
+  char *path;
+  bool by_name;            /* under the sysroot or search path, no build-id to check */
+  /* For a file known by its inode only (no build-id in the mapping): its
+     ctime when it was opened.  A file rewritten in place keeps its inode
+     (cp over it), and a later mapping of it must not get the old bytes'
+     symbols; ctime moves on every write, and cp -p cannot set it back.  */
+  bool by_inode;
+  struct timespec ctime;
+  uint64_t used;           /* the resolver's clock when last asked for */
+  /* The file was let go when no process mapped it any more: how it had
+     been found, for --stats.  Asked for again, it is looked for again.  */
+  bool let_go;
+  enum st_found_by found_by;
+};
 
 struct st_resolver {
   struct st_hashmap *answers;     /* path + identity -> struct answer */
@@ -20,12 +42,12 @@ struct st_resolver {
   unsigned upper_only;              /* files gone with a removed container's layer */
   const struct st_sysroot *sysroot; /* NULL: off */
   /* Files no process maps any more are let go, the ones used longest ago
-     first, beyond the ST_RESOLVER_IDLE_KEPT used last (resolver.c).  */
+     first, beyond the ST_RESOLVER_IDLE_KEPT used last (resolver-let-go.c).  */
   uint64_t clock;                   /* resolves so far: an answer's age */
   size_t files_held;                /* answers holding a file */
   size_t sweep_at;                  /* ... above which to let some go */
   uint64_t let_go;                  /* files let go so far */
-  struct st_hashmap *held;          /* while letting go: file -> held_file */
+  struct st_hashmap *held;          /* while letting go (resolver-let-go.c) */
   /* With st_resolver_park: files let go, kept until the results written
      before STAMP no longer need their names.  */
   bool park;
@@ -65,3 +87,7 @@ extern const size_t st_resolver_n_steps;
 /* Whether the namespace helper may be asked for REQ's file: a file of a
    process, which its build-id or inode can check.  */
 bool st_resolver_helper_applies (const struct st_mapping_request *req);
+
+/* resolver-let-go.c: lets go of the idle files beyond the
+   ST_RESOLVER_IDLE_KEPT used last, and sets R->sweep_at.  */
+void st_resolver_let_idle_files_go (struct st_resolver *r);

@@ -299,11 +299,12 @@ st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *re
   for (size_t i = 0; i < n && m < ST_NS_PREFETCH_MAX; i++)
     {
       const struct st_mapping_request *req = &reqs[i];
+      /* An answer whose file was let go is looked for again.  */
+      const struct answer *a = st_hashmap_get (r->answers, key, answer_key (req, key, sizeof key));
       if (!st_resolver_helper_applies (req)
           || (req->build_id_size > 0
               && st_hashmap_get (r->by_build_id, req->build_id, req->build_id_size) != NULL)
-          || st_hashmap_get (r->answers, key, answer_key (req, key, sizeof key)) != NULL
-          || found_before_helper (r, req))
+          || (a != NULL && !a->let_go) || found_before_helper (r, req))
         continue;
       ask[m++] = *req;
     }

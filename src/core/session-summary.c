@@ -132,6 +132,9 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
     st_resolver_foreach_answer (st_unwinder_resolver (unwinders[i]), merge_answer, files);
   struct summary_counts c = { .out = out };
   st_hashmap_foreach (files, count_answer, &c);
+  unsigned let_go_by_name = 0;
+  for (unsigned i = 0; i < n_unwinders; i++)
+    st_resolver_let_go_found (st_unwinder_resolver (unwinders[i]), c.found, &let_go_by_name);
   fprintf (out, "files found, by how:\n");
   for (int i = 0; i < ST_FOUND_N; i++)
     fprintf (out, "  %-30s %u\n", st_found_by_name (i), c.found[i]);
@@ -156,9 +159,9 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   struct st_hashmap *by_name = st_hashmap_new (NULL);
   for (unsigned i = 0; by_name != NULL && i < n_unwinders; i++)
     st_resolver_foreach_by_name (st_unwinder_resolver (unwinders[i]), note_path, by_name);
-  if (by_name != NULL && st_hashmap_size (by_name) > 0)
+  if (by_name != NULL && st_hashmap_size (by_name) + let_go_by_name > 0)
     fprintf (out, "files of the sysroot or search path accepted by name "
-             "(no build-id recorded): %zu\n", st_hashmap_size (by_name));
+             "(no build-id recorded): %zu\n", st_hashmap_size (by_name) + let_go_by_name);
   st_hashmap_free (by_name);
   if (opts->arch != NULL)
     fprintf (out, "architecture unwound: %s\n", st_regs_arch_name (opts->arch));

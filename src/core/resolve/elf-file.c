@@ -87,6 +87,15 @@ st_elf_file_unref (struct st_elf_file *f)
 {
   if (f == NULL || --f->refs > 0)
     return;
+  if (f->gone != NULL)
+    f->gone (f, f->gone_arg);
+  else
+    st_elf_file_free (f);
+}
+
+void
+st_elf_file_free (struct st_elf_file *f)
+{
   st_symtab_free (f->symtab);
   st_file_shared_put (f->shared);
   if (f->debug_fd >= 0)

@@ -65,6 +65,11 @@ struct st_elf_file {
      debug file it follows, one answer per file and thread
      (core/unwind/unwind-rows.c).  */
   enum st_dwarf_frame dwarf_frame;
+  /* When set, the last reference calls GONE (F, GONE_ARG) instead of
+     freeing F: its owner frees it (st_elf_file_free) when nothing can
+     name it any more (resolve/resolver.h: st_resolver_park).  */
+  void (*gone) (struct st_elf_file *f, void *arg);
+  void *gone_arg;
 };
 
 /* Takes ownership of FD (or IMAGE) and ELF.  */
@@ -72,6 +77,8 @@ struct st_elf_file *st_elf_file_new (int fd, void *image, Elf *elf, const char *
                                      enum st_found_by found_by);
 struct st_elf_file *st_elf_file_ref (struct st_elf_file *f);
 void st_elf_file_unref (struct st_elf_file *f);
+/* Frees F, whatever its references: for the owner a GONE hook told.  */
+void st_elf_file_free (struct st_elf_file *f);
 
 /* The load bias of a mapping of F that starts at START with file offset
    PGOFF, EXECUTABLE (PROT_EXEC) or not: what to add to the file's addresses

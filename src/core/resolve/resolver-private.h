@@ -26,10 +26,6 @@ struct answer {
   bool by_inode;
   struct timespec ctime;
   uint64_t used;           /* the resolver's clock when last asked for */
-  /* The file was let go when no process mapped it any more: how it had
-     been found, for --stats.  Asked for again, it is looked for again.  */
-  bool let_go;
-  enum st_found_by found_by;
 };
 
 struct st_resolver {
@@ -47,9 +43,10 @@ struct st_resolver {
   size_t files_held;                /* answers holding a file */
   size_t sweep_at;                  /* ... above which to let some go */
   uint64_t let_go;                  /* files let go so far */
-  struct st_hashmap *held;          /* while letting go (resolver-let-go.c) */
-  /* With st_resolver_park: files let go, kept until the results written
-     before STAMP no longer need their names.  */
+  /* ... and how the paths of their answers, forgotten, had been found */
+  unsigned let_go_found[ST_FOUND_N], let_go_by_name;
+  /* With st_resolver_park: the files whose last reference went, kept
+     until the results written before STAMP no longer need their names.  */
   bool park;
   uint64_t stamp;
   struct parked_file {
@@ -91,3 +88,5 @@ bool st_resolver_helper_applies (const struct st_mapping_request *req);
 /* resolver-let-go.c: lets go of the idle files beyond the
    ST_RESOLVER_IDLE_KEPT used last, and sets R->sweep_at.  */
 void st_resolver_let_idle_files_go (struct st_resolver *r);
+/* F, just made, is R's: its last reference frees it, or parks it.  */
+void st_resolver_own_file (struct st_resolver *r, struct st_elf_file *f);

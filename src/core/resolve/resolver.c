@@ -117,7 +117,7 @@ visit_by_name (const void *key, size_t len, void *value, void *arg)
 {
   struct answer *a = value;
   struct by_name_visit *v = arg;
-  if (a->by_name && (a->file != NULL || a->let_go) && a->path != NULL)
+  if (a->by_name && a->file != NULL && a->path != NULL)
     v->fn (a->path, v->arg);
   return 0;
 }
@@ -141,10 +141,12 @@ st_resolver_free (struct st_resolver *r)
 {
   if (r == NULL)
     return;
-  st_resolver_release_parked (r, UINT64_MAX);
-  free (r->parked);
+  /* Nothing is written after this: every file goes at once.  */
+  r->park = false;
   st_hashmap_free (r->answers);
   st_hashmap_free (r->by_build_id);
+  st_resolver_release_parked (r, UINT64_MAX);
+  free (r->parked);
   free (r);
 }
 
@@ -217,6 +219,7 @@ find (struct st_resolver *r, const struct st_mapping_request *req, struct st_why
               st_why_set (why, ENOMEM, "out of memory");
               return NULL;
             }
+          st_resolver_own_file (r, f);
           if (st_resolver_steps[i].how == ST_FOUND_NS_HELPER)
             f->ns_pid = req->pid;   /* its debuginfo is looked for there too */
           if (r->shared_files != NULL)
@@ -299,24 +302,26 @@ st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *re
   for (size_t i = 0; i < n && m < ST_NS_PREFETCH_MAX; i++)
     {
       const struct st_mapping_request *req = &reqs[i];
-      /* An answer whose file was let go is looked for again.  */
-      const struct answer *a = st_hashmap_get (r->answers, key, answer_key (req, key, sizeof key));
       if (!st_resolver_helper_applies (req)
           || (req->build_id_size > 0
               && st_hashmap_get (r->by_build_id, req->build_id, req->build_id_size) != NULL)
-          || (a != NULL && !a->let_go) || found_before_helper (r, req))
+          || st_hashmap_get (r->answers, key, answer_key (req, key, sizeof key)) != NULL
+          || found_before_helper (r, req))
         continue;
       ask[m++] = *req;
     }
   st_ns_client_prefetch (r->ns_client, ask, m);
 }
 
-/* Forgets the answer A at KEY.  */
+/* Forgets the answer A at KEY, whose file was rewritten in place: also
+   by_build_id's reference, so that no other path is given the old file.  */
 static void
-drop_answer (struct st_resolver *r, const char *key, size_t key_len, const struct answer *a)
+forget_rewritten (struct st_resolver *r, const char *key, size_t key_len, const struct answer *a)
 {
-  if (a->file != NULL)
-    r->files_held--;
+  struct st_elf_file *f = a->file;
+  if (f->build_id_size > 0 && st_hashmap_get (r->by_build_id, f->build_id, f->build_id_size) == f)
+    st_hashmap_remove (r->by_build_id, f->build_id, f->build_id_size);
+  r->files_held--;
   st_hashmap_remove (r->answers, key, key_len);   /* frees it */
 }
 
@@ -330,15 +335,10 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
   char key[4096 + 64];
   size_t key_len = answer_key (req, key, sizeof key);
   struct answer *a = st_hashmap_get (r->answers, key, key_len);
-  if (a != NULL && a->let_go)
-    {
-      drop_answer (r, key, key_len, a);
-      a = NULL;
-    }
   if (a != NULL && rewritten_since (a))
     {
       st_info ("%s: rewritten in place since it was opened: opened again", req->path);
-      drop_answer (r, key, key_len, a);
+      forget_rewritten (r, key, key_len, a);
       a = NULL;
     }
   r->clock++;
@@ -395,8 +395,8 @@ visit_answer (const void *key, size_t len, void *value, void *arg)
   struct answer *a = value;
   struct answer_visit *v = arg;
   if (a->path != NULL)
-    v->fn (a->path, a->file ? (int) a->file->found_by : a->let_go ? (int) a->found_by : -1,
-           a->why_not ? a->why_not : "?", v->arg);
+    v->fn (a->path, a->file ? (int) a->file->found_by : -1, a->why_not ? a->why_not : "?",
+           v->arg);
   return 0;
 }
 

@@ -61,9 +61,16 @@ unsigned st_resolver_upper_only (const struct st_resolver *r);
 /* Files closed, with their tables, because no process mapped them any
    more and ST_RESOLVER_IDLE_KEPT others had been used since.  */
 uint64_t st_resolver_let_go (const struct st_resolver *r);
+/* Adds to FOUND (by enum st_found_by) and *BY_NAME the paths whose
+   answers went with the files let go (st_resolver_foreach_answer and
+   st_resolver_foreach_by_name no longer see them; a path let go and found
+   again counts twice).  */
+void st_resolver_let_go_found (const struct st_resolver *r, unsigned found[ST_FOUND_N],
+                               unsigned *by_name);
 /* For an owner whose results outlive the next resolve (the unwinding
    threads of --jobs, whose samples are written later by another thread):
-   a file let go while STAMP is set is kept, with the symbol names and
+   a file whose last reference goes while STAMP is set (let go, rewritten
+   in place, its last process gone) is kept, with the symbol names and
    build-id its frames point to, until st_resolver_release_parked is told
    that every result before STAMP is written (DONE >= STAMP).  */
 void st_resolver_park (struct st_resolver *r, uint64_t stamp);

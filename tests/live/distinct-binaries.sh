@@ -15,12 +15,18 @@
 # unwound again by the sanitizer build with two threads (whose samples are
 # written by the reading thread after the files they name may have been
 # let go), must run clean and write the same.
+#
+# And one path rewritten in place (the same inode; a file known by its
+# inode, no build-id recorded, as with -a or a binary built without one):
+# the file opened before is dropped, and must neither be freed under a
+# sample another thread has yet to write (-j 2, sanitizer build), nor stay
+# open for the rest of the run (-a: descriptors on that path).
 set -u
 : "${EU_STACKTRACE:?}" "${EU_STACKTRACE_ASAN:?}" "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}" "${PYTHON3:=python3}"
 . "$TOP_SRCDIR/tests/tap.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-distinct.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-tap_plan 6
+tap_plan 8
 copies=400
 
 if [ "$(id -u)" != 0 ]; then
@@ -123,5 +129,69 @@ else
   tap_not_ok "the recording, -j 2 under the sanitizers: status $status, ${asan_let_go:-no} files let go"
   grep -e 'ERROR' -e 'runtime error' -e 'SUMMARY' "$tmp/asan.err" | head -5 | sed 's/^/#   /'
   cmp "$tmp/j1.folded" "$tmp/asan.folded" 2>&1 | sed 's/^/#   /'
+fi
+# A binary without a build-id, its first byte written again (the same
+# byte: only its ctime moves) after each of 40 runs.
+if cc -O2 -Wl,--build-id=none -o "$tmp/nobid" "$TOP_SRCDIR/tests/workloads/deep.c" 2> "$tmp/cc.err"; then
+  cat > "$tmp/rewrite.sh" <<EOF
+cp "$tmp/nobid" "$tmp/one"
+i=0
+while [ \$i -lt 40 ]; do
+  "$tmp/one" 15 > /dev/null
+  printf '\\177' | dd of="$tmp/one" bs=1 count=1 conv=notrunc status=none
+  i=\$((i + 1))
+done
+EOF
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 chrt -f -R 1 "$EU_STACKTRACE_ASAN" -j 2 -f folded \
+    -o "$tmp/rewrite.folded" -- sh "$tmp/rewrite.sh" 2> "$tmp/rewrite.err"
+  status=$?
+  named=$(grep -c '^one;.*;main' "$tmp/rewrite.folded")
+  if [ $status = 0 ] && ! grep -q -e 'ERROR: AddressSanitizer' -e 'runtime error:' "$tmp/rewrite.err" \
+     && [ "$named" -gt 0 ]; then
+    tap_ok "a file rewritten in place 40 times, -j 2 under the sanitizers: clean ($named stacks name main)"
+  else
+    tap_not_ok "a file rewritten in place 40 times, -j 2 under the sanitizers: status $status, $named stacks name main"
+    grep -e 'ERROR' -e 'SUMMARY' -e '#[0-9] ' "$tmp/rewrite.err" | head -12 | sed 's/^/#   /'
+  fi
+else
+  tap_not_ok "a file rewritten in place: cannot build the workload without a build-id"
+  sed 's/^/#   /' "$tmp/cc.err"
+fi
+
+# -a records no build-ids: one path, a new build-id written into it in
+# place before each of 100 runs as nobody.  The descriptors the profiler
+# holds on that path are counted after the last run (before: one a run).
+cp "$TOP_BUILDDIR/tests/workloads/deep" "$tmp/bin/one"
+chmod 755 "$tmp/bin/one"
+at=$("$PYTHON3" -c '
+import re, subprocess, sys
+notes = subprocess.run(["readelf", "-n", "--wide", sys.argv[1]], capture_output=True, text=True).stdout
+hexid = re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+print(open(sys.argv[1], "rb").read().find(bytes.fromhex(hexid)))' "$tmp/bin/one")
+chrt -f -R 1 "$EU_STACKTRACE" -a -f folded -o /dev/null 2> "$tmp/all.err" &
+prof=$!
+# shellcheck disable=SC2010 # ls -l shows where each descriptor points
+has_events () { ls -l "/proc/$prof/fd" 2> /dev/null | grep -q perf_event; }
+i=0
+while [ $i -lt 600 ] && ! has_events; do
+  sleep 0.05
+  i=$((i + 1))
+done
+i=1
+while [ $i -le 100 ]; do
+  printf '%b' "\\0$(printf %03o $((i & 255)))" | dd of="$tmp/bin/one" bs=1 seek="${at:-0}" count=1 conv=notrunc status=none
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/bin/one" 10 > /dev/null
+  i=$((i + 1))
+done
+# shellcheck disable=SC2010
+on_path=$(ls -l "/proc/$prof/fd" 2> /dev/null | grep -c -- "-> $tmp/bin/one\$")
+kill -INT "$prof"
+wait "$prof"
+status=$?
+if [ "${at:-0}" -gt 0 ] && [ "$on_path" -le 4 ] && { [ $status = 0 ] || [ $status = 130 ]; }; then
+  tap_ok "-a, one path rewritten with a new build-id 100 times: $on_path descriptors on it at the end"
+else
+  tap_not_ok "-a, one path rewritten with a new build-id 100 times: $on_path descriptors on it (at most 4), status $status"
+  head -5 "$tmp/all.err" | sed 's/^/#   /'
 fi
 tap_done

@@ -163,10 +163,10 @@ worker_main (void *arg)
 {
   struct worker *w = arg;
   struct st_session *s = w->session;
-  /* The frames of a sample point at its files' symbol names, and the
-     sample is written later, by the reader: a file the resolver lets go
-     (no process maps it any more) is kept until what was unwound before is
-     written.  */
+  /* The frames of a sample point at its files' symbol names and
+     build-ids, and the sample is written later, by the reader: a file
+     whose last reference goes (let go, rewritten, its last process gone)
+     is kept until what was unwound before is written.  */
   pthread_mutex_lock (&s->lock);
   for (;;)
     {

@@ -67,6 +67,11 @@ struct inode_identity {
   ino_t ino;
   off_t size;
   int64_t mtime_sec, mtime_nsec;
+  /* A file rewritten in place keeps its inode, and cp -p or touch can set
+     its size and mtime back; its ctime moves on every write (resolver.c's
+     rewritten_since): without it, a file opened again after a rewrite got
+     the old bytes' tables while another thread still held them.  */
+  int64_t ctime_sec, ctime_nsec;
 };
 struct identity {
   char kind;
@@ -90,6 +95,8 @@ identity_of (const struct st_elf_file *f, struct identity *key)
         .size = st.st_size,
         .mtime_sec = st.st_mtim.tv_sec,
         .mtime_nsec = st.st_mtim.tv_nsec,
+        .ctime_sec = st.st_ctim.tv_sec,
+        .ctime_nsec = st.st_ctim.tv_nsec,
       };
     }
   else if (f->build_id_size > 0)

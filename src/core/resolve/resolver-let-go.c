@@ -129,10 +129,12 @@ static void
 file_gone (struct st_elf_file *f, void *arg)
 {
   struct st_resolver *r = arg;
-  if (r->park && ST_GROW (r->parked, r->cap_parked, r->n_parked, 16) == 0)
-    r->parked[r->n_parked++] = (struct parked_file) { f, r->stamp };
-  else
+  if (!r->park)
     st_elf_file_free (f);
+  else if (ST_GROW (r->parked, r->cap_parked, r->n_parked, 16) == 0)
+    r->parked[r->n_parked++] = (struct parked_file) { f, r->stamp };
+  /* else out of memory: the file is kept for the run rather than freed
+     under a sample that may still name it.  */
 }
 
 void

@@ -3,7 +3,7 @@
 # files of the processes alive and the 64 it used last, not every file it
 # ever met.  Before, each distinct binary a user ran (a copy of a program
 # with its own build-id is one) kept a descriptor and about 70 KB of tables
-# for the rest of the run: 400 copies took the profiler from 18 to 39 MB
+# for the rest of the run: 400 copies took the profiler from 3 to 39 MB
 # and 437 descriptors, a user's way to bloat root's profiler and run it out
 # of descriptors.
 #

@@ -99,15 +99,6 @@ note_path (const char *path, void *set)
   st_hashmap_put (set, path, strlen (path), (void *) path);
 }
 
-static bool
-closed_any (struct st_unwinder *const *unwinders, unsigned n)
-{
-  for (unsigned i = 0; i < n; i++)
-    if (st_resolver_let_go (st_unwinder_resolver (unwinders[i])) > 0)
-      return true;
-  return false;
-}
-
 void
 st_session_summary_print (FILE *out, const struct st_stats *st,
                           struct st_unwinder *const *unwinders, unsigned n_unwinders,
@@ -142,13 +133,16 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   struct summary_counts c = { .out = out };
   st_hashmap_foreach (files, count_answer, &c);
   unsigned let_go_by_name = 0;
+  uint64_t let_go = 0;
   for (unsigned i = 0; i < n_unwinders; i++)
-    st_resolver_let_go_found (st_unwinder_resolver (unwinders[i]), c.found, &let_go_by_name);
+    {
+      st_resolver_let_go_found (st_unwinder_resolver (unwinders[i]), c.found, &let_go_by_name);
+      let_go += st_resolver_let_go (st_unwinder_resolver (unwinders[i]));
+    }
   /* A file closed and found again (or closed in one thread, open in
      another) counts again: the paths of closed files are not kept.  */
   fprintf (out, "files found, by how%s:\n",
-           let_go_by_name > 0 || closed_any (unwinders, n_unwinders)
-           ? " (a file closed when no process mapped it counts again if found again)" : "");
+           let_go > 0 ? " (a file closed when no process mapped it counts again if found again)" : "");
   for (int i = 0; i < ST_FOUND_N; i++)
     fprintf (out, "  %-30s %u\n", st_found_by_name (i), c.found[i]);
   if (c.missing > 0)
@@ -162,9 +156,6 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
     upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));
   if (upper_only > 0)
     fprintf (out, "files gone with a removed container's own layer: %u\n", upper_only);
-  uint64_t let_go = 0;
-  for (unsigned i = 0; i < n_unwinders; i++)
-    let_go += st_resolver_let_go (st_unwinder_resolver (unwinders[i]));
   if (let_go > 0)
     fprintf (out, "files closed when no process mapped them any more (each unwinding thread "
              "keeps the %d used last): %" PRIu64 "\n", ST_RESOLVER_IDLE_KEPT, let_go);

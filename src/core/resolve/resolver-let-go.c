@@ -191,11 +191,8 @@ st_resolver_let_idle_files_go (struct st_resolver *r)
                  by_build_id held goes here).  */
               for (size_t i = 0; i < idle.n - ST_RESOLVER_IDLE_KEPT; i++)
                 {
-                  struct st_elf_file *f = idle.v[i]->file;
                   r->let_go++;
-                  if (f->build_id_size > 0
-                      && st_hashmap_get (r->by_build_id, f->build_id, f->build_id_size) == f)
-                    st_hashmap_remove (r->by_build_id, f->build_id, f->build_id_size);
+                  st_resolver_drop_build_id_ref (r, idle.v[i]->file);
                 }
               for (size_t i = 0; i < g.n; i++)
                 {

@@ -85,6 +85,9 @@ extern const size_t st_resolver_n_steps;
    process, which its build-id or inode can check.  */
 bool st_resolver_helper_applies (const struct st_mapping_request *req);
 
+/* resolver.c: drops by_build_id's reference to F, if it holds F (the last
+   reference, when nothing else holds F).  */
+void st_resolver_drop_build_id_ref (struct st_resolver *r, struct st_elf_file *f);
 /* resolver-let-go.c: lets go of the idle files beyond the
    ST_RESOLVER_IDLE_KEPT used last, and sets R->sweep_at.  */
 void st_resolver_let_idle_files_go (struct st_resolver *r);

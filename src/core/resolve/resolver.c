@@ -313,14 +313,19 @@ st_resolver_prefetch (struct st_resolver *r, const struct st_mapping_request *re
   st_ns_client_prefetch (r->ns_client, ask, m);
 }
 
+void
+st_resolver_drop_build_id_ref (struct st_resolver *r, struct st_elf_file *f)
+{
+  if (f->build_id_size > 0 && st_hashmap_get (r->by_build_id, f->build_id, f->build_id_size) == f)
+    st_hashmap_remove (r->by_build_id, f->build_id, f->build_id_size);   /* unrefs */
+}
+
 /* Forgets the answer A at KEY, whose file was rewritten in place: also
    by_build_id's reference, so that no other path is given the old file.  */
 static void
 forget_rewritten (struct st_resolver *r, const char *key, size_t key_len, const struct answer *a)
 {
-  struct st_elf_file *f = a->file;
-  if (f->build_id_size > 0 && st_hashmap_get (r->by_build_id, f->build_id, f->build_id_size) == f)
-    st_hashmap_remove (r->by_build_id, f->build_id, f->build_id_size);
+  st_resolver_drop_build_id_ref (r, a->file);
   r->files_held--;
   st_hashmap_remove (r->answers, key, key_len);   /* frees it */
 }

@@ -12,6 +12,7 @@ why_vset_at (struct st_why *why, int err, uint64_t offset, const char *fmt, va_l
   if (why != NULL)
     {
       why->offset = offset;
+      why->input = NULL;
       vsnprintf (why->text, sizeof why->text, fmt, ap);
     }
   return -err;
@@ -39,6 +40,7 @@ st_why_clear (struct st_why *why)
   if (why != NULL)
     {
       why->offset = ST_WHY_NO_OFFSET;
+      why->input = NULL;
       why->text[0] = '\0';
     }
 }

@@ -22,6 +22,10 @@
 
 struct st_why {
   uint64_t offset;   /* byte offset in the input, or ST_WHY_NO_OFFSET */
+  /* The file OFFSET is in, when the input is several (a perf.data
+     directory) and it is not the one the caller opened; NULL otherwise.
+     It points into the reader's state.  */
+  const char *input;
   char text[256];
 };
 

@@ -47,7 +47,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/output/stack-tree.c src/core/output/stack-tree.h \
 	src/core/input/source-perf.c src/core/input/source-perf.h \
 	src/core/input/perf-header.c src/core/input/perf-record.c src/core/input/perf-reader.h \
-	src/core/input/perf-swap.c \
+	src/core/input/perf-swap.c src/core/input/perf-dir.c \
 	src/core/input/source-live.c src/core/input/source-live.h \
 	src/core/input/live.h src/core/input/live-rings.c src/core/input/live-proc.c \
 	src/core/input/live-wait.c \

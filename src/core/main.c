@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "basic/sigbus-guard.h"
@@ -25,6 +26,7 @@
 #include "container/container.h"
 #include "core/input/input.h"
 #include "core/input/source-live.h"
+#include "core/input/source-perf.h"
 #include "core/input/source.h"
 #include "core/options.h"
 #include "core/output/output-file.h"
@@ -42,7 +44,8 @@ report_source_error (const char *input, int r, const struct st_why *why)
 {
   if (r == -EBADMSG || r == -ENOTSUP)
     {
-      st_error ("%s: byte offset %" PRIu64 ": %s", input, why->offset, why->text);
+      st_error ("%s: byte offset %" PRIu64 ": %s", why->input != NULL ? why->input : input,
+                why->offset, why->text);
       return EXIT_BAD_INPUT;
     }
   if (why->text[0] != '\0')
@@ -200,6 +203,20 @@ source_open_input (const struct st_options *o, struct source *s)
     input_path = isatty (STDIN_FILENO) ? "perf.data" : "-";
 
   int r = st_input_open (input_path, &s->in);
+  _cleanup_free_ char *main_file = NULL;
+  if (r == -EISDIR)
+    {
+      /* perf record --threads writes a directory: its header file is
+         "data", which names the others (source-perf.h).  */
+      main_file = st_perf_source_dir_main_file (input_path);
+      if (main_file == NULL)
+        {
+          st_error ("cannot open %s: %s", input_path, strerror (ENOMEM));
+          return EXIT_RUNTIME;
+        }
+      r = st_input_open (main_file, &s->in);
+      input_path = main_file;
+    }
   if (r < 0)
     {
       st_error ("cannot open %s: %s", input_path, strerror (-r));

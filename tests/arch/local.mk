@@ -15,6 +15,7 @@ ARCH_TESTS = \
 	tests/arch/riscv64.sh \
 	tests/arch/sysroot.sh \
 	tests/arch/perf-zstd.sh \
+	tests/arch/perf-threads-zstd.sh \
 	tests/arch/perf-fp.sh \
 	tests/arch/foreign.sh \
 	tests/arch/lbr.sh

@@ -32,7 +32,10 @@ rate and the first mismatches as diagnostics.  The checks, in order:
   1. every sample of perf script is in our output (nothing dropped);
   2. at least --min-samples samples were compared;
   3. at least --min-rate percent of them match;
-  4. (one line per --expect-complete SYMBOL[,SYMBOL...]) the samples whose
+  4. with --in-order: ours writes the samples in perf script's order, which
+     is time order (a recording's records are not: a perf.data's rounds,
+     perf record --threads' files, one per CPU);
+  5. (one line per --expect-complete SYMBOL[,SYMBOL...]) the samples whose
      innermost user frame perf names one of the SYMBOLs are complete in ours
      (unwound to _start or clone3, stop "end") and begin with all of perf's
      frames, also where perf stopped early.  This covers samples that perf
@@ -291,6 +294,40 @@ def show_chains(out, label, perf_sample, ours_sample):
             out("    != ours %s" % (of[i] if i < len(of) else "-"))
 
 
+def check_order(diag, tap, args, perf, ours):
+    """One TAP line: the samples both sides have come in the same order.
+    perf script sorts by time; samples of equal time may come in either
+    order, so each run of equal times is compared as a set."""
+    perf_keys = [(p.time, p.tid) for p in perf]
+    both = set(perf_keys)
+    ours_keys = [(o.time, o.tid) for o in ours if (o.time, o.tid) in both]
+    backwards = sum(1 for a, b in zip(ours_keys, ours_keys[1:]) if b[0] < a[0])
+
+    def runs(keys):
+        out = []
+        for k in keys:
+            if out and out[-1][0] == k[0]:
+                out[-1][1].append(k[1])
+            else:
+                out.append((k[0], [k[1]]))
+        return [(t, sorted(tids)) for t, tids in out]
+
+    a, b = runs(perf_keys), runs(ours_keys)
+    first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+    if first is None and len(a) != len(b):
+        first = min(len(a), len(b))
+    diag("%s: %d samples in both; ours goes back in time %d times" % (
+        args.name, len(ours_keys), backwards))
+    if first is not None:
+        for i in range(first, min(first + args.show, max(len(a), len(b)))):
+            diag("  #%d perf %s / ours %s" % (
+                i, a[i] if i < len(a) else "-", b[i] if i < len(b) else "-"))
+    tap(first is None and backwards == 0 and len(ours_keys) > 0,
+        "ours has the samples in perf script's order (%d samples%s)" % (
+            len(ours_keys), "" if first is None else
+            ", first difference at run %d of equal times" % first))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--perf-script", required=True,
@@ -324,6 +361,9 @@ def main(argv):
                     metavar="SYMBOL[,SYMBOL...]",
                     help="samples whose innermost frame is one of these must "
                          "be complete in ours, even where perf's are not")
+    ap.add_argument("--in-order", action="store_true",
+                    help="also check that ours writes the samples in perf "
+                         "script's order (one more TAP line)")
     ap.add_argument("--expect-min", type=int, default=200,
                     help="fewest samples each --expect-complete needs")
     ap.add_argument("--expect-rate", type=float, default=None,
@@ -348,7 +388,8 @@ def main(argv):
         if not ok:
             failed[0] = True
 
-    n_checks = (1 if args.rate_as_diagnostics else 3) + len(args.expect_complete)
+    n_checks = ((1 if args.rate_as_diagnostics else 3) + args.in_order
+                + len(args.expect_complete))
     try:
         perf = parse_perf_script(args.perf_script)
         ours = parse_ours(args.ours)
@@ -463,6 +504,9 @@ def main(argv):
         tap(bool(compared) and rate >= args.min_rate,
             "user frames equal perf script's in %.2f%% of %d complete samples "
             "(need %.1f%%)" % (rate, len(compared), args.min_rate))
+
+    if args.in_order:
+        check_order(diag, tap, args, perf, ours)
 
     for spec in args.expect_complete:
         symbols = set(spec.split(","))

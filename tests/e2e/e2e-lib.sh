@@ -90,7 +90,8 @@ tools_problem ()
 #   NAME                   the workload's name in TAP lines
 #   COMMAND                the workload and its arguments
 #   COMPARATOR-OPTIONS     extra options of compare-perf-script.py; each
-#                          --expect-complete adds one TAP line
+#                          --expect-complete and --in-order add one TAP
+#                          line each
 e2e_run ()
 {
   name=$1
@@ -105,7 +106,7 @@ e2e_run ()
 
   n_expect=0
   for opt in "$@"; do
-    [ "$opt" = "--expect-complete" ] && n_expect=$((n_expect + 1))
+    case $opt in --expect-complete|--in-order) n_expect=$((n_expect + 1)) ;; esac
   done
   # record, perf script, eu-stacktrace, 3 comparator lines (+ expectations),
   # sanitizer build.

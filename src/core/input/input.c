@@ -114,6 +114,28 @@ st_input_set_interrupt (struct st_input *in, volatile sig_atomic_t *flag)
 
 ST_DEFINE_CLEANUP (input_freep, struct st_input, st_input_free)
 
+/* The rest of opening IN, whose fd is set: what kind of file it is.  */
+static int
+input_set_up (struct st_input *in)
+{
+  struct stat st;
+  if (fstat (in->fd, &st) != 0)
+    return -errno;
+  if (S_ISDIR (st.st_mode))
+    return -EISDIR;
+  if (S_ISREG (st.st_mode))
+    {
+      /* Read ahead of us, twice the default window.  */
+      posix_fadvise (in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+      in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
+      in->size = st.st_size;
+    }
+  in->buf = buffer_new ();
+  if (in->buf == NULL)
+    return -ENOMEM;
+  return 0;
+}
+
 int
 st_input_open (const char *path, struct st_input **out)
 {
@@ -133,21 +155,31 @@ st_input_open (const char *path, struct st_input **out)
         return -errno;
       in->owns_fd = true;
     }
-  struct stat st;
-  if (fstat (in->fd, &st) != 0)
-    return -errno;
-  if (S_ISDIR (st.st_mode))
-    return -EISDIR;
-  if (S_ISREG (st.st_mode))
+  int r = input_set_up (in);
+  if (r < 0)
+    return r;
+  *out = ST_TAKE_PTR (in);
+  return 0;
+}
+
+int
+st_input_open_fd (int fd, const char *name, struct st_input **out)
+{
+  _cleanup_ (input_freep) struct st_input *in = calloc (1, sizeof *in);
+  if (in == NULL)
     {
-      /* Read ahead of us, twice the default window.  */
-      posix_fadvise (in->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-      in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
-      in->size = st.st_size;
+      close (fd);
+      return -ENOMEM;
     }
-  in->buf = buffer_new ();
-  if (in->buf == NULL)
+  in->fd = fd;
+  in->owns_fd = true;
+  in->hold = UINT64_MAX;
+  in->name = strdup (name);
+  if (in->name == NULL)
     return -ENOMEM;
+  int r = input_set_up (in);
+  if (r < 0)
+    return r;
   *out = ST_TAKE_PTR (in);
   return 0;
 }

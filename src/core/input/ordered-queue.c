@@ -120,6 +120,12 @@ st_ordered_queue_round (struct st_ordered_queue *q)
 }
 
 int
+st_ordered_queue_release_before (struct st_ordered_queue *q, uint64_t time)
+{
+  return time == 0 ? 0 : flush_until (q, time - 1);
+}
+
+int
 st_ordered_queue_flush_all (struct st_ordered_queue *q)
 {
   return flush_until (q, UINT64_MAX);

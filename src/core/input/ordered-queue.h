@@ -19,6 +19,7 @@ struct st_queued_record {
   const uint8_t *data;
   uint32_t size;
   bool owned;               /* a copy, freed once released */
+  uint32_t file;            /* a perf.data directory's: which of its files */
 };
 
 struct st_ordered_queue;
@@ -35,6 +36,9 @@ void st_ordered_queue_free (struct st_ordered_queue *q, void (*free_data) (void 
 int st_ordered_queue_push (struct st_ordered_queue *q, const struct st_queued_record *rec);
 /* The end of a round: releases what the previous round made safe.  */
 int st_ordered_queue_round (struct st_ordered_queue *q);
+/* Releases every record older than TIME (a merge of inputs each in time
+   order: none of them can bring an older one any more).  */
+int st_ordered_queue_release_before (struct st_ordered_queue *q, uint64_t time);
 /* Releases everything (end of input).  */
 int st_ordered_queue_flush_all (struct st_ordered_queue *q);
 size_t st_ordered_queue_size (const struct st_ordered_queue *q);

@@ -63,6 +63,7 @@ enum {
   PERF_HEADER_ARCH = 6,
   PERF_HEADER_CPUDESC = 8,         /* perf string: the CPU model */
   PERF_HEADER_SAMPLE_TIME = 21,    /* u64 first, last sample times */
+  PERF_HEADER_DIR_FORMAT = 24,     /* u64 version: perf record --threads' directory */
   PERF_HEADER_CLOCK_DATA = 29,     /* u32 version, clockid; u64 wall ns, clock ns */
   PERF_HEADER_LAST_FEATURE_PIPE = 32,  /* ends the features of a pipe */
   PERF_HEADER_FEATURE_BITS = 256,

@@ -184,7 +184,8 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
         continue;
       uint64_t at = table + idx++ * sizeof (struct perf_file_section);
       if (bit != PERF_HEADER_BUILD_ID && bit != PERF_HEADER_ARCH && bit != PERF_HEADER_CPUDESC
-          && bit != PERF_HEADER_SAMPLE_TIME && bit != PERF_HEADER_CLOCK_DATA)
+          && bit != PERF_HEADER_SAMPLE_TIME && bit != PERF_HEADER_CLOCK_DATA
+          && bit != PERF_HEADER_DIR_FORMAT)
         continue;
       struct perf_file_section sec;
       if (st_input_pread (src->in, &sec, sizeof sec, at) != sizeof sec)
@@ -213,6 +214,16 @@ read_file_features (struct st_perf_source *src, const struct perf_file_header *f
       int r = 0;
       if (bit == PERF_HEADER_ARCH)
         st_perf_set_arch (src, data, sec.size);
+      else if (bit == PERF_HEADER_DIR_FORMAT)
+        {
+          if (sec.size < 8)
+            return st_why_at (src->err, EBADMSG, sec.offset,
+                              "HEADER_DIR_FORMAT of %" PRIu64 " bytes", sec.size);
+          memcpy (&src->dir_version, data, 8);
+          if (src->dir_version == 0)
+            return st_why_at (src->err, EBADMSG, sec.offset,
+                              "HEADER_DIR_FORMAT says version 0");
+        }
       else if (st_perf_parse_recording_feature (src, bit, data, sec.size))
         ;
       else
@@ -338,6 +349,13 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
   if (fh.data.size != 0)
     {
       r = read_file_features (src, &fh);
+      if (r < 0)
+        return r;
+    }
+  if (src->dir_version != 0)
+    {
+      /* perf record --threads: the records are in the files beside.  */
+      r = st_perf_dir_open (src);
       if (r < 0)
         return r;
     }

@@ -5,6 +5,7 @@
  * the live source) and delivers them.  */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -18,6 +19,8 @@
 #include "core/input/perf-format.h"
 
 #define MAX_ATTRS 4096
+
+struct st_perf_dir;
 
 struct attr_info {
   uint64_t sample_type;
@@ -78,6 +81,14 @@ struct st_perf_source {
   } pool[9];
   size_t pool_bytes;
 
+  /* perf record --threads: a directory, whose header file's
+     HEADER_DIR_FORMAT (version, 0 when absent) says that the records are
+     also in the data.N files beside it (perf-dir.c).  While they are
+     read, IN, DATA_END and ZSTD are those of the file at hand, FILE.  */
+  uint64_t dir_version;
+  struct st_perf_dir *dir;
+  uint32_t file;
+
   /* state of one run */
   struct st_ordered_queue *queue;
   st_event_fn fn;
@@ -114,6 +125,22 @@ void st_perf_set_arch (struct st_perf_source *src, const uint8_t *data, size_t l
    SRC->recording.  True when FEATURE was one of them.  */
 bool st_perf_parse_recording_feature (struct st_perf_source *src, unsigned feature,
                                       const uint8_t *data, size_t len);
+
+/* perf-dir.c: a perf.data directory's files, read merged by time.  */
+/* Opens the data.N files beside SRC's input (whose header said
+   HEADER_DIR_FORMAT): 0, or an error with SRC->err filled.  */
+int st_perf_dir_open (struct st_perf_source *src);
+void st_perf_dir_free (struct st_perf_dir *dir);
+/* Reads every file to its end, NEXT reading and handling one record of
+   SRC->in (0, 1 at its end, or an error), the files taken in the order
+   of their records' times; releases from SRC->queue what no file can
+   overtake any more.  Stops early when *STOP becomes non-zero.  */
+int st_perf_dir_run (struct st_perf_source *src, int (*next) (struct st_perf_source *src),
+                     volatile sig_atomic_t *stop);
+/* A record of time TIME of the file at hand was queued.  */
+void st_perf_dir_queued (struct st_perf_source *src, uint64_t time);
+/* The path of FILE, for messages: NULL for the header's own.  */
+const char *st_perf_dir_file_name (const struct st_perf_source *src, uint32_t file);
 
 /* perf-swap.c: the pieces of a perf.data of the other byte order, turned
    into this machine's order in place.  */

@@ -170,6 +170,9 @@ st_perf_swap_feature (unsigned feature, uint8_t *data, size_t len)
     case PERF_HEADER_SAMPLE_TIME:
       u64s (&w, 2);
       break;
+    case PERF_HEADER_DIR_FORMAT:
+      u64s (&w, 1);   /* the version */
+      break;
     case PERF_HEADER_BUILD_ID:
       /* Entries of their own size: header, pid, then bytes.  */
       for (size_t pos = 0; pos + sizeof (struct perf_build_id_entry) <= len;)

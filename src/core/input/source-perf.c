@@ -50,6 +50,7 @@ st_perf_source_free (struct st_perf_source *src)
   free (src->swap_buf[1]);
   free (src->lbr_ips);
   st_perf_decompressor_free (src->zstd);
+  st_perf_dir_free (src->dir);
   st_hashmap_free (src->attr_by_id);
   for (size_t c = 0; c < sizeof src->pool / sizeof src->pool[0]; c++)
     {
@@ -123,6 +124,8 @@ release_queued (const struct st_queued_record *rec, void *arg)
 {
   struct st_perf_source *src = arg;
   int r = deliver (src, rec->data, rec->size, rec->offset);
+  if (r == -EBADMSG && src->err != NULL)
+    src->err->input = st_perf_dir_file_name (src, rec->file);
   if (rec->owned)
     pool_put (src, (void *) rec->data, rec->size);
   return r;
@@ -135,7 +138,7 @@ static int
 handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
                       uint64_t offset)
 {
-  struct st_queued_record q = { .offset = offset, .data = rec, .size = size };
+  struct st_queued_record q = { .offset = offset, .data = rec, .size = size, .file = src->file };
   if (!st_perf_record_time (src, rec, size, &q.time))
     return deliver (src, rec, size, offset);
   if (!st_perf_records_stable (src) || src->decompressing || src->swapped)
@@ -150,6 +153,8 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   int r = st_ordered_queue_push (src->queue, &q);
   if (r < 0 && q.owned)
     pool_put (src, (void *) q.data, size);
+  else
+    st_perf_dir_queued (src, q.time);
   return r;
 }
 
@@ -217,6 +222,10 @@ handle_user_record (struct st_perf_source *src, const uint8_t *rec, uint32_t siz
     {
     case PERF_RECORD_FINISHED_ROUND:
       {
+        /* A directory's files are merged by time (perf-dir.c), and a
+           round of one file says nothing of the others.  */
+        if (src->dir != NULL)
+          return 0;
         int r = st_ordered_queue_round (src->queue);
         uint64_t low = st_ordered_queue_min_offset (src->queue);
         if (src->in != NULL)
@@ -340,6 +349,29 @@ read_record (struct st_perf_source *src, const uint8_t **rec, uint32_t *size, ui
   return st_input_next_record (src->in, h.size, rec, "record", h.type, *offset, src->err);
 }
 
+/* Reads and handles the next record of SRC->in: 0, 1 at the end of its
+   data, or an error.  */
+static int
+next_record (struct st_perf_source *src)
+{
+  const uint8_t *rec = NULL;
+  uint32_t size = 0;
+  uint64_t offset = 0;
+  int r = read_record (src, &rec, &size, &offset);
+  if (r != 0)
+    return r;
+  rec = normalize (src, rec, size);
+  uint32_t type;
+  memcpy (&type, rec, sizeof type);
+  if (type >= PERF_RECORD_USER_TYPE_START)
+    r = handle_user_record (src, rec, size, offset);
+  else
+    r = handle_kernel_record (src, rec, size, offset);
+  if (src->in != NULL && st_ordered_queue_size (src->queue) == 0)
+    st_input_release_before (src->in, offset + size);
+  return r;
+}
+
 /* Delivers whatever is still queued when the reading ended with R (0, an
    error or an interruption): a fault never costs the samples read before
    it.  A malformed record found only now, when its time came, stops
@@ -410,29 +442,18 @@ st_perf_source_run (struct st_perf_source *src, st_event_fn fn, void *arg,
         r = fn (&ev, arg);
     }
 
-  /* Queued records stay in the input's buffers, not copied, until a round
-     or an empty queue lets them go.  */
-  if (src->in != NULL)
-    st_input_keep (src->in);
   /* Records are 8-byte aligned in the file, but a stream's buffer gives
      no such promise: parsers read fields with memcpy.  */
-  while (r == 0 && !(stop && *stop))
+  if (r == 0 && src->dir != NULL)
+    r = st_perf_dir_run (src, next_record, stop);
+  else
     {
-      const uint8_t *rec = NULL;
-      uint32_t size = 0;
-      uint64_t offset = 0;
-      r = read_record (src, &rec, &size, &offset);
-      if (r != 0)
-        break;
-      rec = normalize (src, rec, size);
-      uint32_t type;
-      memcpy (&type, rec, sizeof type);
-      if (type >= PERF_RECORD_USER_TYPE_START)
-        r = handle_user_record (src, rec, size, offset);
-      else
-        r = handle_kernel_record (src, rec, size, offset);
-      if (src->in != NULL && st_ordered_queue_size (src->queue) == 0)
-        st_input_release_before (src->in, offset + size);
+      /* Queued records stay in the input's buffers, not copied, until a
+         round or an empty queue lets them go.  */
+      if (src->in != NULL)
+        st_input_keep (src->in);
+      while (r == 0 && !(stop && *stop))
+        r = next_record (src);
     }
   if (r == 1)
     r = 0;

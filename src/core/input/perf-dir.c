@@ -1,0 +1,376 @@
+/* perf record --threads: a perf.data directory.
+ *
+ * perf 5.17 and later, asked to record with several threads, write a
+ * directory.  Its file "data" is an ordinary perf.data file: the header,
+ * the attributes, the feature sections (HEADER_DIR_FORMAT, version 1, says
+ * what it is), and a data section with perf's own records (the kernel's
+ * map, the processes that were there at the start).  Each recording thread
+ * writes the records it read from its CPUs' ring buffers to a file "data.N"
+ * of its own: records only, from byte 0, no header, and no FINISHED_ROUND
+ * (perf record leaves them out in this mode: a file that one CPU's ring
+ * filled is in time order as the kernel wrote it).
+ *
+ * perf's reader queues every record of every file and sorts them all at
+ * the end.  This one merges the files by time instead, the way the rounds
+ * of a single file bound its queue: it always reads the file that is
+ * furthest behind, and releases every queued record older than the time
+ * that file has reached, since no file can bring an older one any more.
+ * A file that does go back in time (one thread reading several CPUs'
+ * rings, --threads=core and the like) widens that margin by the largest
+ * step back seen, so the order is perf's there too once such a step has
+ * been seen.  The queue then holds only what the files' times differ by.
+ *
+ * The files' records are queued as copies (the pool of source-perf.c):
+ * each file is read through a buffer of its own, which moves on.  */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "basic/cleanup.h"
+#include "basic/log.h"
+#include "core/input/perf-reader.h"
+#include "core/input/source-perf.h"
+
+/* perf writes one file per recording thread, at most one per CPU.  More
+   than this is not a recording.  */
+#define MAX_FILES 4096
+
+/* Records read from one file before what it queued is released.  */
+#define TURN 64
+
+struct lane {
+  struct st_input *in;        /* NULL once read to its end (but the header's) */
+  uint64_t end;               /* where its records end */
+  struct st_perf_decompressor *zstd;  /* perf record -z: each file is a stream */
+  char *name;                 /* its path, for messages; NULL: the header's */
+  uint64_t time;              /* the latest record time read from it */
+  bool done;
+};
+
+struct st_perf_dir {
+  struct lane *lanes;         /* [0]: the header's file, then data.N by N */
+  uint32_t n;
+  uint64_t slack;             /* the largest step back in time a file took */
+};
+
+void
+st_perf_dir_free (struct st_perf_dir *dir)
+{
+  if (dir == NULL)
+    return;
+  for (uint32_t i = 1; i < dir->n; i++)
+    {
+      st_input_free (dir->lanes[i].in);
+      st_perf_decompressor_free (dir->lanes[i].zstd);
+      free (dir->lanes[i].name);
+    }
+  free (dir->lanes);
+  free (dir);
+}
+
+ST_DEFINE_CLEANUP (perf_dir_freep, struct st_perf_dir, st_perf_dir_free)
+
+char *
+st_perf_source_dir_main_file (const char *dir)
+{
+  char *path;
+  if (asprintf (&path, "%s/data", dir) < 0)
+    return NULL;
+  return path;
+}
+
+/* "data.N", by N; perf reads whatever else starts with "data." too, and
+   so does this, after them, by name.  */
+static int
+compare_data_names (const void *a, const void *b)
+{
+  const char *x = *(char *const *) a + 5, *y = *(char *const *) b + 5;
+  char *xe, *ye;
+  unsigned long xn = strtoul (x, &xe, 10), yn = strtoul (y, &ye, 10);
+  bool xnum = xe != x && *xe == '\0', ynum = ye != y && *ye == '\0';
+  if (xnum != ynum)
+    return xnum ? -1 : 1;
+  if (xnum && xn != yn)
+    return xn < yn ? -1 : 1;
+  return strcmp (x, y);
+}
+
+static void
+free_names (char **names, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (names[i]);
+  free (names);
+}
+
+/* The names of the directory's "data.*" entries, sorted.  */
+static int
+list_data_files (DIR *d, const char *path, struct st_why *err, char ***out, size_t *n_out)
+{
+  char **names = NULL;
+  size_t n = 0;
+  struct dirent *e;
+  errno = 0;
+  while ((e = readdir (d)) != NULL)
+    {
+      if (strncmp (e->d_name, "data.", 5) != 0)
+        continue;
+      if (n == MAX_FILES)
+        {
+          free_names (names, n);
+          return st_why_set (err, EBADMSG, "%s: more than %d data.* files: not a perf.data "
+                             "directory", path, MAX_FILES);
+        }
+      char **v = realloc (names, (n + 1) * sizeof *v);
+      if (v == NULL || (v[n] = strdup (e->d_name)) == NULL)
+        {
+          free_names (v != NULL ? v : names, n);
+          return -ENOMEM;
+        }
+      names = v;
+      n++;
+    }
+  if (errno != 0)
+    {
+      int r = -errno;
+      free_names (names, n);
+      return st_why_set (err, -r, "%s: cannot list the directory: %s", path, strerror (-r));
+    }
+  if (n > 0)
+    qsort (names, n, sizeof *names, compare_data_names);
+  *out = names;
+  *n_out = n;
+  return 0;
+}
+
+/* Opens NAME in the directory DFD as a lane, or leaves it out (an empty
+   file, as perf does; anything but a regular file, with a warning).  Never
+   blocks: the directory may be anyone's, and a FIFO there is opened
+   without waiting for a writer, then left out.  */
+static int
+open_lane (struct st_perf_dir *dir, int dfd, const char *path, const char *name,
+           struct st_why *err)
+{
+  _cleanup_free_ char *full = NULL;
+  if (asprintf (&full, "%s/%s", path, name) < 0)
+    return -ENOMEM;
+  int fd = openat (dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0)
+    {
+      if (errno == ELOOP)
+        {
+          st_warning ("%s: a symbolic link, not a file perf record wrote: left out", full);
+          return 0;
+        }
+      return st_why_set (err, errno, "cannot open %s: %s", full, strerror (errno));
+    }
+  struct stat st;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      st_warning ("%s: not a regular file: left out", full);
+      close (fd);
+      return 0;
+    }
+  if (st.st_size == 0)
+    {
+      close (fd);
+      return 0;
+    }
+  struct lane *lane = &dir->lanes[dir->n];
+  int r = st_input_open_fd (fd, full, &lane->in);
+  if (r < 0)
+    return st_why_set (err, -r, "cannot read %s: %s", full, strerror (-r));
+  lane->end = st_input_size (lane->in);
+  lane->name = ST_TAKE_PTR (full);
+  dir->n++;
+  return 0;
+}
+
+int
+st_perf_dir_open (struct st_perf_source *src)
+{
+  struct st_why *err = src->err;
+  if (src->dir_version != 1)
+    return st_why_at (err, ENOTSUP, 0, "a perf.data directory of version %" PRIu64
+                      " (HEADER_DIR_FORMAT); this build reads version 1", src->dir_version);
+  const char *main_name = st_input_name (src->in);
+  const char *slash = strrchr (main_name, '/');
+  if (!st_input_seekable (src->in) || strcmp (main_name, "<stdin>") == 0)
+    return st_why_at (err, ENOTSUP, 0, "the header of a perf.data directory (perf record "
+                      "--threads), read from standard input: give the directory with -i");
+  _cleanup_free_ char *path = slash != NULL ? strndup (main_name, slash - main_name)
+                                            : strdup (".");
+  if (path == NULL)
+    return -ENOMEM;
+  if (path[0] == '\0')
+    {
+      free (path);
+      if ((path = strdup ("/")) == NULL)
+        return -ENOMEM;
+    }
+  _cleanup_ (perf_dir_freep) struct st_perf_dir *dir = calloc (1, sizeof *dir);
+  if (dir == NULL)
+    return -ENOMEM;
+  int dfd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0)
+    return st_why_set (err, errno, "cannot open the perf.data directory %s: %s", path,
+                       strerror (errno));
+  DIR *d = fdopendir (dfd);
+  if (d == NULL)
+    {
+      int e = errno;
+      close (dfd);
+      return st_why_set (err, e, "cannot read the perf.data directory %s: %s", path,
+                         strerror (e));
+    }
+  char **names = NULL;
+  size_t n_names = 0;
+  int r = list_data_files (d, path, err, &names, &n_names);
+  if (r == 0)
+    {
+      dir->lanes = calloc (n_names + 1, sizeof *dir->lanes);
+      if (dir->lanes == NULL)
+        r = -ENOMEM;
+    }
+  if (r == 0)
+    {
+      /* Lane 0 is the header's file; run fills it in.  */
+      dir->n = 1;
+      for (size_t i = 0; i < n_names && r == 0; i++)
+        r = open_lane (dir, dirfd (d), path, names[i], err);
+    }
+  free_names (names, n_names);
+  closedir (d);
+  if (r < 0)
+    return r;
+  if (dir->n == 1)
+    st_warning ("%s: a perf.data directory with no data.N file that holds records",
+                path);
+  src->dir = ST_TAKE_PTR (dir);
+  return 0;
+}
+
+const char *
+st_perf_dir_file_name (const struct st_perf_source *src, uint32_t file)
+{
+  return src->dir != NULL && file < src->dir->n ? src->dir->lanes[file].name : NULL;
+}
+
+void
+st_perf_dir_queued (struct st_perf_source *src, uint64_t time)
+{
+  struct st_perf_dir *dir = src->dir;
+  if (dir == NULL)
+    return;
+  struct lane *lane = &dir->lanes[src->file];
+  if (time >= lane->time)
+    lane->time = time;
+  else if (lane->time - time > dir->slack)
+    dir->slack = lane->time - time;
+}
+
+/* Makes LANE the file SRC reads.  */
+static void
+enter (struct st_perf_source *src, struct lane *lane)
+{
+  src->file = (uint32_t) (lane - src->dir->lanes);
+  src->in = lane->in;
+  src->data_end = lane->end;
+  src->zstd = lane->zstd;
+}
+
+static void
+leave (struct st_perf_source *src, struct lane *lane)
+{
+  lane->zstd = src->zstd;   /* made at its first compressed record */
+}
+
+/* The lane behind the others (the lowest time; the lowest index of equal
+   ones, so the header's file first), or NULL when all are read; *NEXT is
+   the time of the one behind it (UINT64_MAX: none).  */
+static struct lane *
+lane_behind (struct st_perf_dir *dir, uint64_t *next)
+{
+  struct lane *min = NULL;
+  *next = UINT64_MAX;
+  for (uint32_t i = 0; i < dir->n; i++)
+    {
+      struct lane *l = &dir->lanes[i];
+      if (l->done)
+        continue;
+      if (min == NULL || l->time < min->time)
+        {
+          if (min != NULL)
+            *next = min->time;
+          min = l;
+        }
+      else if (l->time < *next)
+        *next = l->time;
+    }
+  return min;
+}
+
+int
+st_perf_dir_run (struct st_perf_source *src, int (*next) (struct st_perf_source *src),
+                 volatile sig_atomic_t *stop)
+{
+  struct st_perf_dir *dir = src->dir;
+  struct lane *header = &dir->lanes[0];
+  header->in = src->in;
+  header->end = src->data_end;
+  header->zstd = src->zstd;
+  int r = 0;
+  struct lane *lane = NULL;
+  while (r == 0 && !(stop && *stop))
+    {
+      uint64_t others;
+      lane = lane_behind (dir, &others);
+      if (lane == NULL)
+        break;
+      /* Every file has reached this lane's time: what is older cannot be
+         overtaken any more.  */
+      uint64_t safe = lane->time > dir->slack ? lane->time - dir->slack : 0;
+      r = st_ordered_queue_release_before (src->queue, safe);
+      if (r < 0)
+        break;
+      enter (src, lane);
+      /* On in this file until it has passed another one, or for a turn
+         of records: then what it queued is released (one file alone is
+         never passed).  */
+      for (unsigned turn = 1; r == 0 && !(stop && *stop); turn++)
+        {
+          r = next (src);
+          if (r == 1)
+            {
+              r = 0;
+              lane->done = true;
+              break;
+            }
+          if (turn == TURN || lane->time > others)
+            break;
+        }
+      leave (src, lane);
+      if (r == -EBADMSG && src->err != NULL && src->err->input == NULL)
+        src->err->input = lane->name;
+      if (lane->done && lane != header)
+        {
+          /* Its buffer goes with it: the files are read side by side.  */
+          st_input_free (lane->in);
+          lane->in = NULL;
+        }
+    }
+  src->file = 0;
+  src->in = header->in;
+  src->data_end = header->end;
+  src->zstd = header->zstd;
+  header->zstd = NULL;
+  return r;
+}

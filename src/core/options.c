@@ -45,8 +45,8 @@ enum {
 static const struct argp_option option_table[] = {
   { NULL, 0, NULL, 0, "Input and output:", 1 },
   { "input", 'i', "FILE", 0,
-    "Read samples from FILE: a perf.data file, a Sysprof capture, or `-' for a pipe "
-    "(perf record -o -) or FIFO. "
+    "Read samples from FILE: a perf.data file, or the directory perf record --threads "
+    "writes, a Sysprof capture, or `-' for a pipe (perf record -o -) or FIFO. "
     "The format is recognized by its magic. Default: standard input when it is not a "
     "terminal, else ./perf.data", 0 },
   { "output", 'o', "FILE", 0,

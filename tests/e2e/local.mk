@@ -8,6 +8,7 @@ E2E_TESTS = \
 	tests/e2e/shlib.sh \
 	tests/e2e/threads.sh \
 	tests/e2e/perf-threads.sh \
+	tests/e2e/perf-dir.sh \
 	tests/e2e/forkexec.sh \
 	tests/e2e/manyproc.sh \
 	tests/e2e/jobs.sh \

@@ -1,0 +1,187 @@
+#!/bin/sh
+# A perf.data directory (perf record --threads), whole, broken and planted
+# with what its owner may put there: eu-stacktrace reads `-i DIR` as
+# `-i DIR/data`; a FIFO or a symbolic link named data.N is left out with a
+# warning, never waited on or followed; a data.N file cut short or with a
+# malformed record ends the run with status 2 and an error that names that
+# file and the byte offset in it, after writing the samples read before it;
+# a directory format of another version, or the header file read from
+# standard input, is refused with a message that says what to do.  The
+# sanitizer build runs the broken variants clean.
+#
+# Set E2E_KEEP=1 to keep the recording and the variants.
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
+
+DEMO="$TOP_BUILDDIR/demo/eu-stacktrace-demo"
+VARIANT="$TOP_SRCDIR/tests/e2e/perf-dir-variant.py"
+
+tap_plan 12
+e2e_setup
+
+problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE" \
+         "eu-stacktrace-asan:$EU_STACKTRACE_ASAN" "the demo workload:$DEMO")
+
+# 1. The recording: 0.5 s of the demo, one file per CPU.
+dir="$tmp/perf.data"
+if [ -z "$problem" ] \
+   && run_perf record -e cpu-clock -F 999 --threads --call-graph dwarf -o "$dir" \
+        -- "$DEMO" 0.5 > "$tmp/record.out" 2> "$tmp/record.err" \
+   && [ -f "$dir/data" ]; then
+  tap_ok "perf record --threads writes a directory ($(cd "$dir" && echo data*))"
+else
+  tap_diag_file "$tmp/record.err" 20
+  problem=${problem:-perf record --threads failed}
+  tap_not_ok "perf record --threads writes a directory: $problem"
+fi
+
+# run NAME INPUT [EXTRA...]: eu-stacktrace -f json of INPUT, at most 60 s;
+# leaves $tmp/NAME.{jsonl,err,rc}.
+run ()
+{
+  _name=$1 _input=$2
+  shift 2
+  timeout 60 "${TOOL:-$EU_STACKTRACE}" -i "$_input" -f json -o "$tmp/$_name.jsonl" "$@" \
+    > "$tmp/$_name.out" 2> "$tmp/$_name.err" < /dev/null
+  echo $? > "$tmp/$_name.rc"
+}
+rc_of () { cat "$tmp/$1.rc"; }
+samples_of () { wc -l < "$tmp/$1.jsonl" | tr -d ' '; }
+same_as_whole () { cmp -s "$tmp/whole.jsonl" "$tmp/$1.jsonl"; }
+
+biggest=""
+if [ -z "$problem" ]; then
+  biggest=$(cd "$dir" && ls -S data.* | head -n 1)
+  run whole "$dir"
+  run header "$dir/data"
+fi
+
+# 2. -i DIR, and -i DIR/data, which is the same.
+if [ -z "$problem" ] && [ "$(rc_of whole)" = 0 ] && [ "$(samples_of whole)" -gt 100 ] \
+   && same_as_whole header; then
+  tap_ok "-i DIR reads every data.N file ($(samples_of whole) samples), as -i DIR/data does"
+else
+  [ -n "$problem" ] || tap_diag_file "$tmp/whole.err" 20
+  tap_not_ok "-i DIR reads every data.N file, as -i DIR/data does${problem:+: $problem}"
+fi
+
+# variant NAME: a copy of the recording to break.
+variant ()
+{
+  rm -rf "$tmp/$1"
+  cp -r "$dir" "$tmp/$1"
+}
+
+# 3. A FIFO named data.7: nobody writes it, and the run must not wait.
+if [ -z "$problem" ]; then
+  variant fifo
+  mkfifo "$tmp/fifo/data.7"
+  run fifo "$tmp/fifo"
+fi
+if [ -z "$problem" ] && [ "$(rc_of fifo)" = 0 ] && same_as_whole fifo \
+   && grep -q "data.7: not a regular file: left out" "$tmp/fifo.err"; then
+  tap_ok "a FIFO named data.7 is left out with a warning, not waited on"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of fifo)"; tap_diag_file "$tmp/fifo.err" 10; }
+  tap_not_ok "a FIFO named data.7 is left out with a warning, not waited on${problem:+: $problem}"
+fi
+
+# 4. A symbolic link named data.8 to a file of the recording: followed, it
+# would count that file's samples twice.
+if [ -z "$problem" ]; then
+  variant link
+  ln -s "$biggest" "$tmp/link/data.8"
+  run link "$tmp/link"
+fi
+if [ -z "$problem" ] && [ "$(rc_of link)" = 0 ] && same_as_whole link \
+   && grep -q "data.8: a symbolic link, not a file perf record wrote: left out" "$tmp/link.err"; then
+  tap_ok "a symbolic link named data.8 is left out with a warning, not followed"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of link)"; tap_diag_file "$tmp/link.err" 10; }
+  tap_not_ok "a symbolic link named data.8 is left out with a warning${problem:+: $problem}"
+fi
+
+# 5. The largest data.N cut in the middle of a record.
+if [ -z "$problem" ]; then
+  variant cut
+  size=$(wc -c < "$dir/$biggest")
+  head -c $((size / 2 + 3)) "$dir/$biggest" > "$tmp/cut/$biggest"
+  run cut "$tmp/cut"
+fi
+if [ -z "$problem" ] && [ "$(rc_of cut)" = 2 ] \
+   && grep -q "cut/$biggest: byte offset [0-9]*: " "$tmp/cut.err" \
+   && [ "$(samples_of cut)" -gt 10 ]; then
+  tap_ok "$biggest cut short: status 2, the error names it, $(samples_of cut) samples written before"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of cut), $(samples_of cut) samples"; tap_diag_file "$tmp/cut.err" 10; }
+  tap_not_ok "$biggest cut short: status 2, the error names it, samples written${problem:+: $problem}"
+fi
+
+# 6. A record of that file whose size is smaller than a record header.
+if [ -z "$problem" ]; then
+  variant size
+  offset=$("$PYTHON3" "$VARIANT" bad-size "$tmp/size/$biggest")
+  run size "$tmp/size"
+fi
+if [ -z "$problem" ] && [ "$(rc_of size)" = 2 ] \
+   && grep -q "size/$biggest: byte offset $offset: record of type [0-9]* has size 4" "$tmp/size.err"; then
+  tap_ok "a record of $biggest smaller than its header: status 2, its file and offset named"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of size), offset ${offset:-?}"; tap_diag_file "$tmp/size.err" 10; }
+  tap_not_ok "a record of $biggest smaller than its header: its file and offset named${problem:+: $problem}"
+fi
+
+# 7. A directory format of version 2, which this build does not know.
+if [ -z "$problem" ]; then
+  variant version
+  "$PYTHON3" "$VARIANT" dir-version "$tmp/version/data" 2
+  run version "$tmp/version"
+fi
+if [ -z "$problem" ] && [ "$(rc_of version)" = 2 ] \
+   && grep -q "a perf.data directory of version 2 (HEADER_DIR_FORMAT); this build reads version 1" \
+        "$tmp/version.err"; then
+  tap_ok "HEADER_DIR_FORMAT version 2 is refused with status 2"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of version)"; tap_diag_file "$tmp/version.err" 10; }
+  tap_not_ok "HEADER_DIR_FORMAT version 2 is refused${problem:+: $problem}"
+fi
+
+# 8. The header file on standard input: its data.N files cannot be found.
+if [ -z "$problem" ]; then
+  timeout 60 "$EU_STACKTRACE" -f json -o "$tmp/stdin.jsonl" < "$dir/data" \
+    > "$tmp/stdin.out" 2> "$tmp/stdin.err"
+  echo $? > "$tmp/stdin.rc"
+fi
+if [ -z "$problem" ] && [ "$(rc_of stdin)" = 2 ] \
+   && grep -q "read from standard input: give the directory with -i" "$tmp/stdin.err"; then
+  tap_ok "the header file on standard input: status 2, says to give the directory"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of stdin)"; tap_diag_file "$tmp/stdin.err" 10; }
+  tap_not_ok "the header file on standard input is refused${problem:+: $problem}"
+fi
+
+# 9-12. The sanitizer build on the whole directory and the broken ones:
+# the same status and output as the plain build, and no report.
+for name in whole fifo cut size; do
+  if [ -n "$problem" ]; then
+    tap_not_ok "sanitizer build on the $name variant: not run ($problem)"
+    continue
+  fi
+  input="$tmp/$name"
+  [ "$name" = whole ] && input="$dir"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  TOOL=$EU_STACKTRACE_ASAN run "asan-$name" "$input"
+  if grep -q -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' -e 'runtime error:' \
+       "$tmp/asan-$name.err"; then
+    tap_diag_file "$tmp/asan-$name.err" 40
+    tap_not_ok "sanitizer build on the $name variant: a sanitizer report"
+  elif [ "$(rc_of "asan-$name")" != "$(rc_of "$name")" ] \
+       || ! cmp -s "$tmp/$name.jsonl" "$tmp/asan-$name.jsonl"; then
+    tap_diag "status $(rc_of "asan-$name") against $(rc_of "$name")"
+    tap_not_ok "sanitizer build on the $name variant: not what the plain build did"
+  else
+    tap_ok "sanitizer build on the $name variant: clean, status $(rc_of "$name"), the same samples"
+  fi
+done
+
+tap_done

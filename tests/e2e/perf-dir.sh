@@ -15,7 +15,7 @@
 DEMO="$TOP_BUILDDIR/demo/eu-stacktrace-demo"
 VARIANT="$TOP_SRCDIR/tests/e2e/perf-dir-variant.py"
 
-tap_plan 12
+tap_plan 13
 e2e_setup
 
 problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE" \
@@ -51,8 +51,9 @@ same_as_whole () { cmp -s "$tmp/whole.jsonl" "$tmp/$1.jsonl"; }
 biggest=""
 if [ -z "$problem" ]; then
   biggest=$(cd "$dir" && ls -S data.* | head -n 1)
-  run whole "$dir"
-  run header "$dir/data"
+  run whole "$dir" -j 1
+  run header "$dir/data" -j 1
+  run jobs "$dir" -j 2
 fi
 
 # 2. -i DIR, and -i DIR/data, which is the same.
@@ -64,6 +65,14 @@ else
   tap_not_ok "-i DIR reads every data.N file, as -i DIR/data does${problem:+: $problem}"
 fi
 
+# 3. Two unwinding threads write what one does.
+if [ -z "$problem" ] && [ "$(rc_of jobs)" = 0 ] && same_as_whole jobs; then
+  tap_ok "-j 2 writes what -j 1 does"
+else
+  [ -n "$problem" ] || tap_diag_file "$tmp/jobs.err" 20
+  tap_not_ok "-j 2 writes what -j 1 does${problem:+: $problem}"
+fi
+
 # variant NAME: a copy of the recording to break.
 variant ()
 {
@@ -71,11 +80,11 @@ variant ()
   cp -r "$dir" "$tmp/$1"
 }
 
-# 3. A FIFO named data.7: nobody writes it, and the run must not wait.
+# 4. A FIFO named data.7: nobody writes it, and the run must not wait.
 if [ -z "$problem" ]; then
   variant fifo
   mkfifo "$tmp/fifo/data.7"
-  run fifo "$tmp/fifo"
+  run fifo "$tmp/fifo" -j 1
 fi
 if [ -z "$problem" ] && [ "$(rc_of fifo)" = 0 ] && same_as_whole fifo \
    && grep -q "data.7: not a regular file: left out" "$tmp/fifo.err"; then
@@ -85,12 +94,12 @@ else
   tap_not_ok "a FIFO named data.7 is left out with a warning, not waited on${problem:+: $problem}"
 fi
 
-# 4. A symbolic link named data.8 to a file of the recording: followed, it
+# 5. A symbolic link named data.8 to a file of the recording: followed, it
 # would count that file's samples twice.
 if [ -z "$problem" ]; then
   variant link
   ln -s "$biggest" "$tmp/link/data.8"
-  run link "$tmp/link"
+  run link "$tmp/link" -j 1
 fi
 if [ -z "$problem" ] && [ "$(rc_of link)" = 0 ] && same_as_whole link \
    && grep -q "data.8: a symbolic link, not a file perf record wrote: left out" "$tmp/link.err"; then
@@ -100,7 +109,7 @@ else
   tap_not_ok "a symbolic link named data.8 is left out with a warning${problem:+: $problem}"
 fi
 
-# 5. The largest data.N cut in the middle of a record.
+# 6. The largest data.N cut in the middle of a record.
 if [ -z "$problem" ]; then
   variant cut
   size=$(wc -c < "$dir/$biggest")
@@ -116,7 +125,7 @@ else
   tap_not_ok "$biggest cut short: status 2, the error names it, samples written${problem:+: $problem}"
 fi
 
-# 6. A record of that file whose size is smaller than a record header.
+# 7. A record of that file whose size is smaller than a record header.
 if [ -z "$problem" ]; then
   variant size
   offset=$("$PYTHON3" "$VARIANT" bad-size "$tmp/size/$biggest")
@@ -130,7 +139,7 @@ else
   tap_not_ok "a record of $biggest smaller than its header: its file and offset named${problem:+: $problem}"
 fi
 
-# 7. A directory format of version 2, which this build does not know.
+# 8. A directory format of version 2, which this build does not know.
 if [ -z "$problem" ]; then
   variant version
   "$PYTHON3" "$VARIANT" dir-version "$tmp/version/data" 2
@@ -145,7 +154,7 @@ else
   tap_not_ok "HEADER_DIR_FORMAT version 2 is refused${problem:+: $problem}"
 fi
 
-# 8. The header file on standard input: its data.N files cannot be found.
+# 9. The header file on standard input: its data.N files cannot be found.
 if [ -z "$problem" ]; then
   timeout 60 "$EU_STACKTRACE" -f json -o "$tmp/stdin.jsonl" < "$dir/data" \
     > "$tmp/stdin.out" 2> "$tmp/stdin.err"
@@ -159,7 +168,7 @@ else
   tap_not_ok "the header file on standard input is refused${problem:+: $problem}"
 fi
 
-# 9-12. The sanitizer build on the whole directory and the broken ones:
+# 10-13. The sanitizer build on the whole directory and the broken ones:
 # the same status and output as the plain build, and no report.
 for name in whole fifo cut size; do
   if [ -n "$problem" ]; then
@@ -170,7 +179,7 @@ for name in whole fifo cut size; do
   [ "$name" = whole ] && input="$dir"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  TOOL=$EU_STACKTRACE_ASAN run "asan-$name" "$input"
+  TOOL=$EU_STACKTRACE_ASAN run "asan-$name" "$input" -j 1
   if grep -q -e 'ERROR: AddressSanitizer' -e 'ERROR: LeakSanitizer' -e 'runtime error:' \
        "$tmp/asan-$name.err"; then
     tap_diag_file "$tmp/asan-$name.err" 40

@@ -159,7 +159,14 @@ fuzz_source_run (const uint8_t *data, size_t size, bool as_pipe, const char *sin
     }
   char path[64];
   snprintf (path, sizeof path, "/proc/self/fd/%d", fd);
+  fuzz_source_run_file (path, sink);
+  close (fd);
+}
 
+void
+fuzz_source_run_file (const char *path, const char *sink)
+{
+  init_once ();
   struct st_input *in = NULL;
   int r = st_input_open (path, &in);
   if (r < 0)
@@ -169,5 +176,4 @@ fuzz_source_run (const uint8_t *data, size_t size, bool as_pipe, const char *sin
     }
   run_source (in, sink);
   st_input_free (in);
-  close (fd);
 }

@@ -14,3 +14,6 @@
    its run feeding st_session_handle_event (one job, no threads); the output
    written by SINK (text, folded, json, sysprof...) to /dev/null.  */
 void fuzz_source_run (const uint8_t *data, size_t size, bool as_pipe, const char *sink);
+/* The same for a file of the caller's, at PATH (a perf.data directory's
+   header file, whose data.N files lie beside it).  */
+void fuzz_source_run_file (const char *path, const char *sink);

@@ -14,6 +14,7 @@ FUZZ_LDADD = src/core/libcore-asan.a $(core_libs)
 
 check_PROGRAMS += \
 	tests/fuzz/fuzz-perf-source-replay \
+	tests/fuzz/fuzz-perf-dir-replay \
 	tests/fuzz/fuzz-sysprof-source-replay \
 	tests/fuzz/fuzz-nsh-protocol-replay \
 	tests/fuzz/fuzz-podman-storage-replay \
@@ -29,6 +30,12 @@ tests_fuzz_fuzz_perf_source_replay_SOURCES = tests/fuzz/fuzz-perf-source.c $(FUZ
 tests_fuzz_fuzz_perf_source_replay_CFLAGS = $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_perf_source_replay_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_fuzz_fuzz_perf_source_replay_LDADD = $(FUZZ_LDADD)
+
+# perf.data directories (perf record --threads), through the whole tool.
+tests_fuzz_fuzz_perf_dir_replay_SOURCES = tests/fuzz/fuzz-perf-dir.c $(FUZZ_SOURCE_COMMON)
+tests_fuzz_fuzz_perf_dir_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_perf_dir_replay_LDFLAGS = $(ASAN_FLAGS_LD)
+tests_fuzz_fuzz_perf_dir_replay_LDADD = $(FUZZ_LDADD)
 
 # Sysprof captures, through the whole tool.
 tests_fuzz_fuzz_sysprof_source_replay_SOURCES = tests/fuzz/fuzz-sysprof-source.c \
@@ -98,6 +105,8 @@ FUZZ_CORPUS = \
 	tests/fuzz/corpus/gopclntab/seed-go119-gowork.gopclntab \
 	tests/fuzz/corpus/gopclntab/synth-go116-three-functions.gopclntab \
 	tests/fuzz/corpus/jit-map/crash-jitdump-header-past-end.dump \
+	tests/fuzz/corpus/perf-dir/seed-threads-zstd.dir \
+	tests/fuzz/corpus/perf-dir/seed-threads.dir \
 	tests/fuzz/corpus/jit-map/seed-node20-perf-basic-prof.map \
 	tests/fuzz/corpus/jit-map/seed-node20-perf-prof.dump \
 	tests/fuzz/corpus/nsh-protocol/reply-01.json \
@@ -208,6 +217,7 @@ EXTRA_DIST += \
 	tests/fuzz/README \
 	tests/fuzz/replay-corpus.sh \
 	tests/fuzz/run-fuzzer.sh \
+	tests/fuzz/pack-perf-dir.py \
 	$(FUZZ_CORPUS)
 
 # tests/fuzz/run-fuzzer.sh asks the build tree how the core is made, so that

@@ -6,7 +6,7 @@
 #
 #   tests/fuzz/run-fuzzer.sh NAME [SECONDS] [LIBFUZZER-OPTION...]
 #
-# NAME is one of: perf-source sysprof-source nsh-protocol podman-storage podman-ids
+# NAME is one of: perf-source perf-dir sysprof-source nsh-protocol podman-storage podman-ids
 # flatpak proc-maps (see tests/fuzz/README).  Without NAME (a first
 # argument that is a number or an option), perf-source.
 #

@@ -251,9 +251,6 @@ st_perf_dir_open (struct st_perf_source *src)
   closedir (d);
   if (r < 0)
     return r;
-  if (dir->n == 1)
-    st_warning ("%s: a perf.data directory with no data.N file that holds records",
-                path);
   src->dir = ST_TAKE_PTR (dir);
   return 0;
 }

@@ -255,6 +255,20 @@ st_perf_dir_open (struct st_perf_source *src)
   return 0;
 }
 
+void
+st_perf_dir_report (const struct st_perf_source *src)
+{
+  const struct st_perf_dir *dir = src->dir;
+  if (dir == NULL)
+    return;
+  st_info ("a perf.data directory: the header file and %" PRIu32 " data.N files with records, "
+           "merged by time", dir->n - 1);
+  if (dir->slack > 0)
+    st_info ("records of one data.N file went back in time by up to %.3f ms (several CPUs "
+             "in one file): they were held that much longer to be put in order",
+             dir->slack / 1e6);
+}
+
 const char *
 st_perf_dir_file_name (const struct st_perf_source *src, uint32_t file)
 {

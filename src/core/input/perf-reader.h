@@ -139,6 +139,8 @@ int st_perf_dir_run (struct st_perf_source *src, int (*next) (struct st_perf_sou
                      volatile sig_atomic_t *stop);
 /* A record of time TIME of the file at hand was queued.  */
 void st_perf_dir_queued (struct st_perf_source *src, uint64_t time);
+/* What the reading of the directory found, for the run's end (st_info).  */
+void st_perf_dir_report (const struct st_perf_source *src);
 /* The path of FILE, for messages: NULL for the header's own.  */
 const char *st_perf_dir_file_name (const struct st_perf_source *src, uint32_t file);
 

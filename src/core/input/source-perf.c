@@ -481,6 +481,7 @@ perf_report (const void *state)
   if (src->skipped_records > 0)
     st_info ("%" PRIu64 " records of kinds not needed for unwinding were skipped",
              src->skipped_records);
+  st_perf_dir_report (src);
 }
 
 ST_DEFINE_FILE_SOURCE (st_source_perf, "perf.data", st_perf_source, perf_arch, perf_report);

@@ -50,6 +50,7 @@ same_as_whole () { cmp -s "$tmp/whole.jsonl" "$tmp/$1.jsonl"; }
 
 biggest=""
 if [ -z "$problem" ]; then
+  # shellcheck disable=SC2012  # perf's own file names: data.N
   biggest=$(cd "$dir" && ls -S data.* | head -n 1)
   run whole "$dir" -j 1
   run header "$dir/data" -j 1
@@ -76,7 +77,7 @@ fi
 # variant NAME: a copy of the recording to break.
 variant ()
 {
-  rm -rf "$tmp/$1"
+  rm -rf "${tmp:?}/$1"
   cp -r "$dir" "$tmp/$1"
 }
 

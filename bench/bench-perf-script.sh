@@ -1,11 +1,13 @@
 #!/bin/sh
 # bench-perf-script.sh: eu-stacktrace against `perf script`, side by side.
 #
-# Records three CPU-bound workloads with `perf record --call-graph dwarf`:
+# Records four CPU-bound workloads with `perf record --call-graph dwarf`:
 # deep (bench/workload.c: a deep -O2 call chain through the program and
 # libc), cxx (tests/workloads/cxx.cc: an -O2 C++ program, templates,
 # std:: containers, a recursion) and manyproc (tests/workloads/manyproc.c:
-# BENCH_PROCS short processes, each tests/workloads/deep.c).  On each it
+# BENCH_PROCS short processes, each tests/workloads/deep.c); then deep's
+# workload with two threads recorded with `perf record --threads`, a
+# directory of one file per CPU (threads).  On each it
 # times `eu-stacktrace -f text` with -j 1 and -j 2 and `perf script
 # --no-inline`, alternating runs so that all see the same machine state,
 # and reports the medians, their ratios, and eu-stacktrace's nanoseconds
@@ -87,7 +89,7 @@ record_cmd () {
     say "reusing $data"
     return
   fi
-  rm -f "$data" "$data.stamp"
+  rm -rf "$data" "$data.stamp"
   say "recording $name: $* ($BENCH_EVENT at $BENCH_FREQ Hz, --call-graph dwarf)"
   # shellcheck disable=SC2086 # rec_opts is a list of options
   "$PERF" record -e "$BENCH_EVENT" -F "$BENCH_FREQ" --call-graph dwarf $rec_opts \
@@ -225,6 +227,12 @@ bench cxx
 rec_opts=-B
 record_cmd manyproc "$work/manyproc" "$BENCH_PROCS" "$BENCH_PROC_MS" "$work/deep-proc"
 bench manyproc
+# perf record --threads: a directory, one data.N per CPU, merged by time by
+# both tools (perf script sorts all of it in memory first).  Two threads of
+# the deep workload, so that every CPU's file fills.
+rec_opts=--threads
+record_cmd threads "$workload" "$BENCH_SECONDS" 2
+bench threads
 eu_rss=$(awk '$1 == "deep" { print $6 }' "$work/summary")
 
 # --- long recording: peak RSS flatness ----------------------------------

@@ -37,6 +37,7 @@ EXTRA_DIST += \
 	tests/e2e/compare-names.py \
 	tests/e2e/filter-pipe-samples.py \
 	tests/e2e/corrupt-perf-data.py \
+	tests/e2e/perf-dir-variant.py \
 	tests/e2e/check-names.py \
 	tests/e2e/epilogue.c \
 	tests/e2e/epilogue-gdb.py \

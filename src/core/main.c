@@ -18,7 +18,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "basic/cleanup.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "basic/sigbus-guard.h"
@@ -203,19 +202,18 @@ source_open_input (const struct st_options *o, struct source *s)
     input_path = isatty (STDIN_FILENO) ? "perf.data" : "-";
 
   int r = st_input_open (input_path, &s->in);
-  _cleanup_free_ char *main_file = NULL;
   if (r == -EISDIR)
     {
       /* perf record --threads writes a directory: its header file is
          "data", which names the others (source-perf.h).  */
-      main_file = st_perf_source_dir_main_file (input_path);
-      if (main_file == NULL)
+      struct st_why why;
+      st_why_clear (&why);
+      r = st_perf_source_open_dir (input_path, &s->in, &why);
+      if (r < 0)
         {
-          st_error ("cannot open %s: %s", input_path, strerror (ENOMEM));
+          st_error ("%s", why.text[0] ? why.text : strerror (-r));
           return EXIT_RUNTIME;
         }
-      r = st_input_open (main_file, &s->in);
-      input_path = main_file;
     }
   if (r < 0)
     {

@@ -6,6 +6,14 @@
                                            record's size is made 4, smaller
                                            than a record header; prints the
                                            byte offset of that record
+  perf-dir-variant.py killed FILE          the header file as a perf record
+                                           that was killed leaves it: data
+                                           size 0, no feature sections
+  perf-dir-variant.py split DIR K          DIR's largest data.N split into K
+                                           files, its records dealt out in
+                                           turn (each file stays in order)
+  perf-dir-variant.py maxrss CMD...        runs CMD, prints its peak RSS in
+                                           KB; exits with its status
 
 Only the standard library is used.
 """
@@ -44,11 +52,54 @@ def bad_size(path):
         print(size)
 
 
+def killed(path):
+    with open(path, "r+b") as f:
+        head = f.read(104)
+        data_offset, data_size = struct.unpack_from("<QQ", head, 40)
+        f.seek(48)
+        f.write(struct.pack("<Q", 0))
+        f.truncate(data_offset + data_size)
+
+
+def split(path, k):
+    import os
+    names = [n for n in os.listdir(path) if n.startswith("data.")]
+    biggest = max(names, key=lambda n: os.path.getsize(os.path.join(path, n)))
+    with open(os.path.join(path, biggest), "rb") as f:
+        data = f.read()
+    outs = [bytearray() for _ in range(k)]
+    pos, i = 0, 0
+    while pos + 8 <= len(data):
+        size = struct.unpack_from("<H", data, pos + 6)[0]
+        outs[i % k] += data[pos:pos + size]
+        pos += size
+        i += 1
+    os.unlink(os.path.join(path, biggest))
+    top = max(int(n[5:]) for n in names)
+    for j, out in enumerate(outs):
+        with open(os.path.join(path, "data.%d" % (top + 1 + j)), "wb") as f:
+            f.write(out)
+
+
+def maxrss(cmd):
+    import resource
+    import subprocess
+    status = subprocess.call(cmd)
+    print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    sys.exit(status)
+
+
 def main(argv):
     if len(argv) == 3 and argv[0] == "dir-version":
         dir_version(argv[1], int(argv[2]))
     elif len(argv) == 2 and argv[0] == "bad-size":
         bad_size(argv[1])
+    elif len(argv) == 2 and argv[0] == "killed":
+        killed(argv[1])
+    elif len(argv) == 3 and argv[0] == "split":
+        split(argv[1], int(argv[2]))
+    elif len(argv) >= 2 and argv[0] == "maxrss":
+        maxrss(argv[1:])
     else:
         raise SystemExit(__doc__)
 

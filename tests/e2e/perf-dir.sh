@@ -1,13 +1,16 @@
 #!/bin/sh
 # A perf.data directory (perf record --threads), whole, broken and planted
 # with what its owner may put there: eu-stacktrace reads `-i DIR` as
-# `-i DIR/data`; a FIFO or a symbolic link named data.N is left out with a
-# warning, never waited on or followed; a data.N file cut short or with a
-# malformed record ends the run with status 2 and an error that names that
-# file and the byte offset in it, after writing the samples read before it;
-# a directory format of another version, or the header file read from
-# standard input, is refused with a message that says what to do.  The
-# sanitizer build runs the broken variants clean.
+# `-i DIR/data`, and as the header file reached through a symbolic link or
+# standard input; a FIFO, a symbolic link or a socket named data.N is left
+# out with a warning, never waited on or followed, and a FIFO named data is
+# refused at once; the header of a recording that was killed (no data size,
+# no feature sections) still leads to its data.N files; a file split into
+# 300 (each in time order) gives the same samples in a few MB more; a data.N
+# cut short or with a malformed record ends the run with status 2 and an
+# error that names that file and the byte offset in it, after writing the
+# samples read before it; a directory format of another version is refused.
+# The sanitizer build runs the broken variants clean.
 #
 # Set E2E_KEEP=1 to keep the recording and the variants.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
@@ -15,7 +18,7 @@
 DEMO="$TOP_BUILDDIR/demo/eu-stacktrace-demo"
 VARIANT="$TOP_SRCDIR/tests/e2e/perf-dir-variant.py"
 
-tap_plan 13
+tap_plan 19
 e2e_setup
 
 problem=$(tools_problem "perf:$PERF" "python3:$PYTHON3" "eu-stacktrace:$EU_STACKTRACE" \
@@ -155,23 +158,98 @@ else
   tap_not_ok "HEADER_DIR_FORMAT version 2 is refused${problem:+: $problem}"
 fi
 
-# 9. The header file on standard input: its data.N files cannot be found.
+# 9. The header file on standard input: its data.N files are those beside
+# the file the shell opened.
 if [ -z "$problem" ]; then
-  timeout 60 "$EU_STACKTRACE" -f json -o "$tmp/stdin.jsonl" < "$dir/data" \
+  timeout 60 "$EU_STACKTRACE" -j 1 -f json -o "$tmp/stdin.jsonl" < "$dir/data" \
     > "$tmp/stdin.out" 2> "$tmp/stdin.err"
   echo $? > "$tmp/stdin.rc"
 fi
-if [ -z "$problem" ] && [ "$(rc_of stdin)" = 2 ] \
-   && grep -q "read from standard input: give the directory with -i" "$tmp/stdin.err"; then
-  tap_ok "the header file on standard input: status 2, says to give the directory"
+if [ -z "$problem" ] && [ "$(rc_of stdin)" = 0 ] && same_as_whole stdin; then
+  tap_ok "the header file on standard input leads to its data.N files"
 else
   [ -n "$problem" ] || { tap_diag "status $(rc_of stdin)"; tap_diag_file "$tmp/stdin.err" 10; }
-  tap_not_ok "the header file on standard input is refused${problem:+: $problem}"
+  tap_not_ok "the header file on standard input leads to its data.N files${problem:+: $problem}"
 fi
 
-# 10-13. The sanitizer build on the whole directory and the broken ones:
+# 10. The header file through a symbolic link elsewhere: the same.
+if [ -z "$problem" ]; then
+  mkdir "$tmp/elsewhere"
+  ln -s "$dir/data" "$tmp/elsewhere/header"
+  run linked "$tmp/elsewhere/header" -j 1
+fi
+if [ -z "$problem" ] && [ "$(rc_of linked)" = 0 ] && same_as_whole linked; then
+  tap_ok "the header file through a symbolic link elsewhere leads to its data.N files"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of linked)"; tap_diag_file "$tmp/linked.err" 10; }
+  tap_not_ok "the header file through a symbolic link leads to its data.N files${problem:+: $problem}"
+fi
+
+# 11. A socket named data.9: left out like the FIFO, not an error.
+if [ -z "$problem" ]; then
+  variant socket
+  "$PYTHON3" -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+    "$tmp/socket/data.9"
+  run socket "$tmp/socket" -j 1
+fi
+if [ -z "$problem" ] && [ "$(rc_of socket)" = 0 ] && same_as_whole socket \
+   && grep -q "data.9: not a regular file: left out" "$tmp/socket.err"; then
+  tap_ok "a socket named data.9 is left out with a warning"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of socket)"; tap_diag_file "$tmp/socket.err" 10; }
+  tap_not_ok "a socket named data.9 is left out with a warning${problem:+: $problem}"
+fi
+
+# 12. A FIFO named data, in place of the header: refused at once.
+if [ -z "$problem" ]; then
+  mkdir "$tmp/fifo-header"
+  mkfifo "$tmp/fifo-header/data"
+  run fifo-header "$tmp/fifo-header"
+fi
+if [ -z "$problem" ] && [ "$(rc_of fifo-header)" = 1 ] \
+   && grep -q "fifo-header/data: not a regular file, so not the header" "$tmp/fifo-header.err"; then
+  tap_ok "a FIFO named data is refused at once, not waited on"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of fifo-header)"; tap_diag_file "$tmp/fifo-header.err" 10; }
+  tap_not_ok "a FIFO named data is refused at once${problem:+: $problem}"
+fi
+
+# 13. The header as a killed perf record leaves it: data size 0, and the
+# feature sections, the directory format's version with them, not written.
+if [ -z "$problem" ]; then
+  variant killed
+  "$PYTHON3" "$VARIANT" killed "$tmp/killed/data"
+  run killed "$tmp/killed" -j 1
+fi
+if [ -z "$problem" ] && [ "$(rc_of killed)" = 0 ] && same_as_whole killed \
+   && grep -q "reading them as version 1" "$tmp/killed.err"; then
+  tap_ok "a killed recording's header still leads to its data.N files, with a warning"
+else
+  [ -n "$problem" ] || { tap_diag "status $(rc_of killed), $(samples_of killed) samples"; tap_diag_file "$tmp/killed.err" 10; }
+  tap_not_ok "a killed recording's header still leads to its data.N files${problem:+: $problem}"
+fi
+
+# 14. The largest data.N split into 300 files: the same samples in the same
+# order, and each file's buffer costs only what is read into it.
+if [ -z "$problem" ]; then
+  variant split
+  "$PYTHON3" "$VARIANT" split "$tmp/split" 300
+  whole_rss=$("$PYTHON3" "$VARIANT" maxrss "$EU_STACKTRACE" -j 1 -i "$dir" -f json -o /dev/null)
+  split_rss=$("$PYTHON3" "$VARIANT" maxrss "$EU_STACKTRACE" -j 1 -i "$tmp/split" -f json \
+                -o "$tmp/split.jsonl" 2> "$tmp/split.err")
+  echo $? > "$tmp/split.rc"
+fi
+if [ -z "$problem" ] && [ "$(rc_of split)" = 0 ] && same_as_whole split \
+   && [ "$split_rss" -le $((whole_rss + 16384)) ]; then
+  tap_ok "300 data.N files: the same samples, peak RSS $split_rss KB against $whole_rss KB"
+else
+  [ -n "$problem" ] || { tap_diag "peak RSS ${split_rss:-?} KB against ${whole_rss:-?} KB"; tap_diag_file "$tmp/split.err" 10; }
+  tap_not_ok "300 data.N files: the same samples, peak RSS within 16 MB${problem:+: $problem}"
+fi
+
+# 15-19. The sanitizer build on the whole directory and the broken ones:
 # the same status and output as the plain build, and no report.
-for name in whole fifo cut size; do
+for name in whole fifo cut size split; do
   if [ -n "$problem" ]; then
     tap_not_ok "sanitizer build on the $name variant: not run ($problem)"
     continue

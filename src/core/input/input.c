@@ -20,6 +20,10 @@
 
 /* One transparent huge page: see buffer_new.  */
 #define BUFFER_SIZE (2u << 20)
+/* st_input_open_small's: one of many inputs read side by side, each at
+   least a record's 64 KiB, and an ordinary mapping whose pages are only
+   there once read into.  */
+#define SMALL_BUFFER_SIZE (128u << 10)
 /* Released buffers kept for reuse: a fresh one costs its page faults.  */
 #define SPARES 8
 
@@ -29,12 +33,17 @@
    fault for 512 pages.  Where huge pages are off it is an ordinary
    mapping.  */
 static uint8_t *
-buffer_new (void)
+buffer_new (size_t size)
 {
 #ifdef __SANITIZE_ADDRESS__
   /* The sanitizer sees overruns of the heap's blocks, not of mappings.  */
-  return malloc (BUFFER_SIZE);
+  return malloc (size);
 #else
+  if (size != BUFFER_SIZE)
+    {
+      uint8_t *p = mmap (NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      return p == MAP_FAILED ? NULL : p;
+    }
   size_t n = 2 * BUFFER_SIZE;
   uint8_t *p = mmap (NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED)
@@ -52,13 +61,13 @@ buffer_new (void)
 }
 
 static void
-buffer_free (uint8_t *b)
+buffer_free (uint8_t *b, size_t size)
 {
 #ifdef __SANITIZE_ADDRESS__
   free (b);
 #else
   if (b != NULL)
-    munmap (b, BUFFER_SIZE);
+    munmap (b, size);
 #endif
 }
 
@@ -93,6 +102,7 @@ struct st_input {
   char *name;
   /* buffered stream */
   uint8_t *buf;
+  size_t buf_size;            /* of buf, the kept buffers and the spares */
   size_t buf_start, buf_end;  /* valid bytes in buf */
   uint64_t buf_offset;        /* input offset of buf[0] */
   volatile sig_atomic_t *interrupt;  /* st_input_set_interrupt */
@@ -130,7 +140,7 @@ input_set_up (struct st_input *in)
       in->seekable = lseek (in->fd, 0, SEEK_CUR) == 0;
       in->size = st.st_size;
     }
-  in->buf = buffer_new ();
+  in->buf = buffer_new (in->buf_size);
   if (in->buf == NULL)
     return -ENOMEM;
   return 0;
@@ -143,6 +153,7 @@ st_input_open (const char *path, struct st_input **out)
   if (in == NULL)
     return -ENOMEM;
   in->hold = UINT64_MAX;
+  in->buf_size = BUFFER_SIZE;
   in->name = strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
   if (in->name == NULL)
     return -ENOMEM;
@@ -162,8 +173,8 @@ st_input_open (const char *path, struct st_input **out)
   return 0;
 }
 
-int
-st_input_open_fd (int fd, const char *name, struct st_input **out)
+static int
+input_from_fd (int fd, const char *name, size_t buf_size, struct st_input **out)
 {
   _cleanup_ (input_freep) struct st_input *in = calloc (1, sizeof *in);
   if (in == NULL)
@@ -174,6 +185,7 @@ st_input_open_fd (int fd, const char *name, struct st_input **out)
   in->fd = fd;
   in->owns_fd = true;
   in->hold = UINT64_MAX;
+  in->buf_size = buf_size;
   in->name = strdup (name);
   if (in->name == NULL)
     return -ENOMEM;
@@ -184,6 +196,18 @@ st_input_open_fd (int fd, const char *name, struct st_input **out)
   return 0;
 }
 
+int
+st_input_open_fd (int fd, const char *name, struct st_input **out)
+{
+  return input_from_fd (fd, name, BUFFER_SIZE, out);
+}
+
+int
+st_input_open_small (int fd, const char *name, struct st_input **out)
+{
+  return input_from_fd (fd, name, SMALL_BUFFER_SIZE, out);
+}
+
 void
 st_input_free (struct st_input *in)
 {
@@ -192,11 +216,11 @@ st_input_free (struct st_input *in)
   if (in->owns_fd)
     close (in->fd);
   for (size_t i = 0; i < in->n_kept; i++)
-    buffer_free (in->kept[i].buf);
+    buffer_free (in->kept[i].buf, in->buf_size);
   free (in->kept);
   for (size_t i = 0; i < in->n_spare; i++)
-    buffer_free (in->spare[i]);
-  buffer_free (in->buf);
+    buffer_free (in->spare[i], in->buf_size);
+  buffer_free (in->buf, in->buf_size);
   free (in->name);
   free (in);
 }
@@ -241,7 +265,7 @@ st_input_holds (const struct st_input *in, const void *p)
   if (b >= in->buf && b < in->buf + in->buf_end)
     return true;
   for (size_t i = 0; i < in->n_kept; i++)
-    if (b >= in->kept[i].buf && b < in->kept[i].buf + BUFFER_SIZE)
+    if (b >= in->kept[i].buf && b < in->kept[i].buf + in->buf_size)
       return true;
   return false;
 }
@@ -295,8 +319,8 @@ wait_readable (struct st_input *in)
 static ssize_t
 fill (struct st_input *in, size_t n)
 {
-  if (n > BUFFER_SIZE)
-    n = BUFFER_SIZE;
+  if (n > in->buf_size)
+    n = in->buf_size;
   if (in->buf_end - in->buf_start >= n)
     return n;
   if (in->buf_start > 0 && in->keep && in->released < in->buf_offset + in->buf_start)
@@ -305,7 +329,7 @@ fill (struct st_input *in, size_t n)
          the unconsumed tail over to a fresh one.  */
       if (ST_GROW (in->kept, in->cap_kept, in->n_kept, 16) < 0)
         return -ENOMEM;
-      uint8_t *fresh = in->n_spare > 0 ? in->spare[--in->n_spare] : buffer_new ();
+      uint8_t *fresh = in->n_spare > 0 ? in->spare[--in->n_spare] : buffer_new (in->buf_size);
       if (fresh == NULL)
         return -ENOMEM;
       memcpy (fresh, in->buf + in->buf_start, in->buf_end - in->buf_start);
@@ -330,7 +354,7 @@ fill (struct st_input *in, size_t n)
           if (w < 0)
             return w;
         }
-      ssize_t r = st_read_retry (in->fd, in->buf + in->buf_end, BUFFER_SIZE - in->buf_end);
+      ssize_t r = st_read_retry (in->fd, in->buf + in->buf_end, in->buf_size - in->buf_end);
       if (r < 0)
         return r;
       if (r == 0)
@@ -397,7 +421,7 @@ st_input_skip (struct st_input *in, uint64_t n)
   while (done < n)
     {
       uint64_t want = n - done;
-      ssize_t r = fill (in, want > BUFFER_SIZE ? BUFFER_SIZE : want);
+      ssize_t r = fill (in, want > in->buf_size ? in->buf_size : want);
       if (r < 0)
         return r;
       if (r == 0)
@@ -419,7 +443,7 @@ st_input_seek (struct st_input *in, uint64_t offset)
     {
       if (ST_GROW (in->kept, in->cap_kept, in->n_kept, 16) < 0)
         return -ENOMEM;
-      uint8_t *fresh = buffer_new ();
+      uint8_t *fresh = buffer_new (in->buf_size);
       if (fresh == NULL)
         return -ENOMEM;
       in->kept[in->n_kept++] = (struct kept) { in->buf, UINT64_MAX };
@@ -454,7 +478,7 @@ st_input_release_before (struct st_input *in, uint64_t offset)
       if (in->n_spare < SPARES)
         in->spare[in->n_spare++] = in->kept[done].buf;
       else
-        buffer_free (in->kept[done].buf);
+        buffer_free (in->kept[done].buf, in->buf_size);
       done++;
     }
   if (done == 0)

@@ -16,6 +16,10 @@ int st_input_open (const char *path, struct st_input **out);
 /* The same for a descriptor opened by the caller, which IN then owns (and
    closes, also when this fails): NAME is its path, for messages.  */
 int st_input_open_fd (int fd, const char *name, struct st_input **out);
+/* The same for one of many inputs read side by side (a perf.data
+   directory's files): its buffer is 128 KiB, not 2 MiB, and only the
+   pages read into are there.  */
+int st_input_open_small (int fd, const char *name, struct st_input **out);
 void st_input_free (struct st_input *in);
 /* A pipe or FIFO that has nothing to read blocks until it has, unless
    *FLAG is set (a stop was asked for): reads then return -EINTR, however

@@ -4,24 +4,30 @@
  * directory.  Its file "data" is an ordinary perf.data file: the header,
  * the attributes, the feature sections (HEADER_DIR_FORMAT, version 1, says
  * what it is), and a data section with perf's own records (the kernel's
- * map, the processes that were there at the start).  Each recording thread
- * writes the records it read from its CPUs' ring buffers to a file "data.N"
- * of its own: records only, from byte 0, no header, and no FINISHED_ROUND
- * (perf record leaves them out in this mode: a file that one CPU's ring
- * filled is in time order as the kernel wrote it).
+ * map, the processes that were there at the start).  The records of each
+ * ring buffer (one per CPU; perf 6.1 so too when one thread reads several)
+ * go to a file "data.N" of their own: records only, from byte 0, no
+ * header, and no FINISHED_ROUND (perf record leaves them out in this mode:
+ * one CPU's ring is in time order as the kernel wrote it).
  *
  * perf's reader queues every record of every file and sorts them all at
  * the end.  This one merges the files by time instead, the way the rounds
  * of a single file bound its queue: it always reads the file that is
- * furthest behind, and releases every queued record older than the time
- * that file has reached, since no file can bring an older one any more.
- * A file that does go back in time (one thread reading several CPUs'
- * rings, --threads=core and the like) widens that margin by the largest
- * step back seen, so the order is perf's there too once such a step has
- * been seen.  The queue then holds only what the files' times differ by.
+ * furthest behind (a heap of the files by time), and releases every queued
+ * record older than the time that file has reached, since no file can
+ * bring an older one any more.  A file that does step back in time (a
+ * record of an event the sample interrupted, written after it) widens that
+ * margin by the largest step seen; a record that comes older than what was
+ * already released is counted and said at the end (perf's "Timestamp below
+ * last timeslice flush").  The queue then holds only what the files' times
+ * differ by.
+ *
+ * A directory whose header file has no data.N beside it (perf inject's
+ * output keeps the feature and puts every record in "data", out of time
+ * order and without rounds) is read as the single file it is.
  *
  * The files' records are queued as copies (the pool of source-perf.c):
- * each file is read through a buffer of its own, which moves on.  */
+ * each file is read through a small buffer of its own, which moves on.  */
 #include "config.h"
 
 #include <dirent.h>
@@ -31,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,6 +65,10 @@ struct lane {
 struct st_perf_dir {
   struct lane *lanes;         /* [0]: the header's file, then data.N by N */
   uint32_t n;
+  uint32_t *heap;             /* the lanes not read to their end, by time */
+  uint32_t n_heap;
+  uint64_t released;          /* records older than this were delivered */
+  uint64_t late;              /* records that came older than that */
   uint64_t slack;             /* the largest step back in time a file took */
 };
 
@@ -73,18 +84,32 @@ st_perf_dir_free (struct st_perf_dir *dir)
       free (dir->lanes[i].name);
     }
   free (dir->lanes);
+  free (dir->heap);
   free (dir);
 }
 
 ST_DEFINE_CLEANUP (perf_dir_freep, struct st_perf_dir, st_perf_dir_free)
 
-char *
-st_perf_source_dir_main_file (const char *dir)
+int
+st_perf_source_open_dir (const char *dir, struct st_input **out, struct st_why *why)
 {
-  char *path;
+  _cleanup_free_ char *path = NULL;
   if (asprintf (&path, "%s/data", dir) < 0)
-    return NULL;
-  return path;
+    return -ENOMEM;
+  /* Without waiting: a FIFO there is no header perf wrote.  */
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return st_why_set (why, errno, "%s is a directory, but not one perf record --threads "
+                       "wrote: cannot open %s: %s", dir, path, strerror (errno));
+  struct stat st;
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return st_why_set (why, EINVAL, "%s: not a regular file, so not the header of a "
+                         "perf.data directory", path);
+    }
+  int r = st_input_open_fd (fd, path, out);
+  return r < 0 ? st_why_set (why, -r, "cannot read %s: %s", path, strerror (-r)) : 0;
 }
 
 /* "data.N", by N; perf reads whatever else starts with "data." too, and
@@ -118,9 +143,11 @@ list_data_files (DIR *d, const char *path, struct st_why *err, char ***out, size
   char **names = NULL;
   size_t n = 0;
   struct dirent *e;
-  errno = 0;
-  while ((e = readdir (d)) != NULL)
+  for (;;)
     {
+      errno = 0;
+      if ((e = readdir (d)) == NULL)
+        break;
       if (strncmp (e->d_name, "data.", 5) != 0)
         continue;
       if (n == MAX_FILES)
@@ -151,10 +178,25 @@ list_data_files (DIR *d, const char *path, struct st_why *err, char ***out, size
   return 0;
 }
 
+/* Leaves out an entry that is not a regular file, with a warning.  */
+static bool
+left_out (const char *full, const struct stat *st)
+{
+  if (S_ISREG (st->st_mode))
+    return false;
+  if (S_ISLNK (st->st_mode))
+    st_warning ("%s: a symbolic link, not a file perf record wrote: left out", full);
+  else
+    st_warning ("%s: not a regular file: left out", full);
+  return true;
+}
+
 /* Opens NAME in the directory DFD as a lane, or leaves it out (an empty
-   file, as perf does; anything but a regular file, with a warning).  Never
-   blocks: the directory may be anyone's, and a FIFO there is opened
-   without waiting for a writer, then left out.  */
+   file, as perf does; anything but a regular file, with a warning).  The
+   directory may be anyone's: what is not a regular file is never opened
+   (a FIFO would wait for a writer, a device could do something), nor
+   followed; and the check is made again on what was opened, which was
+   opened without waiting, in case the entry changed in between.  */
 static int
 open_lane (struct st_perf_dir *dir, int dfd, const char *path, const char *name,
            struct st_why *err)
@@ -162,20 +204,23 @@ open_lane (struct st_perf_dir *dir, int dfd, const char *path, const char *name,
   _cleanup_free_ char *full = NULL;
   if (asprintf (&full, "%s/%s", path, name) < 0)
     return -ENOMEM;
+  struct stat st;
+  if (fstatat (dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return st_why_set (err, errno, "cannot open %s: %s", full, strerror (errno));
+  if (left_out (full, &st))
+    return 0;
   int fd = openat (dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
   if (fd < 0)
     {
-      if (errno == ELOOP)
+      if (errno == ELOOP || errno == ENXIO)
         {
-          st_warning ("%s: a symbolic link, not a file perf record wrote: left out", full);
+          st_warning ("%s: no longer a regular file: left out", full);
           return 0;
         }
       return st_why_set (err, errno, "cannot open %s: %s", full, strerror (errno));
     }
-  struct stat st;
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
+  if (fstat (fd, &st) != 0 || left_out (full, &st))
     {
-      st_warning ("%s: not a regular file: left out", full);
       close (fd);
       return 0;
     }
@@ -185,12 +230,68 @@ open_lane (struct st_perf_dir *dir, int dfd, const char *path, const char *name,
       return 0;
     }
   struct lane *lane = &dir->lanes[dir->n];
-  int r = st_input_open_fd (fd, full, &lane->in);
+  int r = st_input_open_small (fd, full, &lane->in);
   if (r < 0)
     return st_why_set (err, -r, "cannot read %s: %s", full, strerror (-r));
   lane->end = st_input_size (lane->in);
   lane->name = ST_TAKE_PTR (full);
   dir->n++;
+  return 0;
+}
+
+/* The directory the header file IN was read from, in *PATH (NULL for a
+   pipe): the name's own, unless the name is a symbolic link (or standard
+   input, a file the shell opened), whose target's directory it is.  */
+static int
+directory_of (struct st_input *in, char **path)
+{
+  *path = NULL;
+  if (!st_input_seekable (in))
+    return 0;
+  const char *name = st_input_name (in);
+  bool from_stdin = strcmp (name, "<stdin>") == 0;
+  struct stat st;
+  if (from_stdin || (lstat (name, &st) == 0 && S_ISLNK (st.st_mode)))
+    {
+      char *real = realpath (from_stdin ? "/proc/self/fd/0" : name, NULL);
+      if (real == NULL)
+        return errno == ENOMEM ? -ENOMEM : 0;
+      char *slash = strrchr (real, '/');
+      if (slash == NULL)
+        {
+          free (real);
+          return 0;
+        }
+      slash[slash == real] = '\0';   /* "/data" keeps its "/" */
+      *path = real;
+      return 0;
+    }
+  const char *slash = strrchr (name, '/');
+  *path = slash == NULL ? strdup (".") : slash == name ? strdup ("/")
+                                                      : strndup (name, slash - name);
+  return *path == NULL ? -ENOMEM : 0;
+}
+
+/* Every data.N is open for the whole run: make room for N descriptors
+   more than the run needs anyway, raising the soft limit toward the hard
+   one as far as it goes.  */
+static int
+room_for_files (const char *path, size_t n, struct st_why *err)
+{
+  struct rlimit rl;
+  if (getrlimit (RLIMIT_NOFILE, &rl) != 0)
+    return 0;
+  rlim_t want = n + 1024;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+    {
+      rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+      setrlimit (RLIMIT_NOFILE, &rl);
+      getrlimit (RLIMIT_NOFILE, &rl);
+    }
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < n + 256)
+    return st_why_set (err, EMFILE, "%s: %zu data.* files, too many for the descriptors "
+                       "this process may open (RLIMIT_NOFILE %llu): raise it (ulimit -n)",
+                       path, n, (unsigned long long) rl.rlim_cur);
   return 0;
 }
 
@@ -201,21 +302,13 @@ st_perf_dir_open (struct st_perf_source *src)
   if (src->dir_version != 1)
     return st_why_at (err, ENOTSUP, 0, "a perf.data directory of version %" PRIu64
                       " (HEADER_DIR_FORMAT); this build reads version 1", src->dir_version);
-  const char *main_name = st_input_name (src->in);
-  const char *slash = strrchr (main_name, '/');
-  if (!st_input_seekable (src->in) || strcmp (main_name, "<stdin>") == 0)
-    return st_why_at (err, ENOTSUP, 0, "the header of a perf.data directory (perf record "
-                      "--threads), read from standard input: give the directory with -i");
-  _cleanup_free_ char *path = slash != NULL ? strndup (main_name, slash - main_name)
-                                            : strdup (".");
+  _cleanup_free_ char *path = NULL;
+  int r = directory_of (src->in, &path);
+  if (r < 0)
+    return r;
   if (path == NULL)
-    return -ENOMEM;
-  if (path[0] == '\0')
-    {
-      free (path);
-      if ((path = strdup ("/")) == NULL)
-        return -ENOMEM;
-    }
+    return st_why_at (err, ENOTSUP, 0, "the header of a perf.data directory (perf record "
+                      "--threads), read from a pipe: give the directory with -i");
   _cleanup_ (perf_dir_freep) struct st_perf_dir *dir = calloc (1, sizeof *dir);
   if (dir == NULL)
     return -ENOMEM;
@@ -233,7 +326,9 @@ st_perf_dir_open (struct st_perf_source *src)
     }
   char **names = NULL;
   size_t n_names = 0;
-  int r = list_data_files (d, path, err, &names, &n_names);
+  r = list_data_files (d, path, err, &names, &n_names);
+  if (r == 0)
+    r = room_for_files (path, n_names, err);
   if (r == 0)
     {
       dir->lanes = calloc (n_names + 1, sizeof *dir->lanes);
@@ -251,6 +346,15 @@ st_perf_dir_open (struct st_perf_source *src)
   closedir (d);
   if (r < 0)
     return r;
+  /* No data.N with records: the header's file is the recording.  */
+  if (dir->n == 1)
+    return 0;
+  dir->heap = calloc (dir->n, sizeof *dir->heap);
+  if (dir->heap == NULL)
+    return -ENOMEM;
+  for (uint32_t i = 0; i < dir->n; i++)
+    dir->heap[i] = i;   /* all at time 0: in order already */
+  dir->n_heap = dir->n;
   src->dir = ST_TAKE_PTR (dir);
   return 0;
 }
@@ -264,9 +368,12 @@ st_perf_dir_report (const struct st_perf_source *src)
   st_info ("a perf.data directory: the header file and %" PRIu32 " data.N files with records, "
            "merged by time", dir->n - 1);
   if (dir->slack > 0)
-    st_info ("records of one data.N file went back in time by up to %.3f ms (several CPUs "
-             "in one file): they were held that much longer to be put in order",
-             dir->slack / 1e6);
+    st_info ("records of one data.N file went back in time by up to %.3f ms: they were "
+             "held that much longer to be put in order", dir->slack / 1e6);
+  if (dir->late > 0)
+    st_warning ("%" PRIu64 " records of a data.N file came older than records already "
+                "written (the file is out of time order): they were used late, and samples "
+                "near them may name the wrong mappings", dir->late);
 }
 
 const char *
@@ -282,6 +389,8 @@ st_perf_dir_queued (struct st_perf_source *src, uint64_t time)
   if (dir == NULL)
     return;
   struct lane *lane = &dir->lanes[src->file];
+  if (time < dir->released)
+    dir->late++;
   if (time >= lane->time)
     lane->time = time;
   else if (lane->time - time > dir->slack)
@@ -304,29 +413,53 @@ leave (struct st_perf_source *src, struct lane *lane)
   lane->zstd = src->zstd;   /* made at its first compressed record */
 }
 
-/* The lane behind the others (the lowest time; the lowest index of equal
-   ones, so the header's file first), or NULL when all are read; *NEXT is
-   the time of the one behind it (UINT64_MAX: none).  */
+/* Lane A is read before lane B: the lower time; of equal ones the lower
+   index, so the header's file first.  */
+static bool
+heap_before (const struct st_perf_dir *dir, uint32_t a, uint32_t b)
+{
+  uint64_t ta = dir->lanes[a].time, tb = dir->lanes[b].time;
+  return ta < tb || (ta == tb && a < b);
+}
+
+/* The heap's top lane was read on: its time went up, or it is done (then
+   it leaves the heap).  */
+static void
+heap_top_moved (struct st_perf_dir *dir)
+{
+  uint32_t *h = dir->heap;
+  if (dir->lanes[h[0]].done)
+    h[0] = h[--dir->n_heap];
+  uint32_t n = dir->n_heap, i = 0;
+  for (;;)
+    {
+      uint32_t least = i, l = 2 * i + 1, r = l + 1;
+      if (l < n && heap_before (dir, h[l], h[least]))
+        least = l;
+      if (r < n && heap_before (dir, h[r], h[least]))
+        least = r;
+      if (least == i)
+        break;
+      uint32_t t = h[i];
+      h[i] = h[least];
+      h[least] = t;
+      i = least;
+    }
+}
+
+/* The lane behind the others, or NULL when all are read; *NEXT is the
+   time of the one behind it (UINT64_MAX: none), one of the top's
+   children.  */
 static struct lane *
 lane_behind (struct st_perf_dir *dir, uint64_t *next)
 {
-  struct lane *min = NULL;
   *next = UINT64_MAX;
-  for (uint32_t i = 0; i < dir->n; i++)
-    {
-      struct lane *l = &dir->lanes[i];
-      if (l->done)
-        continue;
-      if (min == NULL || l->time < min->time)
-        {
-          if (min != NULL)
-            *next = min->time;
-          min = l;
-        }
-      else if (l->time < *next)
-        *next = l->time;
-    }
-  return min;
+  if (dir->n_heap == 0)
+    return NULL;
+  for (uint32_t c = 1; c <= 2 && c < dir->n_heap; c++)
+    if (dir->lanes[dir->heap[c]].time < *next)
+      *next = dir->lanes[dir->heap[c]].time;
+  return &dir->lanes[dir->heap[0]];
 }
 
 int
@@ -352,6 +485,8 @@ st_perf_dir_run (struct st_perf_source *src, int (*next) (struct st_perf_source 
       r = st_ordered_queue_release_before (src->queue, safe);
       if (r < 0)
         break;
+      if (safe > dir->released)
+        dir->released = safe;
       enter (src, lane);
       /* On in this file until it has passed another one, or for a turn
          of records: then what it queued is released (one file alone is
@@ -369,6 +504,7 @@ st_perf_dir_run (struct st_perf_source *src, int (*next) (struct st_perf_source 
             break;
         }
       leave (src, lane);
+      heap_top_moved (dir);
       if (r == -EBADMSG && src->err != NULL && src->err->input == NULL)
         src->err->input = lane->name;
       if (lane->done && lane != header)

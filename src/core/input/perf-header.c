@@ -352,6 +352,14 @@ st_perf_source_open (struct st_input *in, struct st_perf_source **out,
       if (r < 0)
         return r;
     }
+  else if (fh.features[PERF_HEADER_DIR_FORMAT / 64] & (1ULL << (PERF_HEADER_DIR_FORMAT % 64)))
+    {
+      /* A perf record --threads that did not finish: the feature is set,
+         its section (the version) was never written.  */
+      st_warning ("%s: the header says its records are in data.N files too: reading them "
+                  "as version 1 of the directory format", st_input_name (in));
+      src->dir_version = 1;
+    }
   if (src->dir_version != 0)
     {
       /* perf record --threads: the records are in the files beside.  */

@@ -18,10 +18,11 @@ struct st_perf_source;
 /* True when the first 8 bytes of an input are a perf.data magic.  */
 bool st_perf_source_probe (const uint8_t *magic, size_t len);
 
-/* perf record --threads writes a directory (perf-dir.c): the path of its
-   header file, "DIR/data", which is the one to open; malloc'd, NULL when
-   out of memory.  */
-char *st_perf_source_dir_main_file (const char *dir);
+/* perf record --threads writes a directory (perf-dir.c): opens its
+   header file, "DIR/data", the one to read (st_perf_source_open then
+   finds the others beside it); a regular file, never waited on.  0, or
+   -errno with WHY saying which file and why.  */
+int st_perf_source_open_dir (const char *dir, struct st_input **out, struct st_why *why);
 
 /* Reads the headers.  IN stays owned by the caller.  Returns 0, -EBADMSG or
    -ENOTSUP with ERR filled, or -errno for I/O errors.  */

@@ -60,6 +60,9 @@ struct st_sample {
   const uint64_t *user_ips;
   bool user_chain_lbr;     /* USER_IPS came from the LBR call stack */
   uint64_t input_offset;   /* where in the input it came from, for messages */
+  /* The file INPUT_OFFSET is in when the input is several files (a
+     perf.data directory's data.N), for messages; NULL: the input.  */
+  const char *input_file;
 };
 
 struct st_mmap_event {

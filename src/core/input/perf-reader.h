@@ -88,6 +88,7 @@ struct st_perf_source {
   uint64_t dir_version;
   struct st_perf_dir *dir;
   uint32_t file;
+  uint32_t record_file;       /* the file of the record being decoded */
 
   /* state of one run */
   struct st_ordered_queue *queue;

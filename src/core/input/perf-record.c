@@ -193,6 +193,7 @@ parse_sample (struct st_perf_source *src, const uint8_t *rec, uint32_t size,
   memset (s, 0, sizeof *s);
   ev->kind = ST_EVENT_SAMPLE;
   s->input_offset = offset;
+  s->input_file = st_perf_dir_file_name (src, src->record_file);
   s->pid = s->tid = -1;
   s->user_mode = (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
 

@@ -66,9 +66,11 @@ st_perf_source_free (struct st_perf_source *src)
 
 
 static int
-deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t offset)
+deliver (struct st_perf_source *src, const uint8_t *rec, uint32_t size, uint64_t offset,
+         uint32_t file)
 {
   struct st_event ev;
+  src->record_file = file;
   int r = st_perf_parse_record (src, rec, size, offset, &ev);
   src->record_malformed = r == -EBADMSG;
   if (r != 0)
@@ -123,7 +125,7 @@ static int
 release_queued (const struct st_queued_record *rec, void *arg)
 {
   struct st_perf_source *src = arg;
-  int r = deliver (src, rec->data, rec->size, rec->offset);
+  int r = deliver (src, rec->data, rec->size, rec->offset, rec->file);
   if (r == -EBADMSG && src->err != NULL)
     src->err->input = st_perf_dir_file_name (src, rec->file);
   if (rec->owned)
@@ -140,7 +142,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
 {
   struct st_queued_record q = { .offset = offset, .data = rec, .size = size, .file = src->file };
   if (!st_perf_record_time (src, rec, size, &q.time))
-    return deliver (src, rec, size, offset);
+    return deliver (src, rec, size, offset, src->file);
   if (!st_perf_records_stable (src) || src->decompressing || src->swapped)
     {
       uint8_t *copy = pool_get (src, size);

@@ -132,8 +132,10 @@ write_stack_user (struct st_sink *s, const struct st_sample *smp)
       /* The copy starts at the stack pointer: cutting its top loses only
          the outermost frames.  */
       if (s->cut_stacks++ == 0)
-        st_warning ("sample at byte %" PRIu64 ": its %zu-byte stack copy is cut to %zu bytes "
-                    "to fit a Sysprof frame", smp->input_offset, size, max);
+        st_warning ("sample at byte %" PRIu64 "%s%s: its %zu-byte stack copy is cut to %zu "
+                    "bytes to fit a Sysprof frame", smp->input_offset,
+                    smp->input_file != NULL ? " of " : "",
+                    smp->input_file != NULL ? smp->input_file : "", size, max);
       size = max;
     }
   size_t len = st_sysprof_align (head + size + tail);
@@ -185,8 +187,9 @@ sysprof_sample (struct st_sink *s, const struct st_callchain *c)
     {
       s->addrs[n++] = ST_SYSPROF_CONTEXT_USER;
       if (user > max - n && s->cut_chains++ == 0)
-        st_warning ("sample at byte %" PRIu64 ": its %zu frames are cut to %zu to fit a "
-                    "Sysprof frame", smp->input_offset, user, max - n);
+        st_warning ("sample at byte %" PRIu64 "%s%s: its %zu frames are cut to %zu to fit a "
+                    "Sysprof frame", smp->input_offset, smp->input_file != NULL ? " of " : "",
+                    smp->input_file != NULL ? smp->input_file : "", user, max - n);
       for (size_t i = 0; i < c->n_frames && n < max; i++)
         if (!c->frames[i].inlined)
           s->addrs[n++] = c->frames[i].pc;

@@ -324,8 +324,10 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
     {
       if (sample->abi != ST_REGS_ABI_NONE && sample->stack_size > 0 && !u->warned_regs)
         {
-          st_warning ("sample at byte %" PRIu64 " lacks the pc or stack pointer register "
-                      "(register mask %#" PRIx64 ")", sample->input_offset, sample->regs_mask);
+          st_warning ("sample at byte %" PRIu64 "%s%s lacks the pc or stack pointer register "
+                      "(register mask %#" PRIx64 ")", sample->input_offset,
+                      sample->input_file != NULL ? " of " : "",
+                      sample->input_file != NULL ? sample->input_file : "", sample->regs_mask);
           u->warned_regs = true;
         }
       out->stop = ST_STOP_NO_USER_STACK;

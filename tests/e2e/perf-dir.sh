@@ -51,6 +51,24 @@ rc_of () { cat "$tmp/$1.rc"; }
 samples_of () { wc -l < "$tmp/$1.jsonl" | tr -d ' '; }
 same_as_whole () { cmp -s "$tmp/whole.jsonl" "$tmp/$1.jsonl"; }
 
+# expect NAME STATUS SAME PATTERN DESCRIPTION: one TAP line, ok when no
+# earlier step failed and run NAME ended with STATUS, wrote the same samples
+# as the whole directory when SAME is "same" (else "-"), and said PATTERN (a
+# grep pattern; "" for none) on its standard error.
+expect ()
+{
+  _name=$1 _status=$2 _same=$3 _pattern=$4 _desc=$5
+  if [ -z "$problem" ] && [ "$(rc_of "$_name")" = "$_status" ] \
+     && { [ "$_same" != same ] || same_as_whole "$_name"; } \
+     && { [ -z "$_pattern" ] || grep -q "$_pattern" "$tmp/$_name.err"; }; then
+    tap_ok "$_desc"
+  else
+    [ -n "$problem" ] || { tap_diag "status $(rc_of "$_name") (want $_status)";
+                           tap_diag_file "$tmp/$_name.err" 10; }
+    tap_not_ok "$_desc${problem:+: $problem}"
+  fi
+}
+
 biggest=""
 if [ -z "$problem" ]; then
   # shellcheck disable=SC2012  # perf's own file names: data.N
@@ -70,12 +88,7 @@ else
 fi
 
 # 3. Two unwinding threads write what one does.
-if [ -z "$problem" ] && [ "$(rc_of jobs)" = 0 ] && same_as_whole jobs; then
-  tap_ok "-j 2 writes what -j 1 does"
-else
-  [ -n "$problem" ] || tap_diag_file "$tmp/jobs.err" 20
-  tap_not_ok "-j 2 writes what -j 1 does${problem:+: $problem}"
-fi
+expect jobs 0 same "" "-j 2 writes what -j 1 does"
 
 # variant NAME: a copy of the recording to break.
 variant ()
@@ -90,13 +103,8 @@ if [ -z "$problem" ]; then
   mkfifo "$tmp/fifo/data.7"
   run fifo "$tmp/fifo" -j 1
 fi
-if [ -z "$problem" ] && [ "$(rc_of fifo)" = 0 ] && same_as_whole fifo \
-   && grep -q "data.7: not a regular file: left out" "$tmp/fifo.err"; then
-  tap_ok "a FIFO named data.7 is left out with a warning, not waited on"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of fifo)"; tap_diag_file "$tmp/fifo.err" 10; }
-  tap_not_ok "a FIFO named data.7 is left out with a warning, not waited on${problem:+: $problem}"
-fi
+expect fifo 0 same "data.7: not a regular file: left out" \
+  "a FIFO named data.7 is left out with a warning, not waited on"
 
 # 5. A symbolic link named data.8 to a file of the recording: followed, it
 # would count that file's samples twice.
@@ -105,13 +113,8 @@ if [ -z "$problem" ]; then
   ln -s "$biggest" "$tmp/link/data.8"
   run link "$tmp/link" -j 1
 fi
-if [ -z "$problem" ] && [ "$(rc_of link)" = 0 ] && same_as_whole link \
-   && grep -q "data.8: a symbolic link, not a file perf record wrote: left out" "$tmp/link.err"; then
-  tap_ok "a symbolic link named data.8 is left out with a warning, not followed"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of link)"; tap_diag_file "$tmp/link.err" 10; }
-  tap_not_ok "a symbolic link named data.8 is left out with a warning${problem:+: $problem}"
-fi
+expect link 0 same "data.8: a symbolic link, not a file perf record wrote: left out" \
+  "a symbolic link named data.8 is left out with a warning, not followed"
 
 # 6. The largest data.N cut in the middle of a record.
 if [ -z "$problem" ]; then
@@ -135,13 +138,8 @@ if [ -z "$problem" ]; then
   offset=$("$PYTHON3" "$VARIANT" bad-size "$tmp/size/$biggest")
   run size "$tmp/size"
 fi
-if [ -z "$problem" ] && [ "$(rc_of size)" = 2 ] \
-   && grep -q "size/$biggest: byte offset $offset: record of type [0-9]* has size 4" "$tmp/size.err"; then
-  tap_ok "a record of $biggest smaller than its header: status 2, its file and offset named"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of size), offset ${offset:-?}"; tap_diag_file "$tmp/size.err" 10; }
-  tap_not_ok "a record of $biggest smaller than its header: its file and offset named${problem:+: $problem}"
-fi
+expect size 2 - "size/$biggest: byte offset ${offset:-?}: record of type [0-9]* has size 4" \
+  "a record of $biggest smaller than its header: status 2, its file and offset named"
 
 # 8. A directory format of version 2, which this build does not know.
 if [ -z "$problem" ]; then
@@ -149,14 +147,9 @@ if [ -z "$problem" ]; then
   "$PYTHON3" "$VARIANT" dir-version "$tmp/version/data" 2
   run version "$tmp/version"
 fi
-if [ -z "$problem" ] && [ "$(rc_of version)" = 2 ] \
-   && grep -q "a perf.data directory of version 2 (HEADER_DIR_FORMAT); this build reads version 1" \
-        "$tmp/version.err"; then
-  tap_ok "HEADER_DIR_FORMAT version 2 is refused with status 2"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of version)"; tap_diag_file "$tmp/version.err" 10; }
-  tap_not_ok "HEADER_DIR_FORMAT version 2 is refused${problem:+: $problem}"
-fi
+expect version 2 - \
+  "a perf.data directory of version 2 (HEADER_DIR_FORMAT); this build reads version 1" \
+  "HEADER_DIR_FORMAT version 2 is refused with status 2"
 
 # 9. The header file on standard input: its data.N files are those beside
 # the file the shell opened.
@@ -165,12 +158,7 @@ if [ -z "$problem" ]; then
     > "$tmp/stdin.out" 2> "$tmp/stdin.err"
   echo $? > "$tmp/stdin.rc"
 fi
-if [ -z "$problem" ] && [ "$(rc_of stdin)" = 0 ] && same_as_whole stdin; then
-  tap_ok "the header file on standard input leads to its data.N files"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of stdin)"; tap_diag_file "$tmp/stdin.err" 10; }
-  tap_not_ok "the header file on standard input leads to its data.N files${problem:+: $problem}"
-fi
+expect stdin 0 same "" "the header file on standard input leads to its data.N files"
 
 # 10. The header file through a symbolic link elsewhere: the same.
 if [ -z "$problem" ]; then
@@ -178,12 +166,8 @@ if [ -z "$problem" ]; then
   ln -s "$dir/data" "$tmp/elsewhere/header"
   run linked "$tmp/elsewhere/header" -j 1
 fi
-if [ -z "$problem" ] && [ "$(rc_of linked)" = 0 ] && same_as_whole linked; then
-  tap_ok "the header file through a symbolic link elsewhere leads to its data.N files"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of linked)"; tap_diag_file "$tmp/linked.err" 10; }
-  tap_not_ok "the header file through a symbolic link leads to its data.N files${problem:+: $problem}"
-fi
+expect linked 0 same "" \
+  "the header file through a symbolic link elsewhere leads to its data.N files"
 
 # 11. A socket named data.9: left out like the FIFO, not an error.
 if [ -z "$problem" ]; then
@@ -192,13 +176,8 @@ if [ -z "$problem" ]; then
     "$tmp/socket/data.9"
   run socket "$tmp/socket" -j 1
 fi
-if [ -z "$problem" ] && [ "$(rc_of socket)" = 0 ] && same_as_whole socket \
-   && grep -q "data.9: not a regular file: left out" "$tmp/socket.err"; then
-  tap_ok "a socket named data.9 is left out with a warning"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of socket)"; tap_diag_file "$tmp/socket.err" 10; }
-  tap_not_ok "a socket named data.9 is left out with a warning${problem:+: $problem}"
-fi
+expect socket 0 same "data.9: not a regular file: left out" \
+  "a socket named data.9 is left out with a warning"
 
 # 12. A FIFO named data, in place of the header: refused at once.
 if [ -z "$problem" ]; then
@@ -206,13 +185,8 @@ if [ -z "$problem" ]; then
   mkfifo "$tmp/fifo-header/data"
   run fifo-header "$tmp/fifo-header"
 fi
-if [ -z "$problem" ] && [ "$(rc_of fifo-header)" = 1 ] \
-   && grep -q "fifo-header/data: not a regular file, so not the header" "$tmp/fifo-header.err"; then
-  tap_ok "a FIFO named data is refused at once, not waited on"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of fifo-header)"; tap_diag_file "$tmp/fifo-header.err" 10; }
-  tap_not_ok "a FIFO named data is refused at once${problem:+: $problem}"
-fi
+expect fifo-header 1 - "fifo-header/data: not a regular file, so not the header" \
+  "a FIFO named data is refused at once, not waited on"
 
 # 13. The header as a killed perf record leaves it: data size 0, and the
 # feature sections, the directory format's version with them, not written.
@@ -221,13 +195,8 @@ if [ -z "$problem" ]; then
   "$PYTHON3" "$VARIANT" killed "$tmp/killed/data"
   run killed "$tmp/killed" -j 1
 fi
-if [ -z "$problem" ] && [ "$(rc_of killed)" = 0 ] && same_as_whole killed \
-   && grep -q "reading them as version 1" "$tmp/killed.err"; then
-  tap_ok "a killed recording's header still leads to its data.N files, with a warning"
-else
-  [ -n "$problem" ] || { tap_diag "status $(rc_of killed), $(samples_of killed) samples"; tap_diag_file "$tmp/killed.err" 10; }
-  tap_not_ok "a killed recording's header still leads to its data.N files${problem:+: $problem}"
-fi
+expect killed 0 same "reading them as version 1" \
+  "a killed recording's header still leads to its data.N files, with a warning"
 
 # 14. The largest data.N split into 300 files: the same samples in the same
 # order, and each file's buffer costs only what is read into it.

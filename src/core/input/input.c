@@ -146,44 +146,20 @@ input_set_up (struct st_input *in)
   return 0;
 }
 
-int
-st_input_open (const char *path, struct st_input **out)
-{
-  _cleanup_ (input_freep) struct st_input *in = calloc (1, sizeof *in);
-  if (in == NULL)
-    return -ENOMEM;
-  in->hold = UINT64_MAX;
-  in->buf_size = BUFFER_SIZE;
-  in->name = strdup (strcmp (path, "-") == 0 ? "<stdin>" : path);
-  if (in->name == NULL)
-    return -ENOMEM;
-  if (strcmp (path, "-") == 0)
-    in->fd = STDIN_FILENO;
-  else
-    {
-      in->fd = open (path, O_RDONLY | O_CLOEXEC);
-      if (in->fd < 0)
-        return -errno;
-      in->owns_fd = true;
-    }
-  int r = input_set_up (in);
-  if (r < 0)
-    return r;
-  *out = ST_TAKE_PTR (in);
-  return 0;
-}
-
+/* An input reading FD, which it closes at the end when OWNS_FD (also when
+   this fails); NAME is for messages.  */
 static int
-input_from_fd (int fd, const char *name, size_t buf_size, struct st_input **out)
+input_from_fd (int fd, bool owns_fd, const char *name, size_t buf_size, struct st_input **out)
 {
   _cleanup_ (input_freep) struct st_input *in = calloc (1, sizeof *in);
   if (in == NULL)
     {
-      close (fd);
+      if (owns_fd)
+        close (fd);
       return -ENOMEM;
     }
   in->fd = fd;
-  in->owns_fd = true;
+  in->owns_fd = owns_fd;
   in->hold = UINT64_MAX;
   in->buf_size = buf_size;
   in->name = strdup (name);
@@ -197,15 +173,26 @@ input_from_fd (int fd, const char *name, size_t buf_size, struct st_input **out)
 }
 
 int
+st_input_open (const char *path, struct st_input **out)
+{
+  if (strcmp (path, "-") == 0)
+    return input_from_fd (STDIN_FILENO, false, "<stdin>", BUFFER_SIZE, out);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  return input_from_fd (fd, true, path, BUFFER_SIZE, out);
+}
+
+int
 st_input_open_fd (int fd, const char *name, struct st_input **out)
 {
-  return input_from_fd (fd, name, BUFFER_SIZE, out);
+  return input_from_fd (fd, true, name, BUFFER_SIZE, out);
 }
 
 int
 st_input_open_small (int fd, const char *name, struct st_input **out)
 {
-  return input_from_fd (fd, name, SMALL_BUFFER_SIZE, out);
+  return input_from_fd (fd, true, name, SMALL_BUFFER_SIZE, out);
 }
 
 void

@@ -386,8 +386,6 @@ void
 st_perf_dir_queued (struct st_perf_source *src, uint64_t time)
 {
   struct st_perf_dir *dir = src->dir;
-  if (dir == NULL)
-    return;
   struct lane *lane = &dir->lanes[src->file];
   if (time < dir->released)
     dir->late++;

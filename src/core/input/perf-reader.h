@@ -138,7 +138,7 @@ void st_perf_dir_free (struct st_perf_dir *dir);
    overtake any more.  Stops early when *STOP becomes non-zero.  */
 int st_perf_dir_run (struct st_perf_source *src, int (*next) (struct st_perf_source *src),
                      volatile sig_atomic_t *stop);
-/* A record of time TIME of the file at hand was queued.  */
+/* A record of time TIME of the file at hand was queued (SRC->dir set).  */
 void st_perf_dir_queued (struct st_perf_source *src, uint64_t time);
 /* What the reading of the directory found, for the run's end (st_info).  */
 void st_perf_dir_report (const struct st_perf_source *src);

@@ -155,7 +155,7 @@ handle_kernel_record (struct st_perf_source *src, const uint8_t *rec, uint32_t s
   int r = st_ordered_queue_push (src->queue, &q);
   if (r < 0 && q.owned)
     pool_put (src, (void *) q.data, size);
-  else
+  else if (src->dir != NULL)
     st_perf_dir_queued (src, q.time);
   return r;
 }

@@ -470,9 +470,8 @@ st_symtab_view (const struct st_symtab_data *d)
 }
 
 struct st_symtab *
-st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
+st_symtab_own (struct st_symtab_data *d)
 {
-  struct st_symtab_data *d = st_symtab_data_build (mod, bias);
   struct st_symtab *t = d != NULL ? st_symtab_view (d) : NULL;
   if (t == NULL)
     {
@@ -481,6 +480,12 @@ st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
     }
   t->owned = d;
   return t;
+}
+
+struct st_symtab *
+st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias)
+{
+  return st_symtab_own (st_symtab_data_build (mod, bias));
 }
 
 void

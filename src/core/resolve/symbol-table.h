@@ -27,6 +27,8 @@ struct st_symtab_data *st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias);
 void st_symtab_data_free (struct st_symtab_data *data);
 /* A view of DATA, which must outlive it; NULL without memory.  */
 struct st_symtab *st_symtab_view (const struct st_symtab_data *data);
+/* A view that owns DATA (freed here when no view can be made).  */
+struct st_symtab *st_symtab_own (struct st_symtab_data *data);
 /* st_symtab_data_build and a view that owns what it built.  */
 struct st_symtab *st_symtab_build (Dwfl_Module *mod, Dwarf_Addr bias);
 void st_symtab_free (struct st_symtab *tab);

@@ -8,21 +8,62 @@
 #include "core/resolve/mapping.h"
 #include "core/resolve/symbol-table.h"
 #include "core/unwind/module-symbols.h"
+#include "core/unwind/process.h"
 
 struct build {
   Dwfl_Module *mod;
   struct st_elf_file *file;
+  Dwfl *own;
 };
+
+/* The module to read FILE's symbols from: one like MOD in a Dwfl of its
+   own (B->own), or MOD itself when that cannot be made.  A stripped
+   file's symbols are in its debug file, which libdwfl then loads and
+   keeps with the module, and libdw 0.188 inflates every compressed
+   section of it when the module's Dwarf is asked for: the unwinder does
+   that wherever .eh_frame has no row (ld.so's _start, in nearly every
+   process), about 70 ms for ld.so's on this project's VMs.  Read in a
+   Dwfl of its own, the debug file goes with it; the process's module then
+   asks for it only for its Dwarf, and find-debuginfo.c serves a stand-in
+   without .debug_frame, once the symbol table is there.  */
+static Dwfl_Module *
+symbols_module (struct build *b)
+{
+  void **userdata;
+  Dwarf_Addr low, high;
+  dwfl_module_info (b->mod, &userdata, &low, &high, NULL, NULL, NULL, NULL);
+  b->own = dwfl_begin (st_process_dwfl_callbacks ());
+  if (b->own == NULL)
+    return b->mod;
+  dwfl_report_begin (b->own);
+  Dwfl_Module *own = dwfl_report_module (b->own, dwfl_module_info (b->mod, NULL, NULL, NULL,
+                                                                   NULL, NULL, NULL, NULL),
+                                         low, high);
+  dwfl_report_end (b->own, NULL, NULL);
+  void **own_userdata;
+  if (own == NULL || dwfl_module_info (own, &own_userdata, NULL, NULL, NULL, NULL, NULL, NULL)
+                         == NULL)
+    {
+      dwfl_end (b->own);
+      b->own = NULL;
+      return b->mod;
+    }
+  *own_userdata = *userdata;
+  return own;
+}
 
 static struct st_symtab_data *
 build_data (void *arg)
 {
   struct build *b = arg;
+  Dwfl_Module *mod = symbols_module (b);
   Dwarf_Addr bias = 0;
-  dwfl_module_getelf (b->mod, &bias);
+  dwfl_module_getelf (mod, &bias);
   b->file->symtab_building = true;   /* find-debuginfo.c: no inflating */
-  struct st_symtab_data *data = st_symtab_data_build (b->mod, bias);
+  struct st_symtab_data *data = st_symtab_data_build (mod, bias);
   b->file->symtab_building = false;
+  dwfl_end (b->own);
+  b->own = NULL;
   return data;
 }
 
@@ -31,20 +72,16 @@ st_module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
 {
   if (file->symtab != NULL)
     return file->symtab;
+  struct build b = { mod, file, NULL };
   if (file->shared == NULL)
     {
-      Dwarf_Addr bias = 0;
-      dwfl_module_getelf (mod, &bias);
-      file->symtab_building = true;
-      file->symtab = st_symtab_build (mod, bias);
-      file->symtab_building = false;
+      file->symtab = st_symtab_own (build_data (&b));
       return file->symtab;
     }
   /* Another thread may have built it: then this thread's Dwfl never loads
      the file's symbols, nor the raw debug file for them (find-debuginfo.c
      serves the stand-in once the table is there), whose compressed
      sections libdw would inflate again.  */
-  struct build b = { mod, file };
   const struct st_symtab_data *data = st_file_shared_symtab (file->shared, build_data, &b);
   file->symtab = data != NULL ? st_symtab_view (data) : NULL;
   return file->symtab;

@@ -462,6 +462,12 @@ static const Dwfl_Callbacks dwfl_callbacks = {
   .debuginfo_path = &debuginfo_path,
 };
 
+const Dwfl_Callbacks *
+st_process_dwfl_callbacks (void)
+{
+  return &dwfl_callbacks;
+}
+
 /* What the resolver is asked about mapping M of process P.  */
 static struct st_mapping_request
 mapping_request (const struct st_process *p, const struct st_mapping *m)

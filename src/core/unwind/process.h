@@ -68,6 +68,9 @@ const char *st_process_table_comm_of (struct st_process_table *t, pid_t pid, pid
 /* Makes P's Dwfl current with its mappings.  Returns the Dwfl, or NULL when
    no module could be reported (no file of the process was found).  */
 Dwfl *st_process_dwfl (struct st_process_table *t, struct st_process *p);
+/* The callbacks of those Dwfls: a module's userdata is its struct
+   st_mapping, which names the file and its finder.  */
+const Dwfl_Callbacks *st_process_dwfl_callbacks (void);
 
 /* The executable mapping containing ADDR, or NULL.  */
 const struct st_mapping *st_process_find_mapping (const struct st_process *p, uint64_t addr);

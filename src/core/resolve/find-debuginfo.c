@@ -231,21 +231,22 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
 }
 
 /* FILE's debug file, searched before (by this thread: each has its own
-   files), for one more Dwfl.  Once the symbol table is built (by any
-   thread: file-shared.h), a debug file is opened in each process only for
-   its Dwarf, which libdwfl asks for whenever .eh_frame does not unwind a
-   frame (the loader's _start, in nearly every process).  Without
-   .debug_frame and inline frames nothing in it is read, but whether the
-   Dwarf opens decides how libdwfl ends the unwind ("end" or "No DWARF
-   information found"): a stand-in that opens as a Dwarf with no
-   .debug_frame, a page to map, spares mapping and unmapping the whole file
-   in every process, and inflating it in every thread.  */
+   files), for one more Dwfl.  A process's module asks for it only for its
+   Dwarf (the symbol table is read in a Dwfl of its own, which asks with
+   SYMTAB_BUILDING set: core/unwind/module-symbols.c), which libdwfl asks
+   for whenever .eh_frame does not unwind a frame (the loader's _start, in
+   nearly every process).  Without .debug_frame and inline frames nothing
+   in it is read, but whether the Dwarf opens decides how libdwfl ends the
+   unwind ("end" or "No DWARF information found"): a stand-in that opens
+   as a Dwarf with no .debug_frame, a page to map, spares mapping and
+   unmapping the whole file in every process, and inflating it (libdw 0.188
+   inflates every compressed section when the Dwarf opens).  */
 static int
 serve_searched (const struct request *q, struct st_elf_file *file, char **debuginfo_file_name)
 {
   const struct st_debuginfo_finder *finder = q->mapping->finder;
-  if (file->symtab != NULL && !file->symtab_building && !file->debug_has_frame
-      && finder != NULL && finder->cfi_only && file->debug_fd >= 0)
+  if (!file->symtab_building && !file->debug_has_frame && finder != NULL && finder->cfi_only
+      && file->debug_fd >= 0)
     {
       if (file->debug_stand_in_fd == -2)
         file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);

@@ -17,6 +17,7 @@ UNIT_TESTS = \
 	tests/unit/test-container \
 	tests/unit/test-jit-map \
 	tests/unit/test-input \
+	tests/unit/test-sink-json \
 	tests/unit/test-sigbus-guard
 
 check_PROGRAMS += $(UNIT_TESTS)
@@ -37,6 +38,9 @@ tests_unit_test_regs_LDADD = $(unit_ldadd)
 tests_unit_test_arm_exidx_CFLAGS = $(unit_cflags)
 tests_unit_test_arm_exidx_LDADD = $(unit_ldadd)
 tests_unit_test_input_CFLAGS = $(unit_cflags)
+# -f json against json-c's bytes for the same object.
+tests_unit_test_sink_json_CFLAGS = $(unit_cflags)
+tests_unit_test_sink_json_LDADD = $(unit_ldadd)
 tests_unit_test_input_LDADD = $(unit_ldadd)
 tests_unit_test_sigbus_guard_CFLAGS = $(unit_cflags)
 tests_unit_test_sigbus_guard_LDADD = $(unit_ldadd)

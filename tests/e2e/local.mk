@@ -9,6 +9,7 @@ E2E_TESTS = \
 	tests/e2e/threads.sh \
 	tests/e2e/perf-threads.sh \
 	tests/e2e/perf-dir.sh \
+	tests/e2e/ld-so-dwarf.sh \
 	tests/e2e/forkexec.sh \
 	tests/e2e/manyproc.sh \
 	tests/e2e/jobs.sh \
@@ -60,3 +61,9 @@ EXTRA_DIST += \
 	tests/golden/expected/data.svg \
 	tests/golden/expected/data.pprof \
 	tests/golden/expected/data.sysprof
+
+# Preloaded by ld-so-dwarf.sh: counts the sections libelf decompresses.
+check_PROGRAMS += tests/e2e/libcount-inflate.so
+tests_e2e_libcount_inflate_so_SOURCES = tests/e2e/count-inflate.c
+tests_e2e_libcount_inflate_so_CFLAGS = $(AM_CFLAGS) $(LIBDW_CFLAGS) -fPIC
+tests_e2e_libcount_inflate_so_LDFLAGS = -shared

@@ -2,8 +2,9 @@
  * as json-c writes the same object: this builds that object with json-c,
  * as the sink did before, for chains whose strings hold every byte from 1
  * to 255 (control characters, quotes, backslashes, slashes, invalid UTF-8),
- * empty and missing strings, inlined frames, a container and a stop
- * detail, and compares the bytes.  */
+ * empty and missing strings, inlined frames, a container (and one with no
+ * fields), a stop detail with every stop reason, the extremes of every
+ * number, and compares the bytes.  */
 #include "config.h"
 
 #include <inttypes.h>
@@ -148,12 +149,35 @@ test_container_inlined_detail_negative (void **state)
   assert_same_as_json_c (&c);
 }
 
+static void
+test_extremes_and_every_stop (void **state)
+{
+  (void) state;
+  struct st_container_label empty = { 0 };
+  struct st_sample smp = { .pid = INT32_MIN, .tid = INT32_MAX, .time = 1, .cpu = 7 };
+  struct st_frame frames[2] = {
+    { .pc = UINT64_MAX, .has_elf_address = true, .elf_address = UINT64_MAX, .symbol = "",
+      .raw_symbol = "", .offset = UINT64_MAX, .module = "", .build_id = "00" },
+    { .pc = 0, .symbol = "g", .inlined = true, .offset = 5 },
+  };
+  struct st_callchain c = {
+    .sample = &smp, .comm = "", .container = &empty, .frames = frames, .n_frames = 2,
+    .stop_detail = "why\r",
+  };
+  for (int stop = 0; stop < ST_STOP_N; stop++)
+    {
+      c.stop = (enum st_stop_reason) stop;
+      assert_same_as_json_c (&c);
+    }
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_every_byte),
     cmocka_unit_test (test_container_inlined_detail_negative),
+    cmocka_unit_test (test_extremes_and_every_stop),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -17,15 +17,16 @@ struct build {
 };
 
 /* The module to read FILE's symbols from: one like MOD in a Dwfl of its
-   own (B->own), or MOD itself when that cannot be made.  A stripped
-   file's symbols are in its debug file, which libdwfl then loads and
-   keeps with the module, and libdw 0.188 inflates every compressed
+   own (B->own), or NULL when that cannot be made (out of memory).  A
+   stripped file's symbols are in its debug file, which libdwfl then loads
+   and keeps with the module, and libdw 0.188 inflates every compressed
    section of it when the module's Dwarf is asked for: the unwinder does
    that wherever .eh_frame has no row (ld.so's _start, in nearly every
    process), about 70 ms for ld.so's on this project's VMs.  Read in a
-   Dwfl of its own, the debug file goes with it; the process's module then
-   asks for it only for its Dwarf, and find-debuginfo.c serves a stand-in
-   without .debug_frame, once the symbol table is there.  */
+   Dwfl of its own, the debug file goes with it; the process's module asks
+   for it only for its Dwarf, and find-debuginfo.c serves it a stand-in
+   without .debug_frame.  Never MOD itself: it may hold that stand-in
+   already, and libdwfl would read its symbols from it (none).  */
 static Dwfl_Module *
 symbols_module (struct build *b)
 {
@@ -34,7 +35,7 @@ symbols_module (struct build *b)
   dwfl_module_info (b->mod, &userdata, &low, &high, NULL, NULL, NULL, NULL);
   b->own = dwfl_begin (st_process_dwfl_callbacks ());
   if (b->own == NULL)
-    return b->mod;
+    return NULL;
   dwfl_report_begin (b->own);
   Dwfl_Module *own = dwfl_report_module (b->own, dwfl_module_info (b->mod, NULL, NULL, NULL,
                                                                    NULL, NULL, NULL, NULL),
@@ -43,11 +44,7 @@ symbols_module (struct build *b)
   void **own_userdata;
   if (own == NULL || dwfl_module_info (own, &own_userdata, NULL, NULL, NULL, NULL, NULL, NULL)
                          == NULL)
-    {
-      dwfl_end (b->own);
-      b->own = NULL;
-      return b->mod;
-    }
+    return NULL;
   *own_userdata = *userdata;
   return own;
 }
@@ -57,11 +54,15 @@ build_data (void *arg)
 {
   struct build *b = arg;
   Dwfl_Module *mod = symbols_module (b);
-  Dwarf_Addr bias = 0;
-  dwfl_module_getelf (mod, &bias);
-  b->file->symtab_building = true;   /* find-debuginfo.c: no inflating */
-  struct st_symtab_data *data = st_symtab_data_build (mod, bias);
-  b->file->symtab_building = false;
+  struct st_symtab_data *data = NULL;
+  if (mod != NULL)
+    {
+      Dwarf_Addr bias = 0;
+      dwfl_module_getelf (mod, &bias);
+      b->file->symtab_building = true;   /* find-debuginfo.c: the real file */
+      data = st_symtab_data_build (mod, bias);
+      b->file->symtab_building = false;
+    }
   dwfl_end (b->own);
   b->own = NULL;
   return data;
@@ -78,10 +79,7 @@ st_module_symtab (Dwfl_Module *mod, struct st_elf_file *file)
       file->symtab = st_symtab_own (build_data (&b));
       return file->symtab;
     }
-  /* Another thread may have built it: then this thread's Dwfl never loads
-     the file's symbols, nor the raw debug file for them (find-debuginfo.c
-     serves the stand-in once the table is there), whose compressed
-     sections libdw would inflate again.  */
+  /* Another thread may have built it: one table for all.  */
   const struct st_symtab_data *data = st_file_shared_symtab (file->shared, build_data, &b);
   file->symtab = data != NULL ? st_symtab_view (data) : NULL;
   return file->symtab;

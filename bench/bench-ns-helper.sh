@@ -15,6 +15,9 @@ N=${N:-10000}             # requests per round-trip measurement
 # REPEAT (3): round-trip runs of each helper and way; BATCH (1): requests
 # nsh-client sends before it reads their replies.
 CONTAINERS=${CONTAINERS:-8}   # processes, each in a namespace of its own
+# RECORD_SECONDS (2): the length of the recording the unwinding run reads;
+# the helper's costs are the same for any length (once per file).
+RECORD_SECONDS=${RECORD_SECONDS:-2}
 export EU_STACKTRACE TOP_SRCDIR TOP_BUILDDIR PYTHON3
 if [ "$(id -u)" != 0 ]; then
   echo "bench-ns-helper.sh: run as root (it makes mount namespaces)" >&2
@@ -166,9 +169,25 @@ else:
           f"{100 * helper / wall:.2f}% (target < 1%)")
 PY
 }
-now () { "$PYTHON3" -c 'import time; print(time.monotonic())'; }
+# timed NAME.wall CMD...: runs CMD, its stderr to NAME.err, and writes
+# its wall time in seconds to NAME.wall.  The clock is read by the process
+# that starts CMD, right before and after: reading it in a process of its
+# own after the run (python -c, even date) would add that process's start
+# to the run: tens of milliseconds for Python, hundreds through a pyenv
+# shim, against a run of about 50 ms.
+timed () {
+  "$PYTHON3" - "$@" <<'PY'
+import subprocess, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+with open(out.replace(".wall", ".err"), "w") as err:
+    t0 = time.monotonic()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    t1 = time.monotonic()
+open(out, "w").write(f"{t1 - t0}\n")
+PY
+}
 
-# 2a. The unwinding run alone: record the workload live, stop its
+# 2a. The unwinding run alone: record the workload live (RECORD_SECONDS), stop its
 # processes (alive, for the helper to pin, but off the CPUs), then time
 # eu-stacktrace unwinding the recording.
 sh "$tmp/workload.sh" 60000 > /dev/null 2>&1 &
@@ -180,26 +199,23 @@ while [ "$(pgrep -c -x nsprog)" -lt "$CONTAINERS" ] && [ $i -lt 100 ]; do
 done
 sleep 0.3
 pids=$(pgrep -d, -x nsprog)
-timeout -s INT 2 "$EU_STACKTRACE" -p "$pids" --record "$tmp/ns.data" -f json -o /dev/null \
+timeout -s INT "$RECORD_SECONDS" "$EU_STACKTRACE" -p "$pids" --record "$tmp/ns.data" -f json -o /dev/null \
   2> "$tmp/record.err"
 for p in $(echo "$pids" | tr , ' '); do kill -STOP "$p"; done
 for jobs in 1 2; do
-  t0=$(now)
-  "$EU_STACKTRACE" --stats -j "$jobs" -i "$tmp/ns.data" -f text -o /dev/null 2> "$tmp/offline-$jobs.err"
-  t1=$(now)
+  timed "$tmp/offline-$jobs.wall" "$EU_STACKTRACE" --stats -j "$jobs" -i "$tmp/ns.data" -f text \
+    -o /dev/null
   share "unwinding a recording, -j $jobs ($CONTAINERS processes in $CONTAINERS mount namespaces)" \
-    "$tmp/offline-$jobs.err" "$("$PYTHON3" -c "print($t1 - $t0)")"
+    "$tmp/offline-$jobs.err" "$(cat "$tmp/offline-$jobs.wall")"
 done
 for p in $(echo "$pids" | tr , ' '); do kill -KILL "$p"; done
 
 # 2b. Live: the workload and eu-stacktrace share the CPUs, and a round
 # trip includes the helper's wait for one.
 for jobs in 1 2; do
-  t0=$(now)
-  "$EU_STACKTRACE" --stats -j "$jobs" -f json -o /dev/null -- sh "$tmp/workload.sh" 600 \
-    > /dev/null 2> "$tmp/live-$jobs.err"
-  t1=$(now)
+  timed "$tmp/live-$jobs.wall" "$EU_STACKTRACE" --stats -j "$jobs" -f json -o /dev/null \
+    -- sh "$tmp/workload.sh" 600
   share "live, -j $jobs ($CONTAINERS processes of 0.6 s of CPU each)" \
-    "$tmp/live-$jobs.err" "$("$PYTHON3" -c "print($t1 - $t0)")"
+    "$tmp/live-$jobs.err" "$(cat "$tmp/live-$jobs.wall")"
 done
 cat "$tmp/summary"

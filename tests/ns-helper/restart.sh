@@ -75,6 +75,29 @@ else
   tap_not_ok "... every sample still written ($samples, $ours of nsprog's, $with_pc with a pc)"
 fi
 
+# A helper that serves, but does not go when the run closes its
+# connection: the real helper under a wrapper that then sleeps, with the
+# pid eu-stacktrace spawned.  The run ends anyway (ns-connection.c's reap
+# waits a second, then kills it), and the wrapper is gone after it.
+cat > "$tmp/lingering-helper" <<EOF
+#!/bin/sh
+echo \$\$ > "$tmp/lingering.pid"
+"$helper" "\$@"
+exec sleep 600
+EOF
+chmod 755 "$tmp/lingering-helper"
+# shellcheck disable=SC2046  # the command prints the words of a command line on purpose
+EU_STACKTRACE_NS_HELPER=$tmp/lingering-helper sample lingering -- $(ns_command root lingering "" 300)
+status=$?
+lingering=$(cat "$tmp/lingering.pid" 2> /dev/null)
+if [ $status -eq 0 ] && [ -n "$lingering" ] && ! kill -0 "$lingering" 2> /dev/null \
+    && grep -q "/app/bin/nsprog: opened by the namespace helper" "$tmp/lingering.err"; then
+  tap_ok "a helper that does not go when its connection closes is killed; the run completes"
+else
+  tap_not_ok "a lingering helper (status $status, pid '$lingering')"; diag "$tmp/lingering.err"
+  [ -n "$lingering" ] && kill -9 "$lingering" 2> /dev/null
+fi
+
 # A helper that cannot start.
 # shellcheck disable=SC2046  # the command prints the words of a command line on purpose
 EU_STACKTRACE_NS_HELPER=$tmp/no-such-helper sample missing -- $(ns_command root missing "" 300)

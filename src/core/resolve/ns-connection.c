@@ -5,12 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -23,19 +25,45 @@
 #include "basic/log.h"
 #include "core/resolve/ns-client-private.h"
 
+/* Waits up to MS milliseconds for PID to end, without reaping it: on a
+   pidfd, which wakes the moment it exits.  Polling waitpid with a sleep
+   in between cost most runs that used the helper a whole sleep at their
+   end: the helper is still on its way out at the first look.  */
+static void
+wait_exit_within (pid_t pid, int ms)
+{
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+  if (pidfd >= 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      while (poll (&p, 1, ms) < 0 && errno == EINTR)
+        ;
+      close (pidfd);
+      return;
+    }
+  /* No pidfd (a kernel before 5.3): look every millisecond.  */
+  for (int i = 0; i < ms; i++)
+    {
+      siginfo_t info = { 0 };
+      if (waitid (P_PID, (id_t) pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0
+          || info.si_pid == pid)
+        return;
+      struct timespec ts = { 0, 1000 * 1000 };
+      nanosleep (&ts, NULL);
+    }
+}
+
 static void
 reap (pid_t pid)
 {
   /* A helper told to go (its socket closed) goes at once; one that does
      not within a second is stuck, and killed.  */
-  for (int i = 0; i < 100; i++)
-    {
-      pid_t r = waitpid (pid, NULL, WNOHANG);
-      if (r == pid || (r < 0 && errno != EINTR))
-        return;
-      struct timespec ts = { 0, 10 * 1000 * 1000 };
-      nanosleep (&ts, NULL);
-    }
+  wait_exit_within (pid, 1000);
+  pid_t r;
+  while ((r = waitpid (pid, NULL, WNOHANG)) < 0 && errno == EINTR)
+    ;
+  if (r == pid || r < 0)
+    return;
   kill (pid, SIGKILL);
   while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
     ;

@@ -6,6 +6,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/io.c src/basic/io.h \
 	src/basic/log.c src/basic/log.h \
 	src/basic/procfs.c src/basic/procfs.h \
+	src/basic/fd-limit.c src/basic/fd-limit.h \
 	src/basic/build-id.h \
 	src/basic/bsearch.h \
 	src/basic/bytes.h \

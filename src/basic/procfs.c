@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "basic/cleanup.h"
+#include "basic/fd-limit.h"
 #include "basic/procfs.h"
 
 bool
@@ -75,7 +76,7 @@ st_proc_read_into (pid_t pid, const char *name, char *buf, size_t size)
   snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
   _cleanup_close_ int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return -errno;
+    return -st_fd_limit_check (errno, path);
   size_t len = 0;
   buf[0] = '\0';
   /* /proc files are made at each read() from the process's state: read
@@ -140,7 +141,7 @@ st_proc_maps_foreach (pid_t pid, int (*fn) (const struct st_proc_map *m, void *a
   snprintf (path, sizeof path, "/proc/%d/maps", (int) pid);
   _cleanup_fclose_ FILE *f = fopen (path, "re");
   if (f == NULL)
-    return -errno;
+    return -st_fd_limit_check (errno, path);
   _cleanup_free_ char *line = NULL;
   size_t cap = 0;
   int r = 0;

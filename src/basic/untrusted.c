@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "basic/fd-limit.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/untrusted.h"
@@ -117,7 +118,7 @@ reopen_checked (int path_fd, int dir_fd, const char *dir_name, const char *path,
   snprintf (self, sizeof self, "/proc/self/fd/%d", path_fd);
   int fd = open (self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
-    return -errno;
+    return -st_fd_limit_check (errno, path);
   struct stat again;
   if (fstat (fd, &again) != 0 || again.st_ino != st->st_ino || again.st_dev != st->st_dev)
     {
@@ -156,7 +157,7 @@ lookup (int dir_fd, const char *path, unsigned flags)
     }
   else
     pfd = openat (dir_fd, path, O_PATH | O_CLOEXEC | ((flags & ST_UNTRUSTED_NOFOLLOW) ? O_NOFOLLOW : 0));
-  return pfd < 0 ? -errno : pfd;
+  return pfd < 0 ? -st_fd_limit_check (errno, path) : pfd;
 }
 
 bool

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/fd-limit.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "basic/sigbus-guard.h"
@@ -473,6 +474,8 @@ main (int argc, char **argv)
       st_error ("cannot install the signal handlers: %m");
       return EXIT_RUNTIME;
     }
+  /* Descriptors for every file the profiled processes map (fd-limit.h).  */
+  st_fd_limit_raise ();
   /* A file libelf maps that someone cuts short must not end the run:
      its missing pages read as zeros (basic/sigbus-guard.h).  */
   if (st_sigbus_guard () < 0)

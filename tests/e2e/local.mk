@@ -10,6 +10,7 @@ E2E_TESTS = \
 	tests/e2e/perf-threads.sh \
 	tests/e2e/perf-dir.sh \
 	tests/e2e/ld-so-dwarf.sh \
+	tests/e2e/fd-limit.sh \
 	tests/e2e/forkexec.sh \
 	tests/e2e/manyproc.sh \
 	tests/e2e/jobs.sh \

@@ -23,6 +23,7 @@
 
 #include "basic/array.h"
 #include "basic/clock.h"
+#include "basic/fd-limit.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/input/live.h"
@@ -174,6 +175,8 @@ child_main (void *arg)
   sigaction (SIGTERM, &dfl, NULL);
   if (lv->opts->reset_for_exec != NULL)
     lv->opts->reset_for_exec ();
+  /* The descriptor limit the command would have had without us.  */
+  st_fd_limit_restore ();
   if (lv->opts->command_env != NULL)
     execvpe (lv->opts->command[0], lv->opts->command, lv->opts->command_env);
   else

@@ -145,10 +145,17 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
            let_go > 0 ? " (a file closed when no process mapped it counts again if found again)" : "");
   for (int i = 0; i < ST_FOUND_N; i++)
     fprintf (out, "  %-30s %u\n", st_found_by_name (i), c.found[i]);
-  if (c.missing > 0)
+  uint64_t forgotten = 0;
+  for (unsigned i = 0; i < n_unwinders; i++)
+    forgotten += st_resolver_missing_forgotten (st_unwinder_resolver (unwinders[i]));
+  if (c.missing > 0 || forgotten > 0)
     {
       fprintf (out, "  %-30s %u\n", "not found", c.missing);
       st_hashmap_foreach (files, print_missing, &c);
+      if (forgotten > 0)
+        fprintf (out, "    and %" PRIu64 " answers \"not found\" forgotten, with their paths (each "
+                 "unwinding thread keeps the %d asked for last)\n", forgotten,
+                 ST_RESOLVER_MISSING_KEPT);
     }
   st_hashmap_free (files);
   unsigned upper_only = 0;

@@ -3,7 +3,8 @@
  * build-id or inode, the vdso from this process, and the refusals: another
  * build-id, another inode (a file replaced since it was mapped), a missing
  * file, a FIFO in the file's place (never opened for reading, so never
- * blocking), an anonymous mapping.  Each answer is given once per run.
+ * blocking), an anonymous mapping.  Each answer is given once per run;
+ * of the answers "no file", the ones asked for last are kept.
  * And the debug-file search: never in our current directory.  */
 #include "config.h"
 
@@ -220,6 +221,71 @@ test_missing_fifo_and_anonymous_refused (void **state)
   st_resolver_free (r);
 }
 
+static void
+count_answer (const char *path, int found_by, const char *why, void *arg)
+{
+  (*(size_t *) arg)++;
+}
+
+/* Paths that are never found, one after another (a user's copies of a
+   program, run and deleted before they are resolved): the resolver keeps
+   the answers asked for last, not one for every path ever missing; the
+   file it found stays; a forgotten path asked again is looked for again.  */
+static void
+test_missing_answers_bounded (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_mapping_request req = request (prog);
+  req.build_id = prog_id;
+  req.build_id_size = prog_id_size;
+  struct st_resolution res = { 0 };
+  struct st_elf_file *f = st_resolver_resolve (r, &req, &res);
+  assert_non_null (f);
+  enum { N = 10 * ST_RESOLVER_MISSING_KEPT };
+  char path[sizeof dir + 32];
+  size_t most = 0;
+  for (unsigned i = 0; i < N; i++)
+    {
+      snprintf (path, sizeof path, "%s/gone-%u", dir, i);
+      req = request (path);
+      res = (struct st_resolution) { 0 };
+      assert_null (st_resolver_resolve (r, &req, &res));
+      assert_non_null (res.why_not);
+      size_t n = 0;
+      if (i % 64 == 0 || i == N - 1)
+        {
+          st_resolver_foreach_answer (r, count_answer, &n);
+          if (n > most)
+            most = n;
+        }
+    }
+  size_t n = 0;
+  st_resolver_foreach_answer (r, count_answer, &n);
+  uint64_t forgotten = st_resolver_missing_forgotten (r);
+  print_message ("%u paths missing: %zu answers kept (at most %zu), %llu forgotten\n", N, n,
+                 most, (unsigned long long) forgotten);
+  /* The file, and the missing paths not forgotten.  */
+  assert_int_equal (n, 1 + N - forgotten);
+  assert_true (most <= 1 + 2 * ST_RESOLVER_MISSING_KEPT);
+  assert_true (forgotten >= N - 2 * ST_RESOLVER_MISSING_KEPT);
+  /* The ones asked for last are kept, and the file found first.  */
+  for (unsigned i = N - ST_RESOLVER_MISSING_KEPT; i < N; i++)
+    {
+      snprintf (path, sizeof path, "%s/gone-%u", dir, i);
+      assert_int_equal (answer_for (r, path).found_by, -1);
+    }
+  assert_int_equal (answer_for (r, prog).found_by, ST_FOUND_HOST_PATH);
+  /* The first path, forgotten long ago: looked for again, still missing.  */
+  snprintf (path, sizeof path, "%s/gone-0", dir);
+  req = request (path);
+  res = (struct st_resolution) { 0 };
+  assert_null (st_resolver_resolve (r, &req, &res));
+  assert_non_null (strstr (res.why_not, "No such file"));
+  assert_int_equal (answer_for (r, path).found_by, -1);
+  st_elf_file_unref (f);
+  st_resolver_free (r);
+}
+
 /* A module named without an absolute directory ("[vdso]", a relative
    path in a recording) has its debug file searched only under
    /usr/lib/debug, never in our current directory or its .debug; the same
@@ -276,6 +342,7 @@ main (void)
     cmocka_unit_test (test_inode_without_build_id),
     cmocka_unit_test (test_vdso_from_this_process),
     cmocka_unit_test (test_missing_fifo_and_anonymous_refused),
+    cmocka_unit_test (test_missing_answers_bounded),
     cmocka_unit_test (test_debug_file_never_in_cwd),
   };
   return cmocka_run_group_tests (tests, setup, teardown);

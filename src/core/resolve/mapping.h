@@ -36,8 +36,7 @@ struct st_mapping {
   uint8_t build_id_size;
   /* Filled in when the mapping is first reported to a Dwfl.  */
   bool resolved;
-  struct st_elf_file *file;   /* NULL: not found, see why_not */
-  const char *why_not;
+  struct st_elf_file *file;   /* NULL: not found (--stats says why) */
   uint64_t bias;              /* file address + bias = process address */
   bool has_bias;              /* bias is known: the mapping can be symbolized */
   bool reported;              /* a module of the current Dwfl points here */

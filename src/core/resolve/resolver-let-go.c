@@ -1,6 +1,7 @@
 /* Letting go of the files no process maps any more (resolver.h:
  * ST_RESOLVER_IDLE_KEPT): which files are idle, which of them go, and
- * the files parked for an owner whose results are written later.  */
+ * the files parked for an owner whose results are written later; and
+ * forgetting the oldest answers "no file" (ST_RESOLVER_MISSING_KEPT).  */
 #include "config.h"
 
 #include <errno.h>
@@ -208,6 +209,80 @@ st_resolver_let_idle_files_go (struct st_resolver *r)
   st_hashmap_free (held);
   free (idle.v);
   r->sweep_at = r->files_held + ST_RESOLVER_IDLE_KEPT;
+}
+
+/* An answer "no file", and when it was last asked for.  */
+struct missing_answer {
+  const void *key;
+  size_t len;
+  uint64_t used;
+};
+
+struct missing_set {
+  struct missing_answer *v;
+  size_t n;
+};
+
+static int
+collect_missing (const void *key, size_t len, void *value, void *arg)
+{
+  struct answer *a = value;
+  struct missing_set *m = arg;
+  if (a->file == NULL)
+    m->v[m->n++] = (struct missing_answer) { key, len, a->used };
+  return 0;
+}
+
+static int
+compare_missing_used (const void *x, const void *y)
+{
+  const struct missing_answer *a = x, *b = y;
+  return a->used < b->used ? -1 : a->used > b->used;
+}
+
+/* Forgets the answers "no file" beyond the ST_RESOLVER_MISSING_KEPT asked
+   for last.  Out of memory, it forgets nothing.  */
+void
+st_resolver_forget_old_missing (struct st_resolver *r)
+{
+  struct missing_set m = { .v = calloc (st_hashmap_size (r->answers) + 1, sizeof *m.v) };
+  size_t n_go = 0;
+  char **keys = NULL;
+  if (m.v != NULL)
+    {
+      st_hashmap_foreach (r->answers, collect_missing, &m);
+      r->missing_held = m.n;
+      if (m.n > ST_RESOLVER_MISSING_KEPT)
+        {
+          qsort (m.v, m.n, sizeof *m.v, compare_missing_used);
+          /* The keys are copied before any removal: each lives in its
+             hashmap entry, which the removal frees.  */
+          keys = calloc (m.n - ST_RESOLVER_MISSING_KEPT, sizeof *keys);
+          for (size_t i = 0; keys != NULL && i < m.n - ST_RESOLVER_MISSING_KEPT; i++)
+            {
+              if ((keys[i] = malloc (m.v[i].len)) == NULL)
+                break;
+              memcpy (keys[i], m.v[i].key, m.v[i].len);
+              n_go++;
+            }
+          for (size_t i = 0; i < n_go; i++)
+            {
+              st_hashmap_remove (r->answers, keys[i], m.v[i].len);   /* frees it */
+              free (keys[i]);
+            }
+          free (keys);
+          r->missing_held -= n_go;
+          r->missing_forgotten += n_go;
+        }
+    }
+  free (m.v);
+  r->missing_sweep_at = r->missing_held + ST_RESOLVER_MISSING_KEPT;
+}
+
+uint64_t
+st_resolver_missing_forgotten (const struct st_resolver *r)
+{
+  return r->missing_forgotten;
 }
 
 uint64_t

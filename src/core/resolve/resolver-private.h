@@ -45,6 +45,11 @@ struct st_resolver {
   uint64_t let_go;                  /* files let go so far */
   /* ... and how the paths of their answers, forgotten, had been found */
   unsigned let_go_found[ST_FOUND_N], let_go_by_name;
+  /* Answers "no file": the ST_RESOLVER_MISSING_KEPT asked for last are
+     kept (resolver-let-go.c).  */
+  size_t missing_held;              /* answers without a file */
+  size_t missing_sweep_at;          /* ... above which to forget some */
+  uint64_t missing_forgotten;       /* forgotten so far */
   /* With st_resolver_park: the files whose last reference went, kept
      until the results written before STAMP no longer need their names.  */
   bool park;
@@ -91,5 +96,8 @@ void st_resolver_drop_build_id_ref (struct st_resolver *r, struct st_elf_file *f
 /* resolver-let-go.c: lets go of the idle files beyond the
    ST_RESOLVER_IDLE_KEPT used last, and sets R->sweep_at.  */
 void st_resolver_let_idle_files_go (struct st_resolver *r);
+/* resolver-let-go.c: forgets the answers "no file" beyond the
+   ST_RESOLVER_MISSING_KEPT asked for last, and sets R->missing_sweep_at.  */
+void st_resolver_forget_old_missing (struct st_resolver *r);
 /* F, just made, is R's: its last reference frees it, or parks it.  */
 void st_resolver_own_file (struct st_resolver *r, struct st_elf_file *f);

@@ -89,6 +89,7 @@ st_resolver_new (void)
   r->answers = st_hashmap_new (answer_free);
   r->by_build_id = st_hashmap_new ((st_hashmap_free_fn) st_elf_file_unref);
   r->sweep_at = ST_RESOLVER_IDLE_KEPT;
+  r->missing_sweep_at = ST_RESOLVER_MISSING_KEPT;
   if (r->answers == NULL || r->by_build_id == NULL)
     {
       st_resolver_free (r);
@@ -379,6 +380,9 @@ st_resolver_resolve (struct st_resolver *r, const struct st_mapping_request *req
         }
       if (a->file != NULL && ++r->files_held > r->sweep_at)
         st_resolver_let_idle_files_go (r);
+      /* The new answer is the one asked for last: never the one forgotten.  */
+      if (a->file == NULL && ++r->missing_held > r->missing_sweep_at)
+        st_resolver_forget_old_missing (r);
     }
   a->used = r->clock;
   if (a->file == NULL)

@@ -61,6 +61,16 @@ unsigned st_resolver_upper_only (const struct st_resolver *r);
 /* Files closed, with their tables, because no process mapped them any
    more and ST_RESOLVER_IDLE_KEPT others had been used since.  */
 uint64_t st_resolver_let_go (const struct st_resolver *r);
+/* How many answers "no file" a resolver keeps, the ones asked for last;
+   older ones are forgotten, and looked for again if asked again.  Each is
+   a path and a reason (about half a kilobyte): kept for every path ever
+   missing, a user whose processes map ever new paths gone before they are
+   resolved (copies of a program run and deleted, for days of -a) would
+   grow root's profiler without bound.  */
+#define ST_RESOLVER_MISSING_KEPT 256
+/* Answers "no file" forgotten so far (st_resolver_foreach_answer no
+   longer sees them).  */
+uint64_t st_resolver_missing_forgotten (const struct st_resolver *r);
 /* Adds to FOUND (by enum st_found_by) and *BY_NAME the paths whose
    answers went with the files let go (st_resolver_foreach_answer and
    st_resolver_foreach_by_name no longer see them; a path let go and found
@@ -79,7 +89,9 @@ void st_resolver_release_parked (struct st_resolver *r, uint64_t done);
 /* What resolving a mapping says besides its file.  */
 struct st_container;
 struct st_resolution {
-  const char *why_not;      /* no file: a static or resolver-owned reason */
+  /* No file: a static or resolver-owned reason, valid until the next
+     st_resolver_resolve (which may forget the answer: MISSING_KEPT).  */
+  const char *why_not;
   /* The process was in no container when detected (it was gone before it
      was seen), and the file was found in a stored container's own layer:
      the process ran in that container.  The resolver changes no container

@@ -534,13 +534,11 @@ resolve_mapping (struct st_process_table *t, struct st_process *p, struct st_map
   if (prev != NULL && prev->file != NULL && same_request (prev, m))
     {
       m->file = st_elf_file_ref (prev->file);
-      m->why_not = NULL;
       return;
     }
   struct st_mapping_request req = mapping_request (p, m);
   struct st_resolution res;
   m->file = st_resolver_resolve (t->resolver, &req, &res);
-  m->why_not = res.why_not;
   if (p->ran_in == NULL)
     p->ran_in = res.ran_in;
 }
@@ -555,7 +553,6 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
   uint64_t low, high;
   if (!st_elf_file_mapping_bias (m->file, m->start, m->pgoff, true, &m->bias, &low, &high))
     {
-      m->why_not = "no loadable segments";
       st_elf_file_unref (m->file);
       m->file = NULL;
       return;

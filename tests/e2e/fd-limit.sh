@@ -6,7 +6,7 @@
 # hard limit is reached says so once (the files it could not open would
 # otherwise be reported like missing ones, with nothing to say why).
 #
-# 1. Runs with both limits set low (ulimit -n L, L from 5 up): every run
+# 1. Runs with both limits set low (prlimit --nofile=L:L, L from 5 up): every run
 #    whose output lost something completes and warns exactly once, naming
 #    the file and RLIMIT_NOFILE; at least one such L exists.
 # 2. The soft limit alone at that L: the output is the unlimited run's,
@@ -18,7 +18,8 @@ tap_plan 3
 e2e_setup
 
 data="$tmp/perf.data"
-problem=$(tools_problem "perf:$PERF" "eu-stacktrace:$EU_STACKTRACE" "shlib:$WORKLOADS/shlib")
+problem=$(tools_problem "perf:$PERF" "eu-stacktrace:$EU_STACKTRACE" "shlib:$WORKLOADS/shlib" \
+  "prlimit:prlimit")
 if [ -z "$problem" ] \
    && ! run_perf record -e cpu-clock -F 999 --call-graph dwarf -o "$data" -- "$WORKLOADS/shlib" \
         > "$tmp/record.out" 2> "$tmp/record.err"; then
@@ -37,7 +38,7 @@ bad=""        # what went wrong at some L
 if [ -z "$problem" ]; then
   L=5
   while [ $L -le 40 ]; do
-    ( ulimit -n $L && exec "$EU_STACKTRACE" -i "$data" -f folded -o "$tmp/L$L.folded" ) \
+    prlimit --nofile=$L:$L "$EU_STACKTRACE" -i "$data" -f folded -o "$tmp/L$L.folded" \
       2> "$tmp/L$L.err"
     status=$?
     if [ $status -eq 0 ] && ! cmp -s "$tmp/ref.folded" "$tmp/L$L.folded"; then
@@ -53,7 +54,7 @@ if [ -z "$problem" ]; then
   done
 fi
 if [ -z "$problem" ] && [ -n "$short" ] && [ -z "$bad" ]; then
-  tap_ok "out of descriptors (up to ulimit -n $short): the run completes and warns once, naming the limit"
+  tap_ok "out of descriptors (both limits at most $short): the run completes and warns once, naming the limit"
   tap_diag "$(head -1 "$tmp/L$short.err")"
 else
   tap_not_ok "out of descriptors: one warning${problem:+: $problem}${bad:+: $bad}${short:-: no limit lost any output}"
@@ -61,7 +62,7 @@ fi
 
 # 2. The soft limit alone: raised at start.
 if [ -z "$problem" ] && [ -n "$short" ] \
-   && ( ulimit -Sn "$short" && exec "$EU_STACKTRACE" -i "$data" -f folded -o "$tmp/soft.folded" ) \
+   && prlimit --nofile="$short": "$EU_STACKTRACE" -i "$data" -f folded -o "$tmp/soft.folded" \
         2> "$tmp/soft.err" \
    && cmp -s "$tmp/ref.folded" "$tmp/soft.folded" && ! grep -q "open files" "$tmp/soft.err"; then
   tap_ok "a soft limit of $short (the hard one higher) is raised: the output is whole, no warning"
@@ -72,8 +73,8 @@ fi
 
 # 3. The command gets the limit it would have had.
 if [ -z "$problem" ] \
-   && ( ulimit -Sn 77 && exec "$EU_STACKTRACE" -f folded -o /dev/null \
-          -- sh -c "ulimit -Sn > '$tmp/child.limit'" ) 2> "$tmp/child.err" \
+   && prlimit --nofile=77: "$EU_STACKTRACE" -f folded -o /dev/null \
+        -- sh -c "ulimit -n > '$tmp/child.limit'" 2> "$tmp/child.err" \
    && [ "$(cat "$tmp/child.limit")" = 77 ]; then
   tap_ok "a command run under a soft limit of 77 sees 77"
 else

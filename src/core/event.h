@@ -83,6 +83,9 @@ struct st_comm_event {
   bool exec;               /* the thread exec'd: its old image is gone */
   const char *comm;
 };
+/* Room for a thread's name and its NUL: the kernel's are at most 15 bytes
+   (TASK_COMM_LEN); a longer one (a crafted recording) is cut there.  */
+#define ST_COMM_SIZE 16
 
 struct st_task_event {     /* FORK and EXIT */
   pid_t pid, ppid, tid, ptid;

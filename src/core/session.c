@@ -194,7 +194,7 @@ st_session_handle_event (const struct st_event *ev, void *arg)
     }
   if (s->opts.mode == ST_MODE_PASSTHRU)
     {
-      result->comm = st_unwinder_comm (u, ev->sample.pid, ev->sample.tid);
+      st_unwound_set_comm (result, st_unwinder_comm (u, ev->sample.pid, ev->sample.tid));
       result->n_frames = 0;
       result->stop = ST_STOP_NOT_UNWOUND;
       result->detail = NULL;

@@ -28,6 +28,10 @@ EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.
 LONG_TESTS += tests/live/fork-storm.sh
+# Names a user makes by the million (renames, mmaps under ever new paths)
+# under -a: the profiler stays small.  -a: in `make check-long'.
+LONG_TESTS += tests/live/user-names.sh
+EXTRA_DIST += tests/live/user-names.sh
 EXTRA_DIST += tests/live/fork-storm.sh
 # interrupt.sh at the issue's size: 5 s of -a, then 212 interrupted runs.
 LONG_TESTS += tests/live/interrupt-long.sh

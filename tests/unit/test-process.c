@@ -1,6 +1,7 @@
 /* The process table: executable mappings added and looked up by pc, data
  * mappings cutting them, a fork copying them, an exec dropping them, an
- * exit evicting the process, a recorded build-id reaching later mappings;
+ * exit evicting the process, a recorded build-id reaching later mappings,
+ * a path going with its last mapping (or parked for results to write);
  * and, on this test's own /proc/self/maps, a Dwfl whose module for the pc
  * of a function here is this program, found on the host and symbolized.  */
 #include "config.h"
@@ -69,6 +70,71 @@ test_maps_added_and_found_by_pc (void **state)
   m = st_process_find_mapping (p, 0x7f0000009000);
   assert_non_null (m);
   assert_int_equal (m->pgoff, 0x9000);   /* the tail keeps its file offset */
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
+/* A mapping's path goes with its last mapping (a user mapping ever new
+   paths must not grow the table); parked instead while results unwound
+   before may still name it, until they are written; held again while
+   parked, it stays.  */
+static void
+test_paths_go_with_their_last_mapping (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  char path[64];
+  /* Without parking: each new path replaces the one before at once.  */
+  for (int i = 0; i < 1000; i++)
+    {
+      snprintf (path, sizeof path, "/no/such/path-%d", i);
+      struct st_mmap_event m = exec_map (100, 0x400000, 0x1000, path);
+      assert_int_equal (st_process_table_mmap (t, &m), 0);
+    }
+  assert_int_equal (st_process_table_paths_held (t), 1);
+  /* A fork's copy and a split hold the path too.  */
+  struct st_task_event fork = { .pid = 101, .ppid = 100, .tid = 101, .ptid = 100 };
+  assert_int_equal (st_process_table_fork (t, &fork), 0);
+  struct st_mmap_event cut = exec_map (101, 0x400400, 0x100, "//anon");
+  cut.prot = PROT_READ | PROT_WRITE;
+  assert_int_equal (st_process_table_mmap (t, &cut), 0);
+  struct st_process *child = st_process_table_get (t, 101);
+  assert_int_equal (child->n_maps, 2);
+  struct st_task_event parent_exit = { .pid = 100, .ppid = 1, .tid = 100, .ptid = 1 };
+  assert_int_equal (st_process_table_exit (t, &parent_exit), 0);
+  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_string_equal (child->maps[1]->path, "/no/such/path-999");
+  struct st_task_event child_exit = { .pid = 101, .ppid = 1, .tid = 101, .ptid = 1 };
+  assert_int_equal (st_process_table_exit (t, &child_exit), 0);
+  assert_int_equal (st_process_table_paths_held (t), 0);
+
+  /* Parked: kept until the results before the stamp are written.  */
+  struct st_mmap_event a = exec_map (200, 0x400000, 0x1000, "/no/such/a");
+  assert_int_equal (st_process_table_mmap (t, &a), 0);
+  const char *a_path = st_process_table_get (t, 200)->maps[0]->path;
+  st_process_table_park (t, 5);
+  struct st_mmap_event b = exec_map (200, 0x400000, 0x1000, "/no/such/b");
+  assert_int_equal (st_process_table_mmap (t, &b), 0);
+  assert_int_equal (st_process_table_paths_held (t), 2);
+  assert_string_equal (a_path, "/no/such/a");   /* still there for a result */
+  st_process_table_release_parked (t, 4);
+  assert_int_equal (st_process_table_paths_held (t), 2);
+  st_process_table_release_parked (t, 5);
+  assert_int_equal (st_process_table_paths_held (t), 1);
+
+  /* Parked, then held again: it stays, and goes when let go again.  */
+  st_process_table_park (t, 6);
+  assert_int_equal (st_process_table_mmap (t, &a), 0);   /* b parked */
+  assert_int_equal (st_process_table_mmap (t, &b), 0);   /* b held again, a parked */
+  st_process_table_release_parked (t, 6);
+  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_string_equal (st_process_table_get (t, 200)->maps[0]->path, "/no/such/b");
+  st_process_table_park (t, 7);
+  assert_int_equal (st_process_table_mmap (t, &a), 0);   /* b parked again */
+  st_process_table_release_parked (t, 7);
+  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_string_equal (st_process_table_get (t, 200)->maps[0]->path, "/no/such/a");
   st_process_table_free (t);
   st_resolver_free (r);
 }
@@ -222,6 +288,7 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_maps_added_and_found_by_pc),
     cmocka_unit_test (test_fork_copies_exec_drops_exit_evicts),
+    cmocka_unit_test (test_paths_go_with_their_last_mapping),
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
   };

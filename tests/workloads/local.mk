@@ -10,7 +10,8 @@ check_PROGRAMS += \
 	tests/workloads/shlib \
 	tests/workloads/threads \
 	tests/workloads/forkexec \
-	tests/workloads/manyproc
+	tests/workloads/manyproc \
+	tests/workloads/names
 
 tests_workloads_deep_SOURCES = tests/workloads/deep.c
 tests_workloads_deep_CFLAGS = $(WORKLOAD_CFLAGS)
@@ -38,6 +39,10 @@ tests_workloads_forkexec_CFLAGS = $(WORKLOAD_CFLAGS)
 # manyproc runs the deep workload many times, one short process each.
 tests_workloads_manyproc_SOURCES = tests/workloads/manyproc.c
 tests_workloads_manyproc_CFLAGS = $(WORKLOAD_CFLAGS)
+
+# names makes records any user can make, by the million (user-names.sh).
+tests_workloads_names_SOURCES = tests/workloads/names.c
+tests_workloads_names_CFLAGS = $(WORKLOAD_CFLAGS)
 
 # cxx: C++ names (templates, lambdas, std:: containers, exceptions) for
 # tests/e2e/demangle.sh.  (Its Rust sibling, rustwork.rs, is built by the

@@ -2,20 +2,35 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "basic/array.h"
 #include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/unwind/process.h"
 #include "core/unwind/dwfl-unwind.h"
 
+/* Names are kept in the thread and the process, one each, not interned:
+   they are the user's to choose (prctl PR_SET_NAME), and one interned copy
+   of every name ever seen grew root's profiler of the whole machine by
+   50 MB a second under a user's loop of renames.  */
 struct thread {
   pid_t pid;
-  const char *comm;        /* interned */
+  const char *comm;        /* comm_buf, or NULL: not named yet */
+  char comm_buf[ST_COMM_SIZE];
 };
+
+/* Names *COMM (a thread's or a process's) NAME, kept in BUF.  */
+static void
+set_comm (const char **comm, char buf[ST_COMM_SIZE], const char *name)
+{
+  snprintf (buf, ST_COMM_SIZE, "%s", name);
+  *comm = buf;
+}
 
 struct known_build_id {
   uint8_t id[ST_BUILD_ID_MAX];
@@ -28,9 +43,30 @@ struct st_process_table {
   struct st_hashmap *build_ids;   /* file name -> known_build_id */
   struct st_resolver *resolver;
   const struct st_debuginfo_finder *finder;
-  /* Paths and names, one copy each, kept until the table goes: results
-     that point at them may be written after their process has exited.  */
+  /* Names, one copy each, kept until the table goes: results that point
+     at them may be written after their process has exited.  */
   struct st_hashmap *strings;
+  /* The mappings' paths, one copy each, counted (struct path_ref): a path
+     no mapping holds any more goes, or waits in PARKED until the results
+     unwound before it went are written (st_process_table_park).  Kept
+     until the table went, a user's loop of mmaps of ever new names (a
+     hard link made and removed each time) grew root's profiler of the
+     whole machine by 150 MB a second.  */
+  struct st_hashmap *paths;
+  bool park;
+  uint64_t stamp;
+  struct path_ref **parked;
+  size_t n_parked, cap_parked;
+};
+
+/* A mapping's path, and how many mappings hold it.  */
+struct path_ref {
+  struct st_process_table *table;
+  unsigned refs;
+  bool parked;             /* in table->parked (refs may be back above 0) */
+  uint64_t stamp;          /* parked: the results before it may name it */
+  size_t len;
+  char path[];
 };
 
 const char *
@@ -39,13 +75,113 @@ st_process_table_intern (struct st_process_table *t, const char *str)
   return st_hashmap_intern (t->strings, str);
 }
 
+/* PATH, held by one more mapping; NULL without memory.  */
+static const char *
+path_hold (struct st_process_table *t, const char *path)
+{
+  size_t len = strlen (path);
+  struct path_ref *r = st_hashmap_get (t->paths, path, len);
+  if (r == NULL)
+    {
+      r = calloc (1, sizeof *r + len + 1);
+      if (r == NULL)
+        return NULL;
+      r->table = t;
+      r->len = len;
+      memcpy (r->path, path, len + 1);
+      if (st_hashmap_put (t->paths, r->path, len, r) < 0)
+        {
+          free (r);
+          return NULL;
+        }
+    }
+  r->refs++;
+  return r->path;
+}
+
+static struct path_ref *
+path_ref_of (const char *path)
+{
+  return (struct path_ref *) (path - offsetof (struct path_ref, path));
+}
+
+/* A mapping lets go of PATH (from path_hold): the last one frees it, or
+   parks it while results may still name it.  */
+static void
+path_release (const char *path)
+{
+  if (path == NULL)
+    return;
+  struct path_ref *r = path_ref_of (path);
+  struct st_process_table *t = r->table;
+  if (--r->refs > 0)
+    return;
+  if (!t->park)
+    {
+      st_hashmap_remove (t->paths, r->path, r->len);   /* frees it */
+      return;
+    }
+  r->stamp = t->stamp;
+  if (r->parked)
+    return;   /* in the list already, from an earlier release */
+  if (ST_GROW (t->parked, t->cap_parked, t->n_parked, 64) < 0)
+    return;   /* kept, then: to the end of the run */
+  r->parked = true;
+  t->parked[t->n_parked++] = r;
+}
+
+void
+st_process_table_park (struct st_process_table *t, uint64_t stamp)
+{
+  t->park = true;
+  t->stamp = stamp;
+}
+
+void
+st_process_table_release_parked (struct st_process_table *t, uint64_t done)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < t->n_parked; i++)
+    {
+      struct path_ref *r = t->parked[i];
+      if (r->refs > 0)
+        r->parked = false;   /* held again: released again later, if ever */
+      else if (r->stamp <= done)
+        st_hashmap_remove (t->paths, r->path, r->len);   /* frees it */
+      else
+        t->parked[kept++] = r;
+    }
+  t->n_parked = kept;
+}
+
+size_t
+st_process_table_paths_held (const struct st_process_table *t)
+{
+  return st_hashmap_size (t->paths);
+}
+
 static void
 mapping_free (struct st_mapping *m)
 {
   if (m == NULL)
     return;
   st_elf_file_unref (m->file);
+  path_release (m->path);
   free (m);
+}
+
+/* A copy of mapping M (not reported yet), or NULL without memory.  */
+static struct st_mapping *
+mapping_copy (const struct st_mapping *m)
+{
+  struct st_mapping *c = calloc (1, sizeof *c);
+  if (c == NULL)
+    return NULL;
+  *c = *m;
+  c->reported = false;
+  c->file = m->file ? st_elf_file_ref (m->file) : NULL;
+  path_ref_of (c->path)->refs++;
+  return c;
 }
 
 static void
@@ -102,7 +238,9 @@ st_process_table_new (struct st_resolver *resolver, struct st_process_table **ou
   t->threads = st_hashmap_new (thread_free);
   t->build_ids = st_hashmap_new (free);
   t->strings = st_hashmap_new (free);
-  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->strings == NULL)
+  t->paths = st_hashmap_new (free);
+  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->strings == NULL
+      || t->paths == NULL)
     return -ENOMEM;
   *out = ST_TAKE_PTR (t);
   return 0;
@@ -120,10 +258,14 @@ st_process_table_free (struct st_process_table *t)
 {
   if (t == NULL)
     return;
+  /* The mappings let go of their paths as the processes go: at once.  */
+  t->park = false;
   st_hashmap_free (t->processes);
   st_hashmap_free (t->threads);
   st_hashmap_free (t->build_ids);
   st_hashmap_free (t->strings);
+  free (t->parked);
+  st_hashmap_free (t->paths);
   free (t);
 }
 
@@ -181,11 +323,7 @@ thread_set (struct st_process_table *t, pid_t pid, pid_t tid, const char *comm)
     }
   th->pid = pid;
   if (comm != NULL)
-    {
-      th->comm = st_process_table_intern (t, comm);
-      if (th->comm == NULL)
-        return -ENOMEM;
-    }
+    set_comm (&th->comm, th->comm_buf, comm);
   return 0;
 }
 
@@ -257,13 +395,7 @@ remove_overlaps (struct st_process *p, uint64_t start, uint64_t end)
   else if (last->end > end && last == first)
     {
       /* One mapping split in two by the new one.  */
-      after = calloc (1, sizeof *after);
-      if (after != NULL)
-        {
-          *after = *first;
-          after->reported = false;
-          after->file = first->file ? st_elf_file_ref (first->file) : NULL;
-        }
+      after = mapping_copy (first);
     }
   for (size_t k = i; k < j; k++)
     mapping_free (p->maps[k]);
@@ -342,7 +474,7 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
   m->start = ev->start;
   m->end = ev->start + ev->len;
   m->pgoff = ev->pgoff;
-  m->path = st_process_table_intern (t, ev->filename);
+  m->path = path_hold (t, ev->filename);
   m->has_dev_ino = ev->has_dev_ino;
   m->maj = ev->maj;
   m->min = ev->min;
@@ -389,18 +521,18 @@ st_process_table_comm (struct st_process_table *t, const struct st_comm_event *c
   if (c->exec)
     process_clear_maps (p);   /* the old image is gone */
   if (c->pid == c->tid || p->comm == NULL)
-    {
-      p->comm = st_process_table_intern (t, c->comm);
-      if (p->comm == NULL)
-        return -ENOMEM;
-    }
+    set_comm (&p->comm, p->comm_buf, c->comm);
   return thread_set (t, c->pid, c->tid, c->comm);
 }
 
 int
 st_process_table_fork (struct st_process_table *t, const struct st_task_event *f)
 {
-  const char *comm = st_process_table_comm_of (t, f->ppid, f->ptid);
+  /* A copy: the parent's name lives in its thread, which may be the
+     one named here (a tid seen again).  */
+  char name[ST_COMM_SIZE];
+  const char *parent_comm = st_process_table_comm_of (t, f->ppid, f->ptid);
+  const char *comm = parent_comm != NULL ? strcpy (name, parent_comm) : NULL;
   int r = thread_set (t, f->pid, f->tid, comm);
   if (r < 0 || f->pid == f->ppid)
     return r;   /* a new thread shares its process's maps */
@@ -411,20 +543,16 @@ st_process_table_fork (struct st_process_table *t, const struct st_task_event *f
     return -ENOMEM;
   process_clear_maps (child);
   if (comm != NULL)
-    child->comm = comm;
+    set_comm (&child->comm, child->comm_buf, comm);
   if (parent == NULL || parent == child)
     return 0;
   if (reserve_maps (child, parent->n_maps) < 0)
     return -ENOMEM;
   for (size_t i = 0; i < parent->n_maps; i++)
     {
-      const struct st_mapping *pm = parent->maps[i];
-      struct st_mapping *m = calloc (1, sizeof *m);
+      struct st_mapping *m = mapping_copy (parent->maps[i]);
       if (m == NULL)
         return -ENOMEM;
-      *m = *pm;
-      m->reported = false;
-      m->file = pm->file ? st_elf_file_ref (pm->file) : NULL;
       child->maps[child->n_maps++] = m;
     }
   child->needs_report = child->n_maps > 0;

@@ -24,7 +24,8 @@ struct st_unwind_slot;
 
 struct st_process {
   pid_t pid;
-  const char *comm;           /* interned */
+  const char *comm;           /* comm_buf, or NULL: not named yet */
+  char comm_buf[ST_COMM_SIZE];
   struct st_mapping **maps;   /* executable file mappings, sorted by start */
   size_t n_maps, cap_maps;
   Dwfl *dwfl;
@@ -50,6 +51,15 @@ void st_process_table_free (struct st_process_table *t);
 
 /* One lasting copy of STR (or NULL on allocation failure).  */
 const char *st_process_table_intern (struct st_process_table *t, const char *str);
+/* For a table whose results are written later, by another thread: a
+   mapping's path that no mapping holds any more is kept until
+   st_process_table_release_parked says every result before STAMP is
+   written (DONE >= STAMP), as the resolver keeps files (resolver.h:
+   st_resolver_park).  Without it a path goes with its last mapping.  */
+void st_process_table_park (struct st_process_table *t, uint64_t stamp);
+void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
+/* The distinct paths the mappings hold, and those parked.  */
+size_t st_process_table_paths_held (const struct st_process_table *t);
 
 /* Event handlers.  */
 int st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *m);

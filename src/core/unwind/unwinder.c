@@ -113,12 +113,14 @@ void
 st_unwinder_park_files (struct st_unwinder *u, uint64_t stamp)
 {
   st_resolver_park (u->resolver, stamp);
+  st_process_table_park (u->processes, stamp);
 }
 
 void
 st_unwinder_release_files (struct st_unwinder *u, uint64_t written)
 {
   st_resolver_release_parked (u->resolver, written);
+  st_process_table_release_parked (u->processes, written);
 }
 
 /* A copy of STR that lives as long as the unwinder.  */
@@ -290,7 +292,7 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
                     struct st_unwound *out)
 {
   sample_thread (u, sample);
-  out->comm = u->last.comm;
+  st_unwound_set_comm (out, u->last.comm);
   out->container = u->last.ct ? &u->last.ct->label : NULL;
   out->n_frames = 0;
   out->detail = NULL;

@@ -5,10 +5,14 @@
  * unwinding runs one unwinder per thread, each fed every process event in
  * input order and its own share of the samples.  What the unwinders share
  * is our own tables of each file, symbols and unwind rows, built once per
- * run and immutable once published (opts.shared_files, file-shared.h).  Everything a result points
- * to (paths, names, comms) stays valid until the unwinder is freed, so
- * results can be written after the unwinder has moved on.  */
+ * run and immutable once published (opts.shared_files, file-shared.h).  What a result points
+ * to stays valid after the unwinder has moved on: symbol names until the
+ * unwinder is freed, the files' names and the mappings' paths until
+ * st_unwinder_release_files says the result is written (--jobs), and the
+ * thread's name is copied into it.  */
 #pragma once
+
+#include <string.h>
 
 #include "core/unwind/callchain.h"
 #include "core/event.h"
@@ -38,9 +42,28 @@ struct st_unwound {
   uint64_t stack_needed;      /* st_unwind_result's: bytes of stack it read */
   /* Frames the unwind-rule cache stepped, and libdwfl (unwind-cache.h).  */
   size_t frames_by_cache, frames_by_libdwfl;
+  /* The thread's name: comm_buf, or NULL when it was never named.  A copy,
+     since a result may be written after later events renamed the thread
+     or ended it (--jobs).  */
   const char *comm;
+  char comm_buf[ST_COMM_SIZE];
   const struct st_container_label *container;  /* NULL: the host */
 };
+
+/* Sets OUT's name to a copy of COMM (NULL: none).  */
+static inline void
+st_unwound_set_comm (struct st_unwound *out, const char *comm)
+{
+  if (comm == NULL)
+    {
+      out->comm = NULL;
+      return;
+    }
+  size_t n = strnlen (comm, ST_COMM_SIZE - 1);
+  memcpy (out->comm_buf, comm, n);
+  out->comm_buf[n] = '\0';
+  out->comm = out->comm_buf;
+}
 
 struct st_unwinder;
 
@@ -61,9 +84,9 @@ int st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
 
 const struct st_resolver *st_unwinder_resolver (const struct st_unwinder *u);
 /* For a thread whose samples are written later, by another: the files
-   let go from now on keep the names the frames point to until
-   st_unwinder_release_files says every sample before STAMP is written
-   (resolver.h: st_resolver_park).  */
+   let go and the mappings' paths dropped from now on are kept, with the
+   names the frames point to, until st_unwinder_release_files says every
+   sample before STAMP is written (resolver.h: st_resolver_park).  */
 void st_unwinder_park_files (struct st_unwinder *u, uint64_t stamp);
 void st_unwinder_release_files (struct st_unwinder *u, uint64_t written);
 /* The architecture unwound: the options', or the first the files said.  */

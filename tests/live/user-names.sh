@@ -1,0 +1,95 @@
+#!/bin/sh
+# Names any user can make by the million must not grow root's profiler of
+# the whole machine.  A user (nobody) renames a thread 2,000,000 times
+# (prctl PR_SET_NAME: a COMM record each, a name never seen before), then
+# maps a file executable 100,000 times, each under a path of 3.7 KB never
+# seen before (a hard link made and removed each time: an MMAP2 record
+# each), under eu-stacktrace -a, with one unwinding thread and with two
+# (whose results are written later, so that a path no mapping holds any
+# more is parked until they are).  Before, every name and path was kept to
+# the end of the run: 10 s of renames took the profiler to 510 MB, 10 s of
+# paths to 1.5 GB.  Now a thread keeps its own name, and a path goes with
+# its last mapping: the peak VmRSS must stay under 64 MB, and the run end
+# on one SIGINT.
+#
+# Not in `make check': -a profiles every process on the machine, the other
+# tests' too.
+set -u
+: "${EU_STACKTRACE:?}" "${TOP_BUILDDIR:?}" "${TOP_SRCDIR:?}"
+LIMIT_KB=$((64 * 1024))
+NAMES="$TOP_BUILDDIR/tests/workloads/names"
+. "$TOP_SRCDIR/tests/tap.sh"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/eu-stacktrace-names.XXXXXX")
+prof=""
+# shellcheck disable=SC2317  # run by the EXIT trap
+cleanup () {
+  [ -n "$prof" ] && kill -KILL "$prof" 2> /dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+tap_plan 4
+
+# wait_until N CMD...: up to N/20 s for CMD to succeed, polled every 50 ms.
+wait_until () {
+  _n=$1; shift; _i=0
+  while ! "$@"; do
+    _i=$((_i + 1))
+    [ $_i -le "$_n" ] || return 1
+    sleep 0.05
+  done
+}
+# shellcheck disable=SC2317  # called by name through wait_until
+# shellcheck disable=SC2010  # ls -l shows where each fd of /proc/PID/fd points
+has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
+# shellcheck disable=SC2317  # called by name through wait_until
+gone () { ! kill -0 "$1" 2> /dev/null; }
+hwm_kb () { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2> /dev/null; }
+
+problem=""
+[ -x "$NAMES" ] || problem="$NAMES is not built"
+command -v setpriv > /dev/null 2>&1 || problem="setpriv (util-linux) is not in PATH"
+# The user's directory, where it makes its paths.
+mkdir "$tmp/user" && chown 65534:65534 "$tmp/user" && chmod 755 "$tmp"
+
+for jobs in 1 2; do
+  if [ -n "$problem" ]; then
+    tap_not_ok "-j $jobs: the profiler stays small: $problem"
+    tap_not_ok "-j $jobs: ends on one SIGINT: $problem"
+    continue
+  fi
+  "$EU_STACKTRACE" -a -j $jobs --stats -f folded -o "$tmp/out-$jobs.folded" 2> "$tmp/err-$jobs" &
+  prof=$!
+  if ! wait_until 600 has_events "$prof"; then
+    echo "# the profiler holds no perf event after 30 s:"; sed 's/^/#   /' "$tmp/err-$jobs" | head -20
+  fi
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$NAMES" comm 2000000 \
+    > "$tmp/names-$jobs.out" 2>&1 || problem="the renames failed: $(cat "$tmp/names-$jobs.out")"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$NAMES" paths 100000 "$tmp/user" \
+    >> "$tmp/names-$jobs.out" 2>&1 || problem="the paths failed: $(tail -1 "$tmp/names-$jobs.out")"
+  sed 's/^/# user: /' "$tmp/names-$jobs.out"
+  peak=$(hwm_kb "$prof")
+  kill -INT "$prof"
+  status=0
+  if wait_until 1200 gone "$prof"; then
+    wait "$prof"; status=$?
+  else
+    echo "# the profiler did not end within 60 s of SIGINT: killed"
+    kill -KILL "$prof"; wait "$prof"; status=137
+  fi
+  prof=""
+  grep -E 'samples read|lost' "$tmp/err-$jobs" | sed 's/^/# /'
+  if [ -z "$problem" ] && [ -n "$peak" ] && [ "$peak" -lt $LIMIT_KB ]; then
+    tap_ok "-j $jobs: 2,000,000 names and 100,000 paths of a user: peak VmRSS $((peak / 1024)) MB, under $((LIMIT_KB / 1024)) MB"
+  else
+    tap_not_ok "-j $jobs: the profiler stays under $((LIMIT_KB / 1024)) MB: peak ${peak:-?} kB${problem:+: $problem}"
+  fi
+  if [ "$status" -eq 0 ] || [ "$status" -eq 130 ]; then
+    tap_ok "-j $jobs: ends on one SIGINT (status $status)"
+  else
+    tap_not_ok "-j $jobs: ends on one SIGINT: status $status"
+    sed 's/^/#   /' "$tmp/err-$jobs" | head -20
+  fi
+done
+tap_done

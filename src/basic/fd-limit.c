@@ -40,8 +40,16 @@ st_fd_limit_raise (void)
   want.rlim_cur = at_start.rlim_max;
   if (want.rlim_cur == RLIM_INFINITY)
     want.rlim_cur = kernel_max ();
-  if (want.rlim_cur > at_start.rlim_cur && setrlimit (RLIMIT_NOFILE, &want) == 0)
-    raised = true;
+  /* Above fs.nr_open setrlimit fails: halved until it takes.  */
+  while (want.rlim_cur > at_start.rlim_cur && !raised)
+    {
+      if (setrlimit (RLIMIT_NOFILE, &want) == 0)
+        raised = true;
+      else if (errno != EPERM && errno != EINVAL)
+        break;
+      else
+        want.rlim_cur /= 2;
+    }
 }
 
 void
@@ -66,9 +74,10 @@ st_fd_limit_check (int err, const char *path)
     }
   struct rlimit now = { 0, 0 };
   getrlimit (RLIMIT_NOFILE, &now);
-  st_warning ("%s: %s: this process may open %llu (RLIMIT_NOFILE, raised to its hard limit): "
-              "files opened from now on may be reported missing; raise the hard limit "
-              "(ulimit -Hn, LimitNOFILE= of a service)",
-              name, strerror (err), (unsigned long long) now.rlim_cur);
+  st_warning ("%s: %s: this process may open %llu (RLIMIT_NOFILE, %s): files opened from now "
+              "on may be reported missing; raise the hard limit (ulimit -Hn, LimitNOFILE= of "
+              "a service)",
+              name, strerror (err), (unsigned long long) now.rlim_cur,
+              raised ? "raised to its hard limit at start" : "at its hard limit");
   return err;
 }

@@ -153,9 +153,9 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
       fprintf (out, "  %-30s %u\n", "not found", c.missing);
       st_hashmap_foreach (files, print_missing, &c);
       if (forgotten > 0)
-        fprintf (out, "    and %" PRIu64 " answers \"not found\" forgotten, with their paths (each "
-                 "unwinding thread keeps the %d asked for last)\n", forgotten,
-                 ST_RESOLVER_MISSING_KEPT);
+        fprintf (out, "    and %" PRIu64 " answers \"not found\" forgotten, with their paths "
+                 "(counted in each unwinding thread, which keeps the %d asked for last)\n",
+                 forgotten, ST_RESOLVER_MISSING_KEPT);
     }
   st_hashmap_free (files);
   unsigned upper_only = 0;

@@ -14,6 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test-load-bias \
 	tests/unit/test-process \
 	tests/unit/test-resolver \
+	tests/unit/test-ns-client \
 	tests/unit/test-container \
 	tests/unit/test-jit-map \
 	tests/unit/test-input \
@@ -37,6 +38,9 @@ tests_unit_test_regs_LDADD = $(unit_ldadd)
 # The .ARM.exidx decoder on Debian's armhf libc, against binutils' readelf -u.
 tests_unit_test_arm_exidx_CFLAGS = $(unit_cflags)
 tests_unit_test_arm_exidx_LDADD = $(unit_ldadd)
+# The namespace helper's client against the helper of this build (root).
+tests_unit_test_ns_client_CFLAGS = $(unit_cflags)
+tests_unit_test_ns_client_LDADD = $(unit_ldadd)
 tests_unit_test_input_CFLAGS = $(unit_cflags)
 # -f json against json-c's bytes for the same object.
 tests_unit_test_sink_json_CFLAGS = $(unit_cflags)

@@ -40,6 +40,12 @@ struct st_ns_client {
   struct st_why disabled_why;
   uint64_t next_id;
   struct st_hashmap *cache;    /* key (see cache_key) -> struct answer */
+  /* The answers asked for last are kept, ST_NS_CACHE_KEPT of them: each
+     distinct path a user's processes map (unshare -Urm, then copies or
+     hard links) was one more answer and descriptor, for the whole run.  */
+  uint64_t clock;
+  size_t cache_sweep_at;       /* above this many answers, forget some */
+  uint64_t forgotten;
   /* --stats  */
   uint64_t requests, found, not_found, failed, by_way[ST_NSH_WAY_N];
   uint64_t prefetched, prefetches;   /* files found ahead, in batches */

@@ -25,6 +25,8 @@ struct answer {
   enum st_nsh_way way;
   char *why;
   char *found_path;
+  uint64_t used;           /* the client's clock when last asked for */
+  bool pinned;             /* a file the helper failed on: never forgotten */
 };
 
 bool
@@ -92,6 +94,7 @@ st_ns_client_new (const char *mode, struct st_ns_client **out)
       c->socket_path = strdup (mode);
     }
   c->cache = st_hashmap_new (answer_free);
+  c->cache_sweep_at = ST_NS_CACHE_KEPT;
   if (c->cache == NULL || (c->mode == MODE_SOCKET && c->socket_path == NULL))
     {
       st_hashmap_free (c->cache);
@@ -187,6 +190,82 @@ answer_keep (struct st_ns_client *c, const struct st_nsh_reply *reply, int fd)
   return a;
 }
 
+struct cached {
+  char *key;
+  size_t len;
+  uint64_t used;
+};
+
+static int
+collect_cached (const void *key, size_t len, void *value, void *arg)
+{
+  struct answer *a = value;
+  struct cached **next = arg;
+  if (a->pinned)
+    return 0;
+  char *copy = malloc (len);
+  if (copy == NULL)
+    return -ENOMEM;
+  *(*next)++ = (struct cached) { memcpy (copy, key, len), len, a->used };
+  return 0;
+}
+
+static int
+compare_cached_used (const void *x, const void *y)
+{
+  const struct cached *a = x, *b = y;
+  return a->used < b->used ? -1 : a->used > b->used;
+}
+
+/* Forgets the answers beyond the ST_NS_CACHE_KEPT asked for last (but
+   the pinned ones), closing their descriptors: the resolver holds the
+   files it uses, and a file asked for again is asked of the helper again.
+   Out of memory, it forgets nothing.  */
+static void
+cache_forget_old (struct st_ns_client *c)
+{
+  size_t n = st_hashmap_size (c->cache);
+  struct cached *v = calloc (n + 1, sizeof *v), *next = v;
+  if (v != NULL && st_hashmap_foreach (c->cache, collect_cached, &next) == 0
+      && (size_t) (next - v) > ST_NS_CACHE_KEPT)
+    {
+      size_t go = (size_t) (next - v) - ST_NS_CACHE_KEPT;
+      qsort (v, (size_t) (next - v), sizeof *v, compare_cached_used);
+      for (size_t i = 0; i < go; i++)
+        st_hashmap_remove (c->cache, v[i].key, v[i].len);   /* closes, frees */
+      c->forgotten += go;
+    }
+  for (struct cached *p = v; v != NULL && p < next; p++)
+    free (p->key);
+  free (v);
+  c->cache_sweep_at = st_hashmap_size (c->cache) + ST_NS_CACHE_KEPT;
+}
+
+/* Caches A under KEY, as the answer asked for last (A is freed when it
+   cannot be kept).  */
+static void
+cache_put (struct st_ns_client *c, const char *key, size_t key_len, struct answer *a)
+{
+  a->used = ++c->clock;
+  if (st_hashmap_put (c->cache, key, key_len, a) < 0)
+    {
+      answer_free (a);
+      return;
+    }
+  if (st_hashmap_size (c->cache) > c->cache_sweep_at)
+    cache_forget_old (c);
+}
+
+/* The cached answer at KEY, now the one asked for last, or NULL.  */
+static struct answer *
+cache_get (struct st_ns_client *c, const char *key, size_t key_len)
+{
+  struct answer *a = st_hashmap_get (c->cache, key, key_len);
+  if (a != NULL)
+    a->used = ++c->clock;
+  return a;
+}
+
 /* The process's start time, which the helper checks the pid against (a
    pid reused since is another process).  */
 static void
@@ -234,8 +313,7 @@ ask (struct st_ns_client *c, struct st_nsh_request *req, const char *key, size_t
   if (a == NULL)
     return -ENOMEM;
   r = answer_use (a, way, found_path, why);
-  if (st_hashmap_put (c->cache, key, key_len, a) < 0)
-    answer_free (a);
+  cache_put (c, key, key_len, a);
   return r;
 }
 
@@ -280,7 +358,7 @@ st_ns_client_open (struct st_ns_client *c, const struct st_mapping_request *req,
     }
 
   pthread_mutex_lock (&c->lock);
-  struct answer *a = st_hashmap_get (c->cache, key, key_len);
+  struct answer *a = cache_get (c, key, key_len);
   int r = a != NULL ? answer_use (a, way, NULL, why)
                     : ask (c, &q, key, key_len, way, NULL, why);
   pthread_mutex_unlock (&c->lock);
@@ -309,7 +387,7 @@ st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *path
   char ns[64], key[ST_NSH_PATH_MAX + 160];
   namespace_of (pid, ns, sizeof ns);
   size_t key_len = cache_key ('D', ns, q.path, build_id, build_id_size, NULL, key, sizeof key);
-  struct answer *a = st_hashmap_get (c->cache, key, key_len);
+  struct answer *a = cache_get (c, key, key_len);
   int r = a != NULL ? answer_use (a, way, found_path, why)
                     : ask (c, &q, key, key_len, way, found_path, why);
   pthread_mutex_unlock (&c->lock);
@@ -417,8 +495,8 @@ st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *
       c->requests++;
       c->prefetched++;
       struct answer *a = answer_keep (c, &b->replies[i], b->fds[i]);
-      if (a != NULL && st_hashmap_put (c->cache, b->keys[i], b->key_len[i], a) < 0)
-        answer_free (a);
+      if (a != NULL)
+        cache_put (c, b->keys[i], b->key_len[i], a);
     }
   /* The helper failed (stalled past the timeout, or died) on the request
      after the last answered: that file is not asked for again, as a
@@ -435,8 +513,11 @@ st_ns_client_prefetch (struct st_ns_client *c, const struct st_mapping_request *
           a->fd = -1;
           a->error = EIO;
           a->why = strdup (why.text);
-          if (st_hashmap_put (c->cache, b->keys[answered], b->key_len[answered], a) < 0)
-            answer_free (a);
+          /* Never asked again, however many files come after: each ask
+             would cost a timeout and a restart of the helper.  At most
+             MAX_RESTARTS + 1 such answers.  */
+          a->pinned = true;
+          cache_put (c, b->keys[answered], b->key_len[answered], a);
         }
     }
   pthread_mutex_unlock (&c->lock);
@@ -485,6 +566,9 @@ st_ns_client_print_summary (struct st_ns_client *c, FILE *out)
   if (c->startup_ns > 0)
     fprintf (out, "  first replies:    %.3f ms (the first request, and the helper's start or what was left of it)\n",
              c->startup_ns / 1e6);
+  if (c->forgotten > 0)
+    fprintf (out, "  answers forgotten: %" PRIu64 " (the %d asked for last are kept, each with "
+             "its descriptor)\n", c->forgotten, ST_NS_CACHE_KEPT);
   if (c->reconnects > 0)
     fprintf (out, "  reconnected:      %u times (the service hung up while idle)\n",
              c->reconnects);

@@ -56,6 +56,11 @@ int st_ns_client_open_debuginfo (struct st_ns_client *c, pid_t pid, const char *
                                  const char *debuglink, char **found_path, const char **way,
                                  struct st_why *why);
 
+/* Answers a client keeps, each with its descriptor: the ones asked for
+   last (and those of files the helper failed on, never asked again).  An
+   answer forgotten is asked of the helper again when needed.  */
+#define ST_NS_CACHE_KEPT 256
+
 /* At most this many files of one process are asked for at once.  */
 #define ST_NS_PREFETCH_MAX 16
 

@@ -32,17 +32,29 @@
 static void
 wait_exit_within (pid_t pid, int ms)
 {
+  uint64_t deadline = st_now_ns () + (uint64_t) ms * 1000000;
+#ifdef SYS_pidfd_open
   int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
   if (pidfd >= 0)
     {
       struct pollfd p = { .fd = pidfd, .events = POLLIN };
-      while (poll (&p, 1, ms) < 0 && errno == EINTR)
-        ;
+      int r;
+      /* A signal cuts a wait short: waited again for what is left.  */
+      for (;;)
+        {
+          uint64_t now = st_now_ns ();
+          int left = now < deadline ? (int) ((deadline - now + 999999) / 1000000) : 0;
+          r = poll (&p, 1, left);
+          if (r >= 0 || errno != EINTR || left == 0)
+            break;
+        }
       close (pidfd);
-      return;
+      if (r >= 0)
+        return;
     }
+#endif
   /* No pidfd (a kernel before 5.3): look every millisecond.  */
-  for (int i = 0; i < ms; i++)
+  while (st_now_ns () < deadline)
     {
       siginfo_t info = { 0 };
       if (waitid (P_PID, (id_t) pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0

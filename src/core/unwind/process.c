@@ -43,8 +43,8 @@ struct st_process_table {
   struct st_hashmap *build_ids;   /* file name -> known_build_id */
   struct st_resolver *resolver;
   const struct st_debuginfo_finder *finder;
-  /* Names, one copy each, kept until the table goes: results that point
-     at them may be written after their process has exited.  */
+  /* JIT code's names, one copy each, kept until the table goes: results
+     that point at them may be written after their process has exited.  */
   struct st_hashmap *strings;
   /* The mappings' paths, one copy each, counted (struct path_ref): a path
      no mapping holds any more goes, or waits in PARKED until the results
@@ -637,7 +637,8 @@ prefetch_mappings (struct st_process_table *t, const struct st_process *p)
 
 /* True when A and B are mappings the resolver is asked the same about:
    one file as the recording named it (the segments of a library, mapped
-   side by side).  Paths are interned.  */
+   side by side).  A path is one copy per table while any mapping holds
+   it (path_hold), and both do: equal paths are the same pointer.  */
 static bool
 same_request (const struct st_mapping *a, const struct st_mapping *b)
 {

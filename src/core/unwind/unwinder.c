@@ -26,9 +26,9 @@ struct st_unwinder {
   struct st_debuginfo_finder finder;
   struct st_raw_frame *raw;
   size_t max_out_frames;
-  /* Strings whose owners may go before the result is written (a mapping's
-     path when its process exits, a DWARF name when its Dwfl is freed):
-     one stable copy of each.  */
+  /* Strings whose owners may go before the result is written (a DWARF
+     name when its Dwfl is freed): one stable copy of each.  A mapping's
+     path is the process table's, parked for the results that name it.  */
   struct st_hashmap *strings;
   struct st_containers *containers;
   bool warned_regs;
@@ -363,8 +363,8 @@ st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
   struct st_symbolize_options sym_opts = { .inline_frames = u->opts.inline_frames };
   out->n_frames = st_symbolize (&sym_opts, dwfl, p, result.frames, result.n_frames,
                                 out->frames, u->max_out_frames);
-  /* Module paths are interned by the process table; names from DWARF
-     belong to a Dwfl that an exit may free.  */
+  /* Module paths are the process table's (kept while a result may name
+     them); names from DWARF belong to a Dwfl that an exit may free.  */
   if (u->opts.inline_frames)
     for (size_t i = 0; i < out->n_frames; i++)
       if (out->frames[i].inlined)

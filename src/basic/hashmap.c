@@ -86,6 +86,13 @@ st_hashmap_get (const struct st_hashmap *map, const void *key, size_t len)
   return e != NULL ? e->value : NULL;
 }
 
+const void *
+st_hashmap_key_of (const struct st_hashmap *map, const void *key, size_t len)
+{
+  struct entry *e = *find_slot (map, key, len, st_hash_bytes (key, len));
+  return e != NULL ? e->key : NULL;
+}
+
 static void
 grow (struct st_hashmap *map)
 {

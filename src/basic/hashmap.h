@@ -17,6 +17,10 @@ void st_hashmap_free (struct st_hashmap *map);
 
 /* Returns the value stored under KEY, or NULL.  */
 void *st_hashmap_get (const struct st_hashmap *map, const void *key, size_t len);
+/* The table's own copy of KEY (LEN bytes), or NULL when KEY is not in it:
+   it stays where it is until the entry is removed, so a value may point
+   at it instead of keeping a copy of its own.  */
+const void *st_hashmap_key_of (const struct st_hashmap *map, const void *key, size_t len);
 /* Stores VALUE under KEY, replacing (and freeing) any previous value.
    Returns 0 or -ENOMEM.  */
 int st_hashmap_put (struct st_hashmap *map, const void *key, size_t len, void *value);

@@ -59,14 +59,15 @@ struct st_process_table {
   size_t n_parked, cap_parked;
 };
 
-/* A mapping's path, and how many mappings hold it.  */
+/* A mapping's path, and how many mappings hold it.  The path itself is
+   the key of its entry in table->paths, NUL included: one copy.  */
 struct path_ref {
   struct st_process_table *table;
   unsigned refs;
   bool parked;             /* in table->parked (refs may be back above 0) */
   uint64_t stamp;          /* parked: the results before it may name it */
-  size_t len;
-  char path[];
+  const char *path;        /* the entry's key */
+  size_t size;             /* its bytes, NUL included */
 };
 
 const char *
@@ -75,50 +76,47 @@ st_process_table_intern (struct st_process_table *t, const char *str)
   return st_hashmap_intern (t->strings, str);
 }
 
+static struct path_ref *
+path_ref_of (struct st_process_table *t, const char *path)
+{
+  return st_hashmap_get (t->paths, path, strlen (path) + 1);
+}
+
 /* PATH, held by one more mapping; NULL without memory.  */
 static const char *
 path_hold (struct st_process_table *t, const char *path)
 {
-  size_t len = strlen (path);
-  struct path_ref *r = st_hashmap_get (t->paths, path, len);
+  size_t size = strlen (path) + 1;
+  struct path_ref *r = st_hashmap_get (t->paths, path, size);
   if (r == NULL)
     {
-      r = calloc (1, sizeof *r + len + 1);
+      r = calloc (1, sizeof *r);
       if (r == NULL)
         return NULL;
-      r->table = t;
-      r->len = len;
-      memcpy (r->path, path, len + 1);
-      if (st_hashmap_put (t->paths, r->path, len, r) < 0)
+      if (st_hashmap_put (t->paths, path, size, r) < 0)
         {
           free (r);
           return NULL;
         }
+      r->table = t;
+      r->size = size;
+      r->path = st_hashmap_key_of (t->paths, path, size);
     }
   r->refs++;
   return r->path;
 }
 
-static struct path_ref *
-path_ref_of (const char *path)
-{
-  return (struct path_ref *) (path - offsetof (struct path_ref, path));
-}
-
-/* A mapping lets go of PATH (from path_hold): the last one frees it, or
-   parks it while results may still name it.  */
+/* A mapping of T lets go of PATH (from path_hold): the last one frees it,
+   or parks it while results may still name it.  */
 static void
-path_release (const char *path)
+path_release (struct st_process_table *t, const char *path)
 {
-  if (path == NULL)
-    return;
-  struct path_ref *r = path_ref_of (path);
-  struct st_process_table *t = r->table;
-  if (--r->refs > 0)
+  struct path_ref *r = path != NULL ? path_ref_of (t, path) : NULL;
+  if (r == NULL || --r->refs > 0)
     return;
   if (!t->park)
     {
-      st_hashmap_remove (t->paths, r->path, r->len);   /* frees it */
+      st_hashmap_remove (t->paths, r->path, r->size);   /* frees it */
       return;
     }
   r->stamp = t->stamp;
@@ -147,7 +145,7 @@ st_process_table_release_parked (struct st_process_table *t, uint64_t done)
       if (r->refs > 0)
         r->parked = false;   /* held again: released again later, if ever */
       else if (r->stamp <= done)
-        st_hashmap_remove (t->paths, r->path, r->len);   /* frees it */
+        st_hashmap_remove (t->paths, r->path, r->size);   /* frees it */
       else
         t->parked[kept++] = r;
     }
@@ -161,18 +159,18 @@ st_process_table_paths_held (const struct st_process_table *t)
 }
 
 static void
-mapping_free (struct st_mapping *m)
+mapping_free (struct st_process_table *t, struct st_mapping *m)
 {
   if (m == NULL)
     return;
   st_elf_file_unref (m->file);
-  path_release (m->path);
+  path_release (t, m->path);
   free (m);
 }
 
-/* A copy of mapping M (not reported yet), or NULL without memory.  */
+/* A copy of mapping M of T (not reported yet), or NULL without memory.  */
 static struct st_mapping *
-mapping_copy (const struct st_mapping *m)
+mapping_copy (struct st_process_table *t, const struct st_mapping *m)
 {
   struct st_mapping *c = calloc (1, sizeof *c);
   if (c == NULL)
@@ -180,7 +178,7 @@ mapping_copy (const struct st_mapping *m)
   *c = *m;
   c->reported = false;
   c->file = m->file ? st_elf_file_ref (m->file) : NULL;
-  path_ref_of (c->path)->refs++;
+  path_ref_of (t, c->path)->refs++;
   return c;
 }
 
@@ -201,7 +199,7 @@ process_clear_maps (struct st_process *p)
 {
   process_drop_dwfl (p);
   for (size_t i = 0; i < p->n_maps; i++)
-    mapping_free (p->maps[i]);
+    mapping_free (p->table, p->maps[i]);
   p->n_maps = 0;
   p->needs_report = false;
 }
@@ -292,6 +290,7 @@ st_process_table_get (struct st_process_table *t, pid_t pid)
   if (p == NULL)
     return NULL;
   p->pid = pid;
+  p->table = t;
   p->slot = st_unwind_slot_new ();
   if (p->slot == NULL || st_jit_map_new (pid, intern_jit_name, t, &p->jit) < 0
       || st_hashmap_put_u64 (t->processes, key, p) < 0)
@@ -395,10 +394,10 @@ remove_overlaps (struct st_process *p, uint64_t start, uint64_t end)
   else if (last->end > end && last == first)
     {
       /* One mapping split in two by the new one.  */
-      after = mapping_copy (first);
+      after = mapping_copy (p->table, first);
     }
   for (size_t k = i; k < j; k++)
-    mapping_free (p->maps[k]);
+    mapping_free (p->table, p->maps[k]);
   memmove (p->maps + i, p->maps + j, (p->n_maps - j) * sizeof *p->maps);
   p->n_maps -= j - i;
   size_t at = i;
@@ -493,7 +492,7 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
     }
   if (m->path == NULL || insert_mapping (p, m) < 0)
     {
-      mapping_free (m);
+      mapping_free (t, m);
       return -ENOMEM;
     }
   return 0;
@@ -550,7 +549,7 @@ st_process_table_fork (struct st_process_table *t, const struct st_task_event *f
     return -ENOMEM;
   for (size_t i = 0; i < parent->n_maps; i++)
     {
-      struct st_mapping *m = mapping_copy (parent->maps[i]);
+      struct st_mapping *m = mapping_copy (t, parent->maps[i]);
       if (m == NULL)
         return -ENOMEM;
       child->maps[child->n_maps++] = m;

@@ -22,8 +22,10 @@
 
 struct st_unwind_slot;
 
+struct st_process_table;
 struct st_process {
   pid_t pid;
+  struct st_process_table *table;   /* the table it is in */
   const char *comm;           /* comm_buf, or NULL: not named yet */
   char comm_buf[ST_COMM_SIZE];
   struct st_mapping **maps;   /* executable file mappings, sorted by start */

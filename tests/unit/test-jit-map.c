@@ -187,7 +187,7 @@ test_map_names_moved_code (void **state)
 
   struct st_hashmap *strings = st_hashmap_new (free);
   struct st_jit_map *m;
-  assert_int_equal (st_jit_map_new (getpid (), intern, strings, &m), 0);
+  assert_int_equal (st_jit_map_new (getpid (), intern, NULL, strings, &m), 0);
   assert_int_equal (st_jit_map_add_dump (m, path), 0);
   uint64_t off = 0;
   /* The moved code at its new address, and still at its old one (samples

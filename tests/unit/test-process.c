@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
 
+#include "core/resolve/jit-map.h"
 #include "core/unwind/process.h"
 
 static struct st_mmap_event
@@ -92,7 +93,7 @@ test_paths_go_with_their_last_mapping (void **state)
       struct st_mmap_event m = exec_map (100, 0x400000, 0x1000, path);
       assert_int_equal (st_process_table_mmap (t, &m), 0);
     }
-  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_int_equal (st_process_table_counted_held (t), 1);
   /* A fork's copy and a split hold the path too.  */
   struct st_task_event fork = { .pid = 101, .ppid = 100, .tid = 101, .ptid = 100 };
   assert_int_equal (st_process_table_fork (t, &fork), 0);
@@ -103,11 +104,11 @@ test_paths_go_with_their_last_mapping (void **state)
   assert_int_equal (child->n_maps, 2);
   struct st_task_event parent_exit = { .pid = 100, .ppid = 1, .tid = 100, .ptid = 1 };
   assert_int_equal (st_process_table_exit (t, &parent_exit), 0);
-  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_int_equal (st_process_table_counted_held (t), 1);
   assert_string_equal (child->maps[1]->path, "/no/such/path-999");
   struct st_task_event child_exit = { .pid = 101, .ppid = 1, .tid = 101, .ptid = 1 };
   assert_int_equal (st_process_table_exit (t, &child_exit), 0);
-  assert_int_equal (st_process_table_paths_held (t), 0);
+  assert_int_equal (st_process_table_counted_held (t), 0);
 
   /* Parked: kept until the results before the stamp are written.  */
   struct st_mmap_event a = exec_map (200, 0x400000, 0x1000, "/no/such/a");
@@ -116,25 +117,56 @@ test_paths_go_with_their_last_mapping (void **state)
   st_process_table_park (t, 5);
   struct st_mmap_event b = exec_map (200, 0x400000, 0x1000, "/no/such/b");
   assert_int_equal (st_process_table_mmap (t, &b), 0);
-  assert_int_equal (st_process_table_paths_held (t), 2);
+  assert_int_equal (st_process_table_counted_held (t), 2);
   assert_string_equal (a_path, "/no/such/a");   /* still there for a result */
   st_process_table_release_parked (t, 4);
-  assert_int_equal (st_process_table_paths_held (t), 2);
+  assert_int_equal (st_process_table_counted_held (t), 2);
   st_process_table_release_parked (t, 5);
-  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_int_equal (st_process_table_counted_held (t), 1);
 
   /* Parked, then held again: it stays, and goes when let go again.  */
   st_process_table_park (t, 6);
   assert_int_equal (st_process_table_mmap (t, &a), 0);   /* b parked */
   assert_int_equal (st_process_table_mmap (t, &b), 0);   /* b held again, a parked */
   st_process_table_release_parked (t, 6);
-  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_int_equal (st_process_table_counted_held (t), 1);
   assert_string_equal (st_process_table_get (t, 200)->maps[0]->path, "/no/such/b");
   st_process_table_park (t, 7);
   assert_int_equal (st_process_table_mmap (t, &a), 0);   /* b parked again */
   st_process_table_release_parked (t, 7);
-  assert_int_equal (st_process_table_paths_held (t), 1);
+  assert_int_equal (st_process_table_counted_held (t), 1);
   assert_string_equal (st_process_table_get (t, 200)->maps[0]->path, "/no/such/a");
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
+/* A process's JIT names (its /tmp/perf-PID.map, this test's own) are held
+   while the process is: they go with it, not at the end of the run.  */
+static void
+test_jit_names_go_with_their_process (void **state)
+{
+  char map[64];
+  snprintf (map, sizeof map, "/tmp/perf-%d.map", (int) getpid ());
+  FILE *f = fopen (map, "w");
+  assert_non_null (f);
+  for (int i = 0; i < 100; i++)
+    fprintf (f, "%x 10 jit-name-%d\n", 0x10000 + i * 0x10, i);
+  fprintf (f, "%x 10 jit-name-0\n", 0x20000);   /* a name twice */
+  assert_int_equal (fclose (f), 0);
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  struct st_process *p = st_process_table_get (t, getpid ());
+  assert_non_null (p);
+  uint64_t off = 0;
+  const char *name = st_jit_map_lookup (p->jit, 0x10015, &off);
+  assert_non_null (name);
+  assert_string_equal (name, "jit-name-1");
+  assert_int_equal (st_process_table_counted_held (t), 100);
+  struct st_task_event gone = { .pid = getpid (), .ppid = 1, .tid = getpid (), .ptid = 1 };
+  assert_int_equal (st_process_table_exit (t, &gone), 0);
+  assert_int_equal (st_process_table_counted_held (t), 0);
+  unlink (map);
   st_process_table_free (t);
   st_resolver_free (r);
 }
@@ -289,6 +321,7 @@ main (void)
     cmocka_unit_test (test_maps_added_and_found_by_pc),
     cmocka_unit_test (test_fork_copies_exec_drops_exit_evicts),
     cmocka_unit_test (test_paths_go_with_their_last_mapping),
+    cmocka_unit_test (test_jit_names_go_with_their_process),
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
   };

@@ -26,7 +26,7 @@
 
 struct entry {
   uint64_t start, end;
-  const char *name;       /* interned */
+  const char *name;       /* interned, once for this entry */
   uint64_t seq;           /* file order: a later one wins */
   bool from_dump;         /* a jitdump's record, not a perf map line */
 };
@@ -43,6 +43,7 @@ struct jit_file {
 struct st_jit_map {
   pid_t pid;
   st_jit_intern_fn intern;
+  st_jit_release_fn release;
   void *ctx;
   struct jit_file *files;  /* [0] is the perf map */
   size_t n_files;
@@ -59,7 +60,8 @@ struct st_jit_map {
 };
 
 int
-st_jit_map_new (pid_t pid, st_jit_intern_fn intern, void *ctx, struct st_jit_map **out)
+st_jit_map_new (pid_t pid, st_jit_intern_fn intern, st_jit_release_fn release, void *ctx,
+                struct st_jit_map **out)
 {
   *out = NULL;
   _cleanup_free_ struct st_jit_map *m = calloc (1, sizeof *m);
@@ -67,6 +69,7 @@ st_jit_map_new (pid_t pid, st_jit_intern_fn intern, void *ctx, struct st_jit_map
     return -ENOMEM;
   m->pid = pid;
   m->intern = intern;
+  m->release = release;
   m->ctx = ctx;
   m->sorted = true;
   m->files = calloc (1, sizeof *m->files);
@@ -91,6 +94,8 @@ st_jit_map_free (struct st_jit_map *m)
   for (size_t i = 0; i < m->n_files; i++)
     free (m->files[i].path);
   free (m->files);
+  for (size_t i = 0; m->release != NULL && i < m->n; i++)
+    m->release (m->ctx, m->entries[i].name);
   free (m->entries);
   st_hashmap_free (m->loads);
   free (m);

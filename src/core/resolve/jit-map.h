@@ -61,11 +61,15 @@ long st_jitdump_parse (const uint8_t *data, size_t size, const struct st_jitdump
 bool st_jitdump_is_dump_path (const char *path);
 
 /* One process's JIT names.  INTERN makes a name last as long as the
-   results that point at it (the process table's string pool).  */
+   results that point at it (the process table's counted strings), once
+   for each entry that names it; RELEASE (NULL: none) is called once for
+   each of those when the map goes, the process with it.  */
 typedef const char *(*st_jit_intern_fn) (void *ctx, const char *name);
+typedef void (*st_jit_release_fn) (void *ctx, const char *name);
 struct st_jit_map;
 
-int st_jit_map_new (pid_t pid, st_jit_intern_fn intern, void *ctx, struct st_jit_map **out);
+int st_jit_map_new (pid_t pid, st_jit_intern_fn intern, st_jit_release_fn release, void *ctx,
+                    struct st_jit_map **out);
 void st_jit_map_free (struct st_jit_map *m);
 /* The process mapped the jitdump PATH (as the process names it).  */
 int st_jit_map_add_dump (struct st_jit_map *m, const char *path);

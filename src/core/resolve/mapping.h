@@ -28,7 +28,7 @@ struct st_mapping_request {
 
 struct st_mapping {
   uint64_t start, end, pgoff;
-  const char *path;           /* counted (process.c: path_hold): valid as long as the
+  const char *path;           /* counted (process.c: counted_hold): valid as long as the
                                  mapping, and parked beyond it for results at -j N */
   bool has_dev_ino;
   uint32_t maj, min;

@@ -43,25 +43,24 @@ struct st_process_table {
   struct st_hashmap *build_ids;   /* file name -> known_build_id */
   struct st_resolver *resolver;
   const struct st_debuginfo_finder *finder;
-  /* JIT code's names, one copy each, kept until the table goes: results
-     that point at them may be written after their process has exited.  */
-  struct st_hashmap *strings;
-  /* The mappings' paths, one copy each, counted (struct path_ref): a path
-     no mapping holds any more goes, or waits in PARKED until the results
-     unwound before it went are written (st_process_table_park).  Kept
-     until the table went, a user's loop of mmaps of ever new names (a
-     hard link made and removed each time) grew root's profiler of the
-     whole machine by 150 MB a second.  */
-  struct st_hashmap *paths;
+  /* The mappings' paths and the JIT code's names, one copy each, counted
+     (struct counted): one no mapping or JIT map holds any more goes, or
+     waits in PARKED until the results unwound before it went are written
+     (st_process_table_park).  Kept until the table went, a user's loop of
+     mmaps under ever new names (a hard link made and removed each time)
+     grew root's profiler of the whole machine by 150 MB a second, and a
+     process's JIT map file could leave 256 MB of names behind it.  */
+  struct st_hashmap *counted;
   bool park;
   uint64_t stamp;
-  struct path_ref **parked;
+  struct counted **parked;
   size_t n_parked, cap_parked;
 };
 
-/* A mapping's path, and how many mappings hold it.  The path itself is
-   the key of its entry in table->paths, NUL included: one copy.  */
-struct path_ref {
+/* A mapping's path or a JIT name, and how many mappings or JIT map
+   entries hold it.  The string itself is the key of its entry in
+   table->counted, NUL included: one copy.  */
+struct counted {
   struct st_process_table *table;
   unsigned refs;
   bool parked;             /* in table->parked (refs may be back above 0) */
@@ -70,53 +69,47 @@ struct path_ref {
   size_t size;             /* its bytes, NUL included */
 };
 
-const char *
-st_process_table_intern (struct st_process_table *t, const char *str)
+static struct counted *
+counted_of (struct st_process_table *t, const char *path)
 {
-  return st_hashmap_intern (t->strings, str);
+  return st_hashmap_get (t->counted, path, strlen (path) + 1);
 }
 
-static struct path_ref *
-path_ref_of (struct st_process_table *t, const char *path)
-{
-  return st_hashmap_get (t->paths, path, strlen (path) + 1);
-}
-
-/* PATH, held by one more mapping; NULL without memory.  */
+/* PATH (a path or a name), held once more; NULL without memory.  */
 static const char *
-path_hold (struct st_process_table *t, const char *path)
+counted_hold (struct st_process_table *t, const char *path)
 {
   size_t size = strlen (path) + 1;
-  struct path_ref *r = st_hashmap_get (t->paths, path, size);
+  struct counted *r = st_hashmap_get (t->counted, path, size);
   if (r == NULL)
     {
       r = calloc (1, sizeof *r);
       if (r == NULL)
         return NULL;
-      if (st_hashmap_put (t->paths, path, size, r) < 0)
+      if (st_hashmap_put (t->counted, path, size, r) < 0)
         {
           free (r);
           return NULL;
         }
       r->table = t;
       r->size = size;
-      r->path = st_hashmap_key_of (t->paths, path, size);
+      r->path = st_hashmap_key_of (t->counted, path, size);
     }
   r->refs++;
   return r->path;
 }
 
-/* A mapping of T lets go of PATH (from path_hold): the last one frees it,
-   or parks it while results may still name it.  */
+/* A holder in T lets go of PATH (from counted_hold): the last one frees
+   it, or parks it while results may still name it.  */
 static void
-path_release (struct st_process_table *t, const char *path)
+counted_release (struct st_process_table *t, const char *path)
 {
-  struct path_ref *r = path != NULL ? path_ref_of (t, path) : NULL;
+  struct counted *r = path != NULL ? counted_of (t, path) : NULL;
   if (r == NULL || --r->refs > 0)
     return;
   if (!t->park)
     {
-      st_hashmap_remove (t->paths, r->path, r->size);   /* frees it */
+      st_hashmap_remove (t->counted, r->path, r->size);   /* frees it */
       return;
     }
   r->stamp = t->stamp;
@@ -141,11 +134,11 @@ st_process_table_release_parked (struct st_process_table *t, uint64_t done)
   size_t kept = 0;
   for (size_t i = 0; i < t->n_parked; i++)
     {
-      struct path_ref *r = t->parked[i];
+      struct counted *r = t->parked[i];
       if (r->refs > 0)
         r->parked = false;   /* held again: released again later, if ever */
       else if (r->stamp <= done)
-        st_hashmap_remove (t->paths, r->path, r->size);   /* frees it */
+        st_hashmap_remove (t->counted, r->path, r->size);   /* frees it */
       else
         t->parked[kept++] = r;
     }
@@ -153,9 +146,9 @@ st_process_table_release_parked (struct st_process_table *t, uint64_t done)
 }
 
 size_t
-st_process_table_paths_held (const struct st_process_table *t)
+st_process_table_counted_held (const struct st_process_table *t)
 {
-  return st_hashmap_size (t->paths);
+  return st_hashmap_size (t->counted);
 }
 
 static void
@@ -164,7 +157,7 @@ mapping_free (struct st_process_table *t, struct st_mapping *m)
   if (m == NULL)
     return;
   st_elf_file_unref (m->file);
-  path_release (t, m->path);
+  counted_release (t, m->path);
   free (m);
 }
 
@@ -178,7 +171,7 @@ mapping_copy (struct st_process_table *t, const struct st_mapping *m)
   *c = *m;
   c->reported = false;
   c->file = m->file ? st_elf_file_ref (m->file) : NULL;
-  path_ref_of (t, c->path)->refs++;
+  counted_of (t, c->path)->refs++;
   return c;
 }
 
@@ -235,10 +228,8 @@ st_process_table_new (struct st_resolver *resolver, struct st_process_table **ou
   t->processes = st_hashmap_new (process_free);
   t->threads = st_hashmap_new (thread_free);
   t->build_ids = st_hashmap_new (free);
-  t->strings = st_hashmap_new (free);
-  t->paths = st_hashmap_new (free);
-  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->strings == NULL
-      || t->paths == NULL)
+  t->counted = st_hashmap_new (free);
+  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->counted == NULL)
     return -ENOMEM;
   *out = ST_TAKE_PTR (t);
   return 0;
@@ -256,14 +247,14 @@ st_process_table_free (struct st_process_table *t)
 {
   if (t == NULL)
     return;
-  /* The mappings let go of their paths as the processes go: at once.  */
+  /* The mappings and JIT maps let go of their strings as the processes
+     go: at once.  */
   t->park = false;
   st_hashmap_free (t->processes);
   st_hashmap_free (t->threads);
   st_hashmap_free (t->build_ids);
-  st_hashmap_free (t->strings);
   free (t->parked);
-  st_hashmap_free (t->paths);
+  st_hashmap_free (t->counted);
   free (t);
 }
 
@@ -274,9 +265,15 @@ st_process_table_count (const struct st_process_table *t)
 }
 
 static const char *
-intern_jit_name (void *ctx, const char *name)
+hold_jit_name (void *ctx, const char *name)
 {
-  return st_process_table_intern (ctx, name);
+  return counted_hold (ctx, name);
+}
+
+static void
+release_jit_name (void *ctx, const char *name)
+{
+  counted_release (ctx, name);
 }
 
 struct st_process *
@@ -292,7 +289,7 @@ st_process_table_get (struct st_process_table *t, pid_t pid)
   p->pid = pid;
   p->table = t;
   p->slot = st_unwind_slot_new ();
-  if (p->slot == NULL || st_jit_map_new (pid, intern_jit_name, t, &p->jit) < 0
+  if (p->slot == NULL || st_jit_map_new (pid, hold_jit_name, release_jit_name, t, &p->jit) < 0
       || st_hashmap_put_u64 (t->processes, key, p) < 0)
     {
       process_free (p);
@@ -473,7 +470,7 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
   m->start = ev->start;
   m->end = ev->start + ev->len;
   m->pgoff = ev->pgoff;
-  m->path = path_hold (t, ev->filename);
+  m->path = counted_hold (t, ev->filename);
   m->has_dev_ino = ev->has_dev_ino;
   m->maj = ev->maj;
   m->min = ev->min;
@@ -637,7 +634,7 @@ prefetch_mappings (struct st_process_table *t, const struct st_process *p)
 /* True when A and B are mappings the resolver is asked the same about:
    one file as the recording named it (the segments of a library, mapped
    side by side).  A path is one copy per table while any mapping holds
-   it (path_hold), and both do: equal paths are the same pointer.  */
+   it (counted_hold), and both do: equal paths are the same pointer.  */
 static bool
 same_request (const struct st_mapping *a, const struct st_mapping *b)
 {

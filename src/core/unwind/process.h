@@ -52,16 +52,15 @@ void st_process_table_set_debuginfo_finder (struct st_process_table *t,
 void st_process_table_free (struct st_process_table *t);
 
 /* One lasting copy of STR (or NULL on allocation failure).  */
-const char *st_process_table_intern (struct st_process_table *t, const char *str);
 /* For a table whose results are written later, by another thread: a
-   mapping's path that no mapping holds any more is kept until
+   mapping's path or a JIT name that nothing holds any more is kept until
    st_process_table_release_parked says every result before STAMP is
    written (DONE >= STAMP), as the resolver keeps files (resolver.h:
    st_resolver_park).  Without it a path goes with its last mapping.  */
 void st_process_table_park (struct st_process_table *t, uint64_t stamp);
 void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
-/* The distinct paths the mappings hold, and those parked.  */
-size_t st_process_table_paths_held (const struct st_process_table *t);
+/* The distinct paths and JIT names held, and those parked.  */
+size_t st_process_table_counted_held (const struct st_process_table *t);
 
 /* Event handlers.  */
 int st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *m);

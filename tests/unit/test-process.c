@@ -140,6 +140,47 @@ test_paths_go_with_their_last_mapping (void **state)
   st_resolver_free (r);
 }
 
+/* A process whose live mappings name ever more path bytes (distinct
+   paths of 4 KB at distinct addresses, never replaced) is held to
+   ST_PROCESS_PATH_BYTES: the mappings beyond are not kept; a mapping over
+   one it has (the kernel replaced it) still takes its place.  */
+static void
+test_path_bytes_of_a_process_bounded (void **state)
+{
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  static char path[4000];
+  memset (path, 'p', sizeof path - 1);
+  path[0] = '/';
+  enum { N = 2 * (ST_PROCESS_PATH_BYTES / sizeof path) };
+  for (unsigned i = 0; i < N; i++)
+    {
+      snprintf (path + 1, 12, "%010u", i);
+      path[11] = 'p';
+      struct st_mmap_event m = exec_map (300, 0x10000000 + (uint64_t) i * 0x1000, 0x1000, path);
+      assert_int_equal (st_process_table_mmap (t, &m), 0);
+    }
+  struct st_process *p = st_process_table_get (t, 300);
+  print_message ("%u mappings of %zu-byte paths: %zu kept, %zu path bytes\n", (unsigned) N,
+                 sizeof path, p->n_maps, p->path_bytes);
+  assert_true (p->path_bytes <= ST_PROCESS_PATH_BYTES);
+  assert_true (p->n_maps >= N / 2 - 1 && p->n_maps <= N / 2);
+  assert_int_equal (st_process_table_counted_held (t), p->n_maps);
+  /* The first mapping replaced by another path: kept, the budget as it was.  */
+  struct st_mmap_event again = exec_map (300, 0x10000000, 0x1000, "/short/path");
+  assert_int_equal (st_process_table_mmap (t, &again), 0);
+  const struct st_mapping *m = st_process_find_mapping (p, 0x10000000);
+  assert_non_null (m);
+  assert_string_equal (m->path, "/short/path");
+  /* Its exit gives everything back.  */
+  struct st_task_event gone = { .pid = 300, .ppid = 1, .tid = 300, .ptid = 1 };
+  assert_int_equal (st_process_table_exit (t, &gone), 0);
+  assert_int_equal (st_process_table_counted_held (t), 0);
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
 /* A process's JIT names (its /tmp/perf-PID.map, this test's own) are held
    while the process is: they go with it, not at the end of the run.  */
 static void
@@ -322,6 +363,7 @@ main (void)
     cmocka_unit_test (test_fork_copies_exec_drops_exit_evicts),
     cmocka_unit_test (test_paths_go_with_their_last_mapping),
     cmocka_unit_test (test_jit_names_go_with_their_process),
+    cmocka_unit_test (test_path_bytes_of_a_process_bounded),
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
   };

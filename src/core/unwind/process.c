@@ -51,6 +51,7 @@ struct st_process_table {
      grew root's profiler of the whole machine by 150 MB a second, and a
      process's JIT map file could leave 256 MB of names behind it.  */
   struct st_hashmap *counted;
+  bool warned_path_bytes;          /* a process over ST_PROCESS_PATH_BYTES */
   bool park;
   uint64_t stamp;
   struct counted **parked;
@@ -161,6 +162,16 @@ mapping_free (struct st_process_table *t, struct st_mapping *m)
   free (m);
 }
 
+/* Frees mapping M of process P, and its share of P's path budget.  */
+static void
+process_drop_mapping (struct st_process *p, struct st_mapping *m)
+{
+  if (m == NULL)
+    return;
+  p->path_bytes -= strlen (m->path) + 1;
+  mapping_free (p->table, m);
+}
+
 /* A copy of mapping M of T (not reported yet), or NULL without memory.  */
 static struct st_mapping *
 mapping_copy (struct st_process_table *t, const struct st_mapping *m)
@@ -192,7 +203,7 @@ process_clear_maps (struct st_process *p)
 {
   process_drop_dwfl (p);
   for (size_t i = 0; i < p->n_maps; i++)
-    mapping_free (p->table, p->maps[i]);
+    process_drop_mapping (p, p->maps[i]);
   p->n_maps = 0;
   p->needs_report = false;
 }
@@ -392,9 +403,11 @@ remove_overlaps (struct st_process *p, uint64_t start, uint64_t end)
     {
       /* One mapping split in two by the new one.  */
       after = mapping_copy (p->table, first);
+      if (after != NULL)
+        p->path_bytes += strlen (after->path) + 1;
     }
   for (size_t k = i; k < j; k++)
-    mapping_free (p->table, p->maps[k]);
+    process_drop_mapping (p, p->maps[k]);
   memmove (p->maps + i, p->maps + j, (p->n_maps - j) * sizeof *p->maps);
   p->n_maps -= j - i;
   size_t at = i;
@@ -442,6 +455,7 @@ insert_mapping (struct st_process *p, struct st_mapping *m)
   memmove (p->maps + i + 1, p->maps + i, (p->n_maps - i) * sizeof *p->maps);
   p->maps[i] = m;
   p->n_maps++;
+  p->path_bytes += strlen (m->path) + 1;
   p->needs_report = true;
   return 0;
 }
@@ -460,6 +474,23 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
         return -ENOMEM;
       remove_overlaps (p, ev->start, ev->start + ev->len);
       return 0;
+    }
+  size_t path_size = strlen (ev->filename) + 1;
+  if (p->path_bytes + path_size > ST_PROCESS_PATH_BYTES)
+    {
+      /* Over its budget: what was there goes, the new mapping is not kept.  */
+      if (reserve_maps (p, 2) < 0)
+        return -ENOMEM;
+      remove_overlaps (p, ev->start, ev->start + ev->len);
+      if (p->path_bytes + path_size > ST_PROCESS_PATH_BYTES)
+        {
+          if (!t->warned_path_bytes)
+            st_warning ("pid %d: its executable mappings name more than %u MiB of paths: the "
+                        "mappings beyond are not kept, and their frames not symbolized",
+                        (int) ev->pid, ST_PROCESS_PATH_BYTES >> 20);
+          t->warned_path_bytes = true;
+          return 0;
+        }
     }
   /* A JIT maps its jitdump file executable to say where it is.  */
   if (st_jitdump_is_dump_path (ev->filename) && st_jit_map_add_dump (p->jit, ev->filename) < 0)
@@ -550,6 +581,7 @@ st_process_table_fork (struct st_process_table *t, const struct st_task_event *f
       if (m == NULL)
         return -ENOMEM;
       child->maps[child->n_maps++] = m;
+      child->path_bytes += strlen (m->path) + 1;
     }
   child->needs_report = child->n_maps > 0;
   return 0;

@@ -26,6 +26,9 @@ struct st_process_table;
 struct st_process {
   pid_t pid;
   struct st_process_table *table;   /* the table it is in */
+  /* The bytes of the paths its mappings name (NUL included), at most
+     ST_PROCESS_PATH_BYTES: see st_process_table_mmap.  */
+  size_t path_bytes;
   const char *comm;           /* comm_buf, or NULL: not named yet */
   char comm_buf[ST_COMM_SIZE];
   struct st_mapping **maps;   /* executable file mappings, sorted by start */
@@ -42,6 +45,15 @@ struct st_process {
 };
 
 struct st_process_table;
+
+/* The bytes of paths one process's executable mappings may name.  A user's
+   process may hold 65,530 mappings (vm.max_map_count) under distinct paths
+   of 4 KiB, a quarter of a gigabyte per unwinding thread of root's
+   profiler for a few megabytes of the user's kernel memory; real programs
+   name tens of kilobytes (a browser: 300 files of 60 bytes).  Mappings
+   beyond it are not tracked (their frames are not symbolized), and a
+   warning says so once.  */
+#define ST_PROCESS_PATH_BYTES (4u << 20)
 
 /* 0 or -ENOMEM.  */
 int st_process_table_new (struct st_resolver *resolver, struct st_process_table **out);

@@ -353,6 +353,9 @@ print_overhead (const struct st_options *o, const struct rusage *before,
     fprintf (stderr, "profiler CPU time: %.3f s for %.3f s of sampled CPU time "
              "(overhead %.2f%%)\n", self, st->period_sum / 1e9,
              100.0 * self / (st->period_sum / 1e9));
+  /* Everything read was unwound by now: the run's peak (VmHWM).  */
+  if (o->stats || o->verbose > 0)
+    fprintf (stderr, "profiler peak RSS: %.1f MB\n", after.ru_maxrss / 1024.0);
 }
 
 static int

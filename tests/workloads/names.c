@@ -22,10 +22,11 @@
 static int
 comm (unsigned long n)
 {
-  char name[16];
+  /* The kernel keeps 15 bytes of a name: "n" and up to 14 digits.  */
+  char name[32];
   for (unsigned long i = 0; i < n; i++)
     {
-      snprintf (name, sizeof name, "n%lu", i);
+      snprintf (name, sizeof name, "n%lu", i % 100000000000000ul);
       if (prctl (PR_SET_NAME, name) != 0)
         {
           perror ("prctl");

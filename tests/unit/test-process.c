@@ -167,12 +167,21 @@ test_path_bytes_of_a_process_bounded (void **state)
   assert_true (p->path_bytes <= ST_PROCESS_PATH_BYTES);
   assert_true (p->n_maps >= N / 2 - 1 && p->n_maps <= N / 2);
   assert_int_equal (st_process_table_counted_held (t), p->n_maps);
-  /* The first mapping replaced by another path: kept, the budget as it was.  */
-  struct st_mmap_event again = exec_map (300, 0x10000000, 0x1000, "/short/path");
+  /* The first mapping replaced by another path as long: over the budget
+     until the old one goes, then kept; the budget is what the maps name.  */
+  size_t before = p->n_maps;
+  snprintf (path + 1, 12, "%010u", (unsigned) N);
+  path[11] = 'p';
+  struct st_mmap_event again = exec_map (300, 0x10000000, 0x1000, path);
   assert_int_equal (st_process_table_mmap (t, &again), 0);
   const struct st_mapping *m = st_process_find_mapping (p, 0x10000000);
   assert_non_null (m);
-  assert_string_equal (m->path, "/short/path");
+  assert_string_equal (m->path, path);
+  assert_int_equal (p->n_maps, before);
+  size_t sum = 0;
+  for (size_t i = 0; i < p->n_maps; i++)
+    sum += strlen (p->maps[i]->path) + 1;
+  assert_int_equal (p->path_bytes, sum);
   /* Its exit gives everything back.  */
   struct st_task_event gone = { .pid = 300, .ppid = 1, .tid = 300, .ptid = 1 };
   assert_int_equal (st_process_table_exit (t, &gone), 0);
@@ -193,6 +202,9 @@ test_jit_names_go_with_their_process (void **state)
   for (int i = 0; i < 100; i++)
     fprintf (f, "%x 10 jit-name-%d\n", 0x10000 + i * 0x10, i);
   fprintf (f, "%x 10 jit-name-0\n", 0x20000);   /* a name twice */
+  /* Another function at the address of the first: it wins, and the
+     first's name is retired, held until the map goes.  */
+  fprintf (f, "%x 10 jit-replaced\n", 0x10000);
   assert_int_equal (fclose (f), 0);
   struct st_resolver *r = st_resolver_new ();
   struct st_process_table *t = NULL;
@@ -203,7 +215,8 @@ test_jit_names_go_with_their_process (void **state)
   const char *name = st_jit_map_lookup (p->jit, 0x10015, &off);
   assert_non_null (name);
   assert_string_equal (name, "jit-name-1");
-  assert_int_equal (st_process_table_counted_held (t), 100);
+  assert_string_equal (st_jit_map_lookup (p->jit, 0x10005, &off), "jit-replaced");
+  assert_int_equal (st_process_table_counted_held (t), 101);
   struct st_task_event gone = { .pid = getpid (), .ppid = 1, .tid = getpid (), .ptid = 1 };
   assert_int_equal (st_process_table_exit (t, &gone), 0);
   assert_int_equal (st_process_table_counted_held (t), 0);

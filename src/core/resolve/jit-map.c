@@ -49,6 +49,11 @@ struct st_jit_map {
   size_t n_files;
   struct entry *entries;
   size_t n, cap;
+  /* The names of entries replaced by a later one at the same address: held
+     until the map goes, since `loads' and the results of this very sample
+     may still point at them.  */
+  const char **retired;
+  size_t n_retired, cap_retired;
   uint64_t seq;
   bool sorted;
   uint64_t last_load_ns;
@@ -96,7 +101,10 @@ st_jit_map_free (struct st_jit_map *m)
   free (m->files);
   for (size_t i = 0; m->release != NULL && i < m->n; i++)
     m->release (m->ctx, m->entries[i].name);
+  for (size_t i = 0; m->release != NULL && i < m->n_retired; i++)
+    m->release (m->ctx, m->retired[i]);
   free (m->entries);
+  free (m->retired);
   st_hashmap_free (m->loads);
   free (m);
 }
@@ -361,6 +369,9 @@ sort_entries (struct st_jit_map *m)
   for (size_t i = 0; i < m->n; i++)
     if (out == 0 || m->entries[out - 1].start != m->entries[i].start)
       m->entries[out++] = m->entries[i];
+    else if (ST_GROW (m->retired, m->cap_retired, m->n_retired, 64) == 0)
+      m->retired[m->n_retired++] = m->entries[i].name;
+    /* else: without memory its reference stays, to the end of the run */
   m->n = out;
   m->sorted = true;
 }

@@ -63,7 +63,6 @@ void st_process_table_set_debuginfo_finder (struct st_process_table *t,
                                             const struct st_debuginfo_finder *f);
 void st_process_table_free (struct st_process_table *t);
 
-/* One lasting copy of STR (or NULL on allocation failure).  */
 /* For a table whose results are written later, by another thread: a
    mapping's path or a JIT name that nothing holds any more is kept until
    st_process_table_release_parked says every result before STAMP is

@@ -11,6 +11,7 @@
 #include "basic/untrusted.h"
 #include "core/resolve/ns-client.h"
 #include "core/session-summary.h"
+#include "core/unwind/process.h"
 #include "debuginfod/debuginfod.h"
 
 /* The summary merges what each unwinder found: a file is counted once,
@@ -158,6 +159,10 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
                  forgotten, ST_RESOLVER_MISSING_KEPT);
     }
   st_hashmap_free (files);
+  /* Each unwinding thread sees every mapping: the first one's count.  */
+  if (n_unwinders > 0 && st_unwinder_mappings_refused (unwinders[0]) > 0)
+    fprintf (out, "mappings not kept, of processes naming over %u MiB of paths: %" PRIu64 "\n",
+             ST_PROCESS_PATH_BYTES >> 20, st_unwinder_mappings_refused (unwinders[0]));
   unsigned upper_only = 0;
   for (unsigned i = 0; i < n_unwinders; i++)
     upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));

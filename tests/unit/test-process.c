@@ -167,6 +167,7 @@ test_path_bytes_of_a_process_bounded (void **state)
   assert_true (p->path_bytes <= ST_PROCESS_PATH_BYTES);
   assert_true (p->n_maps >= N / 2 - 1 && p->n_maps <= N / 2);
   assert_int_equal (st_process_table_counted_held (t), p->n_maps);
+  assert_int_equal (st_process_table_mappings_refused (t), N - p->n_maps);
   /* The first mapping replaced by another path as long: over the budget
      until the old one goes, then kept; the budget is what the maps name.  */
   size_t before = p->n_maps;

@@ -51,7 +51,7 @@ struct st_process_table {
      grew root's profiler of the whole machine by 150 MB a second, and a
      process's JIT map file could leave 256 MB of names behind it.  */
   struct st_hashmap *counted;
-  bool warned_path_bytes;          /* a process over ST_PROCESS_PATH_BYTES */
+  uint64_t path_bytes_refused;     /* mappings of processes over ST_PROCESS_PATH_BYTES */
   bool park;
   uint64_t stamp;
   struct counted **parked;
@@ -144,6 +144,12 @@ st_process_table_release_parked (struct st_process_table *t, uint64_t done)
         t->parked[kept++] = r;
     }
   t->n_parked = kept;
+}
+
+uint64_t
+st_process_table_mappings_refused (const struct st_process_table *t)
+{
+  return t->path_bytes_refused;
 }
 
 size_t
@@ -484,11 +490,11 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
       remove_overlaps (p, ev->start, ev->start + ev->len);
       if (p->path_bytes + path_size > ST_PROCESS_PATH_BYTES)
         {
-          if (!t->warned_path_bytes)
+          if (t->path_bytes_refused++ == 0)
             st_warning ("pid %d: its executable mappings name more than %u MiB of paths: the "
-                        "mappings beyond are not kept, and their frames not symbolized",
+                        "mappings beyond are not kept, and their frames not symbolized "
+                        "(--stats counts them, of every process)",
                         (int) ev->pid, ST_PROCESS_PATH_BYTES >> 20);
-          t->warned_path_bytes = true;
           return 0;
         }
     }

@@ -70,6 +70,8 @@ void st_process_table_free (struct st_process_table *t);
    st_resolver_park).  Without it a path goes with its last mapping.  */
 void st_process_table_park (struct st_process_table *t, uint64_t stamp);
 void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
+/* Mappings not kept: their process was over ST_PROCESS_PATH_BYTES.  */
+uint64_t st_process_table_mappings_refused (const struct st_process_table *t);
 /* The distinct paths and JIT names held, and those parked.  */
 size_t st_process_table_counted_held (const struct st_process_table *t);
 

@@ -103,6 +103,12 @@ st_unwinder_max_out_frames (const struct st_unwinder *u)
   return u->max_out_frames;
 }
 
+uint64_t
+st_unwinder_mappings_refused (const struct st_unwinder *u)
+{
+  return st_process_table_mappings_refused (u->processes);
+}
+
 const struct st_resolver *
 st_unwinder_resolver (const struct st_unwinder *u)
 {

@@ -31,7 +31,7 @@ LONG_TESTS += tests/live/fork-storm.sh
 # Names a user makes by the million (renames, mmaps under ever new paths)
 # under -a: the profiler stays small.  -a: in `make check-long'.
 LONG_TESTS += tests/live/user-names.sh
-EXTRA_DIST += tests/live/user-names.sh
+EXTRA_DIST += tests/live/user-names.sh tests/live/live-lib.sh
 EXTRA_DIST += tests/live/fork-storm.sh
 # interrupt.sh at the issue's size: 5 s of -a, then 212 interrupted runs.
 LONG_TESTS += tests/live/interrupt-long.sh

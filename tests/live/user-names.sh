@@ -32,20 +32,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 tap_plan 4
 
-# wait_until N CMD...: up to N/20 s for CMD to succeed, polled every 50 ms.
-wait_until () {
-  _n=$1; shift; _i=0
-  while ! "$@"; do
-    _i=$((_i + 1))
-    [ $_i -le "$_n" ] || return 1
-    sleep 0.05
-  done
-}
-# shellcheck disable=SC2317  # called by name through wait_until
-# shellcheck disable=SC2010  # ls -l shows where each fd of /proc/PID/fd points
-has_events () { ls -l "/proc/$1/fd" 2> /dev/null | grep -q perf_event; }
-# shellcheck disable=SC2317  # called by name through wait_until
-gone () { ! kill -0 "$1" 2> /dev/null; }
+# shellcheck source=tests/live/live-lib.sh
+. "$TOP_SRCDIR/tests/live/live-lib.sh"
 
 problem=""
 [ -x "$NAMES" ] || problem="$NAMES is not built"

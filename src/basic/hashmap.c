@@ -154,6 +154,47 @@ st_hashmap_remove (struct st_hashmap *map, const void *key, size_t len)
   return true;
 }
 
+struct aged {
+  struct entry *e;
+  uint64_t used;
+};
+
+static int
+compare_aged (const void *x, const void *y)
+{
+  const struct aged *a = x, *b = y;
+  return a->used < b->used ? -1 : a->used > b->used;
+}
+
+size_t
+st_hashmap_evict_oldest (struct st_hashmap *map, size_t keep, st_hashmap_age_fn age,
+                         size_t *candidates)
+{
+  size_t n = 0;
+  uint64_t used;
+  for (size_t i = 0; i < map->n_buckets; i++)
+    for (struct entry *e = map->buckets[i]; e != NULL; e = e->next)
+      n += age (e->value, &used);
+  if (candidates != NULL)
+    *candidates = n;
+  if (n <= keep)
+    return 0;
+  struct aged *v = malloc (n * sizeof *v);
+  if (v == NULL)
+    return 0;
+  size_t k = 0;
+  for (size_t i = 0; i < map->n_buckets; i++)
+    for (struct entry *e = map->buckets[i]; e != NULL; e = e->next)
+      if (age (e->value, &used))
+        v[k++] = (struct aged) { e, used };
+  qsort (v, n, sizeof *v, compare_aged);
+  /* Each removal frees only its own entry: the others in V stay valid.  */
+  for (size_t i = 0; i < n - keep; i++)
+    st_hashmap_remove (map, v[i].e->key, v[i].e->len);
+  free (v);
+  return n - keep;
+}
+
 size_t
 st_hashmap_size (const struct st_hashmap *map)
 {

@@ -5,6 +5,7 @@
  * them when the table is freed or an entry removed).  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,15 @@ const void *st_hashmap_key_of (const struct st_hashmap *map, const void *key, si
 int st_hashmap_put (struct st_hashmap *map, const void *key, size_t len, void *value);
 /* Removes KEY and frees its value.  Returns true when it was present.  */
 int st_hashmap_remove (struct st_hashmap *map, const void *key, size_t len);
+/* For st_hashmap_evict_oldest: whether the entry of VALUE may be evicted,
+   and when it was last used (*USED, larger is later).  */
+typedef bool (*st_hashmap_age_fn) (const void *value, uint64_t *used);
+/* Removes, freeing their values, the entries AGE says may go, but the
+   KEEP of them used last: a cache kept to its most recent entries.
+   *CANDIDATES (may be NULL) gets how many AGE accepted.  Returns how many
+   were removed (none when memory runs out).  */
+size_t st_hashmap_evict_oldest (struct st_hashmap *map, size_t keep, st_hashmap_age_fn age,
+                                size_t *candidates);
 size_t st_hashmap_size (const struct st_hashmap *map);
 
 /* Visits every entry; stops early when FN returns non-zero and returns that.  */

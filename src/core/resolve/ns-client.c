@@ -190,31 +190,13 @@ answer_keep (struct st_ns_client *c, const struct st_nsh_reply *reply, int fd)
   return a;
 }
 
-struct cached {
-  char *key;
-  size_t len;
-  uint64_t used;
-};
-
-static int
-collect_cached (const void *key, size_t len, void *value, void *arg)
+/* For st_hashmap_evict_oldest: any answer may go but a pinned one.  */
+static bool
+unpinned_age (const void *value, uint64_t *used)
 {
-  struct answer *a = value;
-  struct cached **next = arg;
-  if (a->pinned)
-    return 0;
-  char *copy = malloc (len);
-  if (copy == NULL)
-    return -ENOMEM;
-  *(*next)++ = (struct cached) { memcpy (copy, key, len), len, a->used };
-  return 0;
-}
-
-static int
-compare_cached_used (const void *x, const void *y)
-{
-  const struct cached *a = x, *b = y;
-  return a->used < b->used ? -1 : a->used > b->used;
+  const struct answer *a = value;
+  *used = a->used;
+  return !a->pinned;
 }
 
 /* Forgets the answers beyond the ST_NS_CACHE_KEPT asked for last (but
@@ -224,20 +206,7 @@ compare_cached_used (const void *x, const void *y)
 static void
 cache_forget_old (struct st_ns_client *c)
 {
-  size_t n = st_hashmap_size (c->cache);
-  struct cached *v = calloc (n + 1, sizeof *v), *next = v;
-  if (v != NULL && st_hashmap_foreach (c->cache, collect_cached, &next) == 0
-      && (size_t) (next - v) > ST_NS_CACHE_KEPT)
-    {
-      size_t go = (size_t) (next - v) - ST_NS_CACHE_KEPT;
-      qsort (v, (size_t) (next - v), sizeof *v, compare_cached_used);
-      for (size_t i = 0; i < go; i++)
-        st_hashmap_remove (c->cache, v[i].key, v[i].len);   /* closes, frees */
-      c->forgotten += go;
-    }
-  for (struct cached *p = v; v != NULL && p < next; p++)
-    free (p->key);
-  free (v);
+  c->forgotten += st_hashmap_evict_oldest (c->cache, ST_NS_CACHE_KEPT, unpinned_age, NULL);
   c->cache_sweep_at = st_hashmap_size (c->cache) + ST_NS_CACHE_KEPT;
 }
 

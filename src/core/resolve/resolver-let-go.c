@@ -211,33 +211,13 @@ st_resolver_let_idle_files_go (struct st_resolver *r)
   r->sweep_at = r->files_held + ST_RESOLVER_IDLE_KEPT;
 }
 
-/* An answer "no file", and when it was last asked for.  */
-struct missing_answer {
-  const void *key;
-  size_t len;
-  uint64_t used;
-};
-
-struct missing_set {
-  struct missing_answer *v;
-  size_t n;
-};
-
-static int
-collect_missing (const void *key, size_t len, void *value, void *arg)
+/* For st_hashmap_evict_oldest: only the answers "no file" may go.  */
+static bool
+missing_age (const void *value, uint64_t *used)
 {
-  struct answer *a = value;
-  struct missing_set *m = arg;
-  if (a->file == NULL)
-    m->v[m->n++] = (struct missing_answer) { key, len, a->used };
-  return 0;
-}
-
-static int
-compare_missing_used (const void *x, const void *y)
-{
-  const struct missing_answer *a = x, *b = y;
-  return a->used < b->used ? -1 : a->used > b->used;
+  const struct answer *a = value;
+  *used = a->used;
+  return a->file == NULL;
 }
 
 /* Forgets the answers "no file" beyond the ST_RESOLVER_MISSING_KEPT asked
@@ -245,37 +225,11 @@ compare_missing_used (const void *x, const void *y)
 void
 st_resolver_forget_old_missing (struct st_resolver *r)
 {
-  struct missing_set m = { .v = calloc (st_hashmap_size (r->answers) + 1, sizeof *m.v) };
-  size_t n_go = 0;
-  char **keys = NULL;
-  if (m.v != NULL)
-    {
-      st_hashmap_foreach (r->answers, collect_missing, &m);
-      r->missing_held = m.n;
-      if (m.n > ST_RESOLVER_MISSING_KEPT)
-        {
-          qsort (m.v, m.n, sizeof *m.v, compare_missing_used);
-          /* The keys are copied before any removal: each lives in its
-             hashmap entry, which the removal frees.  */
-          keys = calloc (m.n - ST_RESOLVER_MISSING_KEPT, sizeof *keys);
-          for (size_t i = 0; keys != NULL && i < m.n - ST_RESOLVER_MISSING_KEPT; i++)
-            {
-              if ((keys[i] = malloc (m.v[i].len)) == NULL)
-                break;
-              memcpy (keys[i], m.v[i].key, m.v[i].len);
-              n_go++;
-            }
-          for (size_t i = 0; i < n_go; i++)
-            {
-              st_hashmap_remove (r->answers, keys[i], m.v[i].len);   /* frees it */
-              free (keys[i]);
-            }
-          free (keys);
-          r->missing_held -= n_go;
-          r->missing_forgotten += n_go;
-        }
-    }
-  free (m.v);
+  size_t missing = 0;
+  size_t gone = st_hashmap_evict_oldest (r->answers, ST_RESOLVER_MISSING_KEPT, missing_age,
+                                         &missing);
+  r->missing_held = missing - gone;
+  r->missing_forgotten += gone;
   r->missing_sweep_at = r->missing_held + ST_RESOLVER_MISSING_KEPT;
 }
 

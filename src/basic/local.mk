@@ -3,6 +3,7 @@
 src_core_libcore_a_SOURCES = \
 	src/basic/array.c src/basic/array.h \
 	src/basic/hashmap.c src/basic/hashmap.h \
+	src/basic/string-arena.c src/basic/string-arena.h \
 	src/basic/io.c src/basic/io.h \
 	src/basic/log.c src/basic/log.h \
 	src/basic/procfs.c src/basic/procfs.h \

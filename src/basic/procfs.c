@@ -221,6 +221,39 @@ st_proc_owners (pid_t pid, uid_t owners[2])
   return 0;
 }
 
+int
+st_proc_charged_uid (pid_t pid, uid_t real_uid, uid_t *out)
+{
+  *out = real_uid;
+  struct stat ours;
+  if (stat ("/proc/self/ns/user", &ours) < 0)
+    return -errno;
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/ns/user", (int) pid);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  /* User namespaces nest at most 32 deep: the bound is the kernel's.  */
+  for (int depth = 0; depth <= 33; depth++)
+    {
+      struct stat st;
+      if (fstat (fd, &st) < 0 || (st.st_ino == ours.st_ino && st.st_dev == ours.st_dev))
+        break;
+      uid_t owner = 0;   /* set for valgrind, as above */
+      if (ioctl (fd, NS_GET_OWNER_UID, &owner) < 0)
+        break;
+      *out = owner;
+      /* EPERM: the parent is outside ours; this owner is the last we see.  */
+      int parent = ioctl (fd, NS_GET_PARENT);
+      if (parent < 0)
+        break;
+      close (fd);
+      fd = parent;
+    }
+  close (fd);
+  return 0;
+}
+
 bool
 st_proc_owned_by (const uid_t owners[2], uid_t uid)
 {

@@ -20,6 +20,13 @@ bool st_proc_in_other_mount_namespace (pid_t pid);
    runs as a subordinate uid, but its namespace is its user's.  0 or
    -errno.  */
 int st_proc_owners (pid_t pid, uid_t owners[2]);
+/* Whom a process's doings are charged to (budgets a user must not escape by
+   running processes as many uids): the owner of the user namespace it is
+   in, or of that namespace's ancestor just below ours, when it is not in
+   ours (a rootless container's subordinate uids, and nested namespaces
+   their owners made, are their user's); else REAL_UID, its own.  0 or
+   -errno (the process is gone).  */
+int st_proc_charged_uid (pid_t pid, uid_t real_uid, uid_t *out);
 /* True when a file with owner UID may describe a process with OWNERS:
    root's files, or the process's own user's.  */
 bool st_proc_owned_by (const uid_t owners[2], uid_t uid);

@@ -57,6 +57,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/unwind/symbolize.c src/core/unwind/symbolize.h \
 	src/core/resolve/symbol-table.c src/core/resolve/symbol-table.h \
 	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
+	src/core/resolve/jit-budget.c src/core/resolve/jit-budget.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
 	src/core/resolve/jit-parse.c src/core/resolve/jitdump-format.h \
 	src/core/resolve/demangle.c src/core/resolve/demangle.h \

@@ -15,6 +15,8 @@
 #include <cmocka.h>
 
 #include "basic/hashmap.h"
+#include "basic/clock.h"
+#include "core/resolve/jit-budget.h"
 #include "core/resolve/jit-map.h"
 
 struct dump {
@@ -158,12 +160,6 @@ test_parse_gives_moves (void **state)
                     (long) (d.n - 64));
 }
 
-static const char *
-intern (void *ctx, const char *name)
-{
-  return st_hashmap_intern (ctx, name);
-}
-
 static void
 test_map_names_moved_code (void **state)
 {
@@ -185,9 +181,8 @@ test_map_names_moved_code (void **state)
   assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
   assert_int_equal (fclose (f), 0);
 
-  struct st_hashmap *strings = st_hashmap_new (free);
   struct st_jit_map *m;
-  assert_int_equal (st_jit_map_new (getpid (), intern, NULL, strings, &m), 0);
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
   assert_int_equal (st_jit_map_add_dump (m, path), 0);
   uint64_t off = 0;
   /* The moved code at its new address, and still at its old one (samples
@@ -204,9 +199,126 @@ test_map_names_moved_code (void **state)
   assert_string_equal (st_jit_map_lookup (m, 0x20010, &off), "JS:*third");
   assert_string_equal (st_jit_map_lookup (m, 0x31010, &off), "JS:*third");
   st_jit_map_free (m);
-  st_hashmap_free (strings);
   assert_int_equal (unlink (path), 0);
   assert_int_equal (rmdir (dir), 0);
+}
+
+/* Each user's two budgets, and that they are the user's own.  */
+static void
+test_budget_bounds_each_user (void **state)
+{
+  (void) state;
+  struct st_jit_budget *b = st_jit_budget_new (1002);
+  assert_non_null (b);
+  assert_true (st_jit_budget_available (b, 1002, 0) == UINT64_MAX);
+  const uint64_t s = 1000000000ull, t0 = 5 * s;
+  assert_int_equal (st_jit_budget_available (b, 1000, t0), ST_JIT_USER_BURST_BYTES);
+  /* Held: what is read and still held counts against the user.  */
+  st_jit_budget_charge (b, 1000, ST_JIT_USER_HELD_BYTES - 100);
+  assert_int_equal (st_jit_budget_held (b, 1000), ST_JIT_USER_HELD_BYTES - 100);
+  assert_int_equal (st_jit_budget_available (b, 1000, t0), 100);
+  /* Another user's is untouched.  */
+  assert_int_equal (st_jit_budget_available (b, 1001, t0), ST_JIT_USER_BURST_BYTES);
+  /* Given back (the process went), the rate still holds: the burst was
+     spent, and it comes back at ST_JIT_USER_RATE_BYTES a second.  */
+  st_jit_budget_give_back (b, 1000, ST_JIT_USER_HELD_BYTES / 2);
+  assert_int_equal (st_jit_budget_available (b, 1000, t0), 100);
+  assert_int_equal (st_jit_budget_available (b, 1000, t0 + s), 100 + ST_JIT_USER_RATE_BYTES);
+  assert_int_equal (st_jit_budget_available (b, 1000, t0 + s + s / 2),
+                    100 + ST_JIT_USER_RATE_BYTES + ST_JIT_USER_RATE_BYTES / 2);
+  /* Never more than the burst, nor than the held budget leaves.  */
+  assert_int_equal (st_jit_budget_available (b, 1000, t0 + 3600 * s),
+                    ST_JIT_USER_HELD_BYTES / 2 + 100);
+  st_jit_budget_give_back (b, 1000, ST_JIT_USER_HELD_BYTES);
+  assert_int_equal (st_jit_budget_held (b, 1000), 0);
+  assert_int_equal (st_jit_budget_available (b, 1000, t0 + 3600 * s), ST_JIT_USER_BURST_BYTES);
+  /* A clock that does not move on (or goes back) gives nothing.  */
+  st_jit_budget_charge (b, 1000, ST_JIT_USER_BURST_BYTES);
+  assert_int_equal (st_jit_budget_available (b, 1000, t0), 0);
+  /* One warning for the budget's life; every refusal counted.  */
+  assert_true (st_jit_budget_refused (b, 1000));
+  assert_false (st_jit_budget_refused (b, 1001));
+  assert_false (st_jit_budget_refused (b, 1000));
+  assert_int_equal (st_jit_budget_reads_refused (b), 3);
+  assert_int_equal (st_jit_budget_users_refused (b), 2);
+  st_jit_budget_free (b);
+}
+
+/* A map reads its process's files as far as the user's budget goes, and
+   gives back what it held when it goes.  */
+static void
+test_map_reads_within_budget (void **state)
+{
+  (void) state;
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  for (int i = 0; i < 100; i++)   /* 16 bytes a line */
+    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
+  assert_int_equal (fclose (f), 0);
+
+  /* Our own user has 800 bytes left: fifty lines.  */
+  uid_t uid = getuid ();
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
+  assert_true (st_jit_budget_available (b, uid, st_now_ns ()) == ST_JIT_USER_BURST_BYTES);
+  st_jit_budget_charge (b, uid, ST_JIT_USER_HELD_BYTES - 800);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
+  uint64_t off = 0;
+  assert_string_equal (st_jit_map_lookup (m, 0x10000 + 0x10 * 49 + 3, &off), "fn_049");
+  assert_int_equal (off, 3);
+  assert_int_equal (st_jit_map_size (m), 50);
+  assert_null (st_jit_map_lookup (m, 0x10000 + 0x10 * 50, &off));
+  assert_int_equal (st_jit_budget_held (b, uid), ST_JIT_USER_HELD_BYTES);
+  assert_int_equal (st_jit_budget_reads_refused (b), 1);
+  st_jit_map_free (m);
+  assert_int_equal (st_jit_budget_held (b, uid), ST_JIT_USER_HELD_BYTES - 800);
+  st_jit_budget_free (b);
+  assert_int_equal (unlink (path), 0);
+}
+
+/* Names appended after a load are sorted into those read before, and a
+   later function at an address wins there too.  */
+static void
+test_map_merges_appended_names (void **state)
+{
+  (void) state;
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  for (int i = 0; i < 50; i++)
+    fprintf (f, "%x 10 a_%d\n", 0x10000 + 0x20 * i, i);
+  assert_int_equal (fclose (f), 0);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
+  uint64_t off = 0;
+  assert_string_equal (st_jit_map_lookup (m, 0x10000, &off), "a_0");
+  assert_int_equal (st_jit_map_size (m), 50);
+  /* In between each, from the end back, and one over a_7.  */
+  f = fopen (path, "a");
+  assert_non_null (f);
+  for (int i = 49; i >= 0; i--)
+    fprintf (f, "%x 10 b_%d\n", 0x10010 + 0x20 * i, i);
+  fprintf (f, "%x 10 a_7_again\n", 0x10000 + 0x20 * 7);
+  assert_int_equal (fclose (f), 0);
+  /* A jitdump named (there is none) makes the next miss read at once.  */
+  assert_int_equal (st_jit_map_add_dump (m, "/nonexistent/jit-1.dump"), 0);
+  assert_string_equal (st_jit_map_lookup (m, 0x10010 + 0x20 * 49 + 1, &off), "b_49");
+  assert_int_equal (off, 1);
+  assert_int_equal (st_jit_map_size (m), 100);
+  for (int i = 0; i < 50; i++)
+    {
+      char a[16], b[16];
+      snprintf (a, sizeof a, i == 7 ? "a_%d_again" : "a_%d", i);
+      snprintf (b, sizeof b, "b_%d", i);
+      assert_string_equal (st_jit_map_lookup (m, 0x10000 + 0x20 * i + 0xf, &off), a);
+      assert_string_equal (st_jit_map_lookup (m, 0x10010 + 0x20 * i, &off), b);
+    }
+  st_jit_map_free (m);
+  assert_int_equal (unlink (path), 0);
 }
 
 int
@@ -215,6 +327,9 @@ main (void)
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_parse_gives_moves),
     cmocka_unit_test (test_map_names_moved_code),
+    cmocka_unit_test (test_budget_bounds_each_user),
+    cmocka_unit_test (test_map_reads_within_budget),
+    cmocka_unit_test (test_map_merges_appended_names),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

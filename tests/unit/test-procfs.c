@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -165,6 +169,85 @@ test_interning (void **state)
   st_hashmap_free (strings);
 }
 
+static void
+write_file (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  assert_true (fd >= 0);
+  assert_int_equal (write (fd, text, strlen (text)), (ssize_t) strlen (text));
+  close (fd);
+}
+
+/* A process that runs as a subordinate uid in a user namespace root made,
+   and then makes a namespace of its own in it (owned by that uid), is
+   charged to root, who owns the outer one: subordinate uids and nested
+   namespaces are no way out of a user's budgets.  */
+static void
+test_charged_uid_walks_up_user_namespaces (void **state)
+{
+  (void) state;
+  if (geteuid () != 0)
+    fail_msg ("run as root: the test maps uid 100000 into a user namespace");
+  int go[2], ready[2];
+  assert_int_equal (pipe2 (go, O_CLOEXEC), 0);
+  assert_int_equal (pipe2 (ready, O_CLOEXEC), 0);
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    {
+      char c;
+      close (go[1]);
+      close (ready[0]);
+      if (unshare (CLONE_NEWUSER) != 0 || read (go[0], &c, 1) != 1)
+        _exit (1);
+      /* Now uid 100000 on the host, root in here: a namespace of its own. */
+      if (setresgid (0, 0, 0) != 0 || setresuid (0, 0, 0) != 0 || unshare (CLONE_NEWUSER) != 0
+          || write (ready[1], "r", 1) != 1)
+        _exit (2);
+      read (go[0], &c, 1);   /* until the parent closes it */
+      _exit (0);
+    }
+  close (ready[1]);
+  /* The child's namespace exists once its unshare has run; retry the
+     maps until then (no sleep: the write fails with EPERM before).  */
+  char path[64];
+  uid_t before = 0;
+  assert_int_equal (st_proc_charged_uid (getpid (), 4242, &before), 0);
+  assert_int_equal (before, 4242);   /* ours: its own uid */
+  for (;;)
+    {
+      char ns[64], self[64];
+      snprintf (path, sizeof path, "/proc/%d/ns/user", (int) child);
+      ssize_t a = readlink (path, ns, sizeof ns - 1);
+      ssize_t b = readlink ("/proc/self/ns/user", self, sizeof self - 1);
+      assert_true (a > 0 && b > 0);
+      if (a != b || memcmp (ns, self, (size_t) a) != 0)
+        break;
+      sched_yield ();
+    }
+  snprintf (path, sizeof path, "/proc/%d/setgroups", (int) child);
+  write_file (path, "deny");
+  snprintf (path, sizeof path, "/proc/%d/gid_map", (int) child);
+  write_file (path, "0 100000 1\n");
+  snprintf (path, sizeof path, "/proc/%d/uid_map", (int) child);
+  write_file (path, "0 100000 1\n");
+  assert_int_equal (write (go[1], "g", 1), 1);
+  char c;
+  assert_int_equal (read (ready[0], &c, 1), 1);
+  uid_t owners[2], charged = 4242;
+  assert_int_equal (st_proc_owners (child, owners), 0);
+  assert_int_equal (owners[0], 100000);
+  assert_int_equal (owners[1], 100000);   /* the inner namespace's owner */
+  assert_int_equal (st_proc_charged_uid (child, owners[0], &charged), 0);
+  assert_int_equal (charged, 0);
+  close (go[1]);
+  int status;
+  assert_int_equal (waitpid (child, &status, 0), child);
+  assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 0);
+  close (go[0]);
+  close (ready[0]);
+}
+
 int
 main (void)
 {
@@ -176,6 +259,7 @@ main (void)
     cmocka_unit_test (test_read_file_bounds_and_errors),
     cmocka_unit_test (test_read_into_bounds),
     cmocka_unit_test (test_interning),
+    cmocka_unit_test (test_charged_uid_walks_up_user_namespaces),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -18,7 +18,9 @@
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/procfs.h"
+#include "basic/string-arena.h"
 #include "basic/untrusted.h"
+#include "core/resolve/jit-budget.h"
 #include "core/resolve/jit-map.h"
 #include "core/resolve/jitdump-format.h"
 
@@ -26,8 +28,9 @@
 
 struct entry {
   uint64_t start, end;
-  const char *name;       /* interned, once for this entry */
-  uint64_t seq;           /* file order: a later one wins */
+  const char *name;       /* in the map's NAMES */
+  uint32_t seq;           /* file order: a later one wins (the files' bytes
+                             bound the entries far below 2^32) */
   bool from_dump;         /* a jitdump's record, not a perf map line */
 };
 
@@ -36,54 +39,58 @@ struct jit_file {
   bool dump;
   bool done;              /* broken, refused or over the limit */
   uint64_t consumed;      /* bytes parsed so far */
+  uint64_t charged;       /* bytes read, charged to CHARGED_UID's budget */
+  uid_t charged_uid;
   dev_t dev;
   ino_t ino;
 };
 
 struct st_jit_map {
   pid_t pid;
-  st_jit_intern_fn intern;
-  st_jit_release_fn release;
+  /* Every name the files gave, replaced ones too (`loads' and the results
+     of this very sample may still point at them), until the map goes.  */
+  struct st_string_arena *names;
+  st_jit_names_done_fn names_done;
   void *ctx;
+  struct st_jit_budget *budget;   /* NULL: none */
   struct jit_file *files;  /* [0] is the perf map */
   size_t n_files;
   struct entry *entries;
   size_t n, cap;
-  /* The names of entries replaced by a later one at the same address: held
-     until the map goes, since `loads' and the results of this very sample
-     may still point at them.  */
-  const char **retired;
-  size_t n_retired, cap_retired;
-  uint64_t seq;
+  uint32_t seq;
   bool sorted;
+  size_t n_sorted;         /* entries[0, n_sorted) are sorted, one per address */
   uint64_t last_load_ns;
   int error;               /* the callback's: -ENOMEM */
   bool loading_dump;       /* load_file is reading a jitdump */
-  /* A jitdump load's code_index to its (interned) name: a JIT_CODE_MOVE
+  /* A jitdump load's code_index to its name (in NAMES): a JIT_CODE_MOVE
      names the code it moves by that number, as perf inject --jit does.  */
   struct st_hashmap *loads;
 };
 
 int
-st_jit_map_new (pid_t pid, st_jit_intern_fn intern, st_jit_release_fn release, void *ctx,
-                struct st_jit_map **out)
+st_jit_map_new (pid_t pid, st_jit_names_done_fn names_done, void *ctx,
+                struct st_jit_budget *budget, struct st_jit_map **out)
 {
   *out = NULL;
   _cleanup_free_ struct st_jit_map *m = calloc (1, sizeof *m);
   if (m == NULL)
     return -ENOMEM;
   m->pid = pid;
-  m->intern = intern;
-  m->release = release;
+  m->names_done = names_done;
   m->ctx = ctx;
+  m->budget = budget;
   m->sorted = true;
   m->files = calloc (1, sizeof *m->files);
   if (m->files == NULL)
     return -ENOMEM;
   m->n_files = 1;
   m->loads = st_hashmap_new (NULL);
-  if (m->loads == NULL)
+  m->names = st_string_arena_new ();
+  if (m->loads == NULL || m->names == NULL)
     {
+      st_hashmap_free (m->loads);
+      st_string_arena_free (m->names);
       free (m->files);
       return -ENOMEM;
     }
@@ -97,15 +104,18 @@ st_jit_map_free (struct st_jit_map *m)
   if (m == NULL)
     return;
   for (size_t i = 0; i < m->n_files; i++)
-    free (m->files[i].path);
+    {
+      if (m->budget != NULL && m->files[i].charged > 0)
+        st_jit_budget_give_back (m->budget, m->files[i].charged_uid, m->files[i].charged);
+      free (m->files[i].path);
+    }
   free (m->files);
-  for (size_t i = 0; m->release != NULL && i < m->n; i++)
-    m->release (m->ctx, m->entries[i].name);
-  for (size_t i = 0; m->release != NULL && i < m->n_retired; i++)
-    m->release (m->ctx, m->retired[i]);
   free (m->entries);
-  free (m->retired);
   st_hashmap_free (m->loads);
+  if (m->names_done != NULL)
+    m->names_done (m->ctx, m->names);
+  else
+    st_string_arena_free (m->names);
   free (m);
 }
 
@@ -133,18 +143,25 @@ st_jit_map_size (const struct st_jit_map *m)
   return m->n;
 }
 
+/* NAME is the map's already (in NAMES).  */
+static int
+add_named (struct st_jit_map *m, uint64_t start, uint64_t size, const char *name)
+{
+  if (ST_GROW (m->entries, m->cap, m->n, 256) < 0)
+    return -ENOMEM;
+  m->entries[m->n++] = (struct entry) { start, start + size, name, m->seq++, m->loading_dump };
+  m->sorted = false;
+  return 0;
+}
+
 static int
 add_entry (uint64_t start, uint64_t size, const char *name, void *arg)
 {
   struct st_jit_map *m = arg;
-  if (ST_GROW (m->entries, m->cap, m->n, 256) < 0)
-    return -ENOMEM;
-  const char *copy = m->intern (m->ctx, name);
+  const char *copy = st_string_arena_add (m->names, name, strlen (name));
   if (copy == NULL)
     return -ENOMEM;
-  m->entries[m->n++] = (struct entry) { start, start + size, copy, m->seq++, m->loading_dump };
-  m->sorted = false;
-  return 0;
+  return add_named (m, start, size, copy);
 }
 
 static int
@@ -154,7 +171,7 @@ add_load (uint64_t start, uint64_t size, uint64_t code_index, const char *name, 
   int r = add_entry (start, size, name, m);
   if (r != 0)
     return r;
-  /* add_entry interned NAME: the map keeps that copy.  */
+  /* add_entry copied NAME into the map's names: that copy.  */
   return st_hashmap_put_u64 (m->loads, code_index, (void *) m->entries[m->n - 1].name);
 }
 
@@ -169,7 +186,7 @@ add_move (uint64_t code_index, uint64_t old_addr, uint64_t new_addr, uint64_t si
   const char *name = st_hashmap_get_u64 (m->loads, code_index);
   if (name == NULL)
     return 0;   /* no load of that code: perf inject finds no file for it either */
-  return add_entry (new_addr, size, name, m);
+  return add_named (m, new_addr, size, name);
 }
 
 static const struct st_jitdump_fns dump_fns = { .load = add_load, .move = add_move };
@@ -182,6 +199,7 @@ struct where {
   pid_t ns_pid;
   bool alive;
   uid_t owners[2];
+  uid_t charged;           /* whose budget its files count against */
 };
 
 static pid_t
@@ -220,6 +238,8 @@ where_of (pid_t pid, struct where *w)
   snprintf (w->root_name, sizeof w->root_name, "/proc/%d/root", (int) pid);
   if (st_proc_owners (pid, w->owners) < 0)
     return;
+  if (st_proc_charged_uid (pid, w->owners[0], &w->charged) < 0)
+    return;
   w->root_fd = open (w->root_name, O_PATH | O_CLOEXEC | O_DIRECTORY);
   if (w->root_fd < 0)
     return;
@@ -253,7 +273,11 @@ open_jit_file (const struct where *w, const char *path, struct stat *st)
   return fd;
 }
 
-/* Reads what was appended to F since the last time.  */
+static void parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
+                            uint64_t limit);
+
+/* Reads what was appended to F since the last time, as far as its user's
+   budget allows.  */
 static void
 load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
 {
@@ -277,6 +301,44 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
   f->ino = st.st_ino;
   uint64_t limit = (uint64_t) st.st_size < ST_JIT_MAP_MAX_BYTES ? (uint64_t) st.st_size
                                                                  : ST_JIT_MAP_MAX_BYTES;
+  /* A file is charged to one user, the first it was read for.  */
+  if (f->charged == 0)
+    f->charged_uid = w->alive ? w->charged : st.st_uid;
+  uint64_t allowed = limit;
+  if (m->budget != NULL && f->consumed < limit && !f->done)
+    {
+      uint64_t available = st_jit_budget_available (m->budget, f->charged_uid, st_now_ns ());
+      if (limit - f->consumed > available)
+        allowed = f->consumed + available;
+    }
+  uint64_t before = f->consumed;
+  parse_appended (m, f, fd, name, allowed);
+  if (m->budget != NULL)
+    {
+      st_jit_budget_charge (m->budget, f->charged_uid, f->consumed - before);
+      f->charged += f->consumed - before;
+      if (allowed < limit && f->consumed < limit && !f->done
+          && st_jit_budget_refused (m->budget, f->charged_uid))
+        st_warning ("%s (process %d): the JIT files of uid %u's processes are over their "
+                    "budget (%u MiB held, %u MiB a second): the rest is read when it allows; "
+                    "--stats counts the reads stopped",
+                    name, (int) m->pid, (unsigned) f->charged_uid,
+                    ST_JIT_USER_HELD_BYTES >> 20, ST_JIT_USER_RATE_BYTES >> 20);
+    }
+  if (f->consumed >= ST_JIT_MAP_MAX_BYTES && !f->done)
+    {
+      st_warning ("%s (process %d): only its first %u MiB read", name, (int) m->pid,
+                  ST_JIT_MAP_MAX_BYTES >> 20);
+      f->done = true;
+    }
+}
+
+/* Parses what was appended to F (open as FD, called NAME in warnings) up
+   to byte LIMIT, in windows, as far as complete lines or records go.  */
+static void
+parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
+                uint64_t limit)
+{
   _cleanup_free_ uint8_t *buf = NULL;
   while (f->consumed < limit && !f->done)
     {
@@ -341,12 +403,6 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
         return;   /* the rest is still being written */
       f->consumed += (uint64_t) used;
     }
-  if (f->consumed >= ST_JIT_MAP_MAX_BYTES && !f->done)
-    {
-      st_warning ("%s (process %d): only its first %u MiB read", name, (int) m->pid,
-                  ST_JIT_MAP_MAX_BYTES >> 20);
-      f->done = true;
-    }
 }
 
 static int
@@ -358,21 +414,41 @@ compare_entries (const void *pa, const void *pb)
   return a->seq > b->seq ? -1 : a->seq < b->seq;
 }
 
+/* Sorts the entries added since the last time into the others: a load
+   after a miss adds a few to many, and sorting all again each time cost
+   a user's process that kept appending to its map root's profiler a
+   second of every few.  */
 static void
 sort_entries (struct st_jit_map *m)
 {
   if (m->sorted)
     return;
-  qsort (m->entries, m->n, sizeof *m->entries, compare_entries);
-  /* Of the functions that started at one address, the last compiled.  */
+  size_t old = m->n_sorted, added = m->n - old;
+  qsort (m->entries + old, added, sizeof *m->entries, compare_entries);
+  if (old > 0)
+    {
+      _cleanup_free_ struct entry *tail = malloc (added * sizeof *tail);
+      if (tail == NULL)
+        qsort (m->entries, m->n, sizeof *m->entries, compare_entries);
+      else
+        {
+          /* Merged from the back, into the room the added ones took.  */
+          memcpy (tail, m->entries + old, added * sizeof *tail);
+          size_t i = old, j = added, w = m->n;
+          while (j > 0)
+            if (i > 0 && compare_entries (&m->entries[i - 1], &tail[j - 1]) > 0)
+              m->entries[--w] = m->entries[--i];
+            else
+              m->entries[--w] = tail[--j];
+        }
+    }
+  /* Of the functions that started at one address, the last compiled (the
+     other's name stays in NAMES).  */
   size_t out = 0;
   for (size_t i = 0; i < m->n; i++)
     if (out == 0 || m->entries[out - 1].start != m->entries[i].start)
       m->entries[out++] = m->entries[i];
-    else if (ST_GROW (m->retired, m->cap_retired, m->n_retired, 64) == 0)
-      m->retired[m->n_retired++] = m->entries[i].name;
-    /* else: without memory its reference stays, to the end of the run */
-  m->n = out;
+  m->n = m->n_sorted = out;
   m->sorted = true;
 }
 

@@ -10,7 +10,8 @@
  * are opened like every other file a process names (src/basic/untrusted.h),
  * inside the process's own root when it runs in a container (where /tmp is
  * its own and the file carries its pid in its own pid namespace), owned by
- * the process's user or root, and read in bounded amounts.  Both only grow
+ * the process's user or root, and read in bounded amounts: per file, and
+ * per user (jit-budget.h).  Both only grow
  * while the process runs: a miss reads what was appended since, at most
  * every ST_JIT_MAP_RETRY_NS.  */
 #pragma once
@@ -60,16 +61,19 @@ long st_jitdump_parse (const uint8_t *data, size_t size, const struct st_jitdump
 /* True when PATH's last component is a jitdump's name: jit-PID.dump.  */
 bool st_jitdump_is_dump_path (const char *path);
 
-/* One process's JIT names.  INTERN makes a name last as long as the
-   results that point at it (the process table's counted strings), once
-   for each entry that names it; RELEASE (NULL: none) is called once for
-   each of those when the map goes, the process with it.  */
-typedef const char *(*st_jit_intern_fn) (void *ctx, const char *name);
-typedef void (*st_jit_release_fn) (void *ctx, const char *name);
+/* One process's JIT names.  The names it gives are its own, kept all in
+   one arena until the map goes (the process with it); then NAMES_DONE
+   (NULL: they are freed) takes the arena, to free it once the results
+   that point into it are written (the process table parks it).  */
+struct st_string_arena;
+typedef void (*st_jit_names_done_fn) (void *ctx, struct st_string_arena *names);
 struct st_jit_map;
+struct st_jit_budget;
 
-int st_jit_map_new (pid_t pid, st_jit_intern_fn intern, st_jit_release_fn release, void *ctx,
-                    struct st_jit_map **out);
+/* BUDGET (NULL: none; jit-budget.h) bounds what the files of each user's
+   processes may make the map read and hold; it outlives the map.  */
+int st_jit_map_new (pid_t pid, st_jit_names_done_fn names_done, void *ctx,
+                    struct st_jit_budget *budget, struct st_jit_map **out);
 void st_jit_map_free (struct st_jit_map *m);
 /* The process mapped the jitdump PATH (as the process names it).  */
 int st_jit_map_add_dump (struct st_jit_map *m, const char *path);

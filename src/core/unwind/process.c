@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "basic/array.h"
 #include "basic/cleanup.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/string-arena.h"
+#include "core/resolve/jit-budget.h"
 #include "core/unwind/process.h"
 #include "core/unwind/dwfl-unwind.h"
 
@@ -43,23 +46,30 @@ struct st_process_table {
   struct st_hashmap *build_ids;   /* file name -> known_build_id */
   struct st_resolver *resolver;
   const struct st_debuginfo_finder *finder;
-  /* The mappings' paths and the JIT code's names, one copy each, counted
-     (struct counted): one no mapping or JIT map holds any more goes, or
-     waits in PARKED until the results unwound before it went are written
-     (st_process_table_park).  Kept until the table went, a user's loop of
-     mmaps under ever new names (a hard link made and removed each time)
-     grew root's profiler of the whole machine by 150 MB a second, and a
-     process's JIT map file could leave 256 MB of names behind it.  */
+  /* The mappings' paths, one copy each, counted (struct counted): one no
+     mapping holds any more goes, or waits in PARKED until the results
+     unwound before it went are written (st_process_table_park).  Kept
+     until the table went, a user's loop of mmaps under ever new names (a
+     hard link made and removed each time) grew root's profiler of the
+     whole machine by 150 MB a second.  */
   struct st_hashmap *counted;
   uint64_t path_bytes_refused;     /* mappings of processes over ST_PROCESS_PATH_BYTES */
+  struct st_jit_budget *jit_budget; /* what each user's JIT files may make the maps read */
   bool park;
   uint64_t stamp;
   struct counted **parked;
   size_t n_parked, cap_parked;
+  /* The names of the JIT maps of processes gone, parked the same way.  */
+  struct parked_names *parked_names;
+  size_t n_parked_names, cap_parked_names;
 };
 
-/* A mapping's path or a JIT name, and how many mappings or JIT map
-   entries hold it.  The string itself is the key of its entry in
+struct parked_names {
+  struct st_string_arena *names;
+  uint64_t stamp;
+};
+
+/* A mapping's path, and how many mappings hold it.  The string itself is the key of its entry in
    table->counted, NUL included: one copy.  */
 struct counted {
   struct st_process_table *table;
@@ -144,12 +154,31 @@ st_process_table_release_parked (struct st_process_table *t, uint64_t done)
         t->parked[kept++] = r;
     }
   t->n_parked = kept;
+  kept = 0;
+  for (size_t i = 0; i < t->n_parked_names; i++)
+    if (t->parked_names[i].stamp <= done)
+      st_string_arena_free (t->parked_names[i].names);
+    else
+      t->parked_names[kept++] = t->parked_names[i];
+  t->n_parked_names = kept;
 }
 
 uint64_t
 st_process_table_mappings_refused (const struct st_process_table *t)
 {
   return t->path_bytes_refused;
+}
+
+const struct st_jit_budget *
+st_process_table_jit_budget (const struct st_process_table *t)
+{
+  return t->jit_budget;
+}
+
+size_t
+st_process_table_jit_names_parked (const struct st_process_table *t)
+{
+  return t->n_parked_names;
 }
 
 size_t
@@ -246,7 +275,9 @@ st_process_table_new (struct st_resolver *resolver, struct st_process_table **ou
   t->threads = st_hashmap_new (thread_free);
   t->build_ids = st_hashmap_new (free);
   t->counted = st_hashmap_new (free);
-  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->counted == NULL)
+  t->jit_budget = st_jit_budget_new (geteuid () != 0 ? geteuid () : (uid_t) -1);
+  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->counted == NULL
+      || t->jit_budget == NULL)
     return -ENOMEM;
   *out = ST_TAKE_PTR (t);
   return 0;
@@ -272,6 +303,10 @@ st_process_table_free (struct st_process_table *t)
   st_hashmap_free (t->build_ids);
   free (t->parked);
   st_hashmap_free (t->counted);
+  for (size_t i = 0; i < t->n_parked_names; i++)
+    st_string_arena_free (t->parked_names[i].names);
+  free (t->parked_names);
+  st_jit_budget_free (t->jit_budget);   /* after the maps: they give back to it */
   free (t);
 }
 
@@ -281,16 +316,20 @@ st_process_table_count (const struct st_process_table *t)
   return st_hashmap_size (t->processes);
 }
 
-static const char *
-hold_jit_name (void *ctx, const char *name)
-{
-  return counted_hold (ctx, name);
-}
-
+/* A process's JIT map went: its names go too, or wait while results may
+   still name them.  */
 static void
-release_jit_name (void *ctx, const char *name)
+park_jit_names (void *ctx, struct st_string_arena *names)
 {
-  counted_release (ctx, name);
+  struct st_process_table *t = ctx;
+  if (!t->park)
+    {
+      st_string_arena_free (names);
+      return;
+    }
+  if (ST_GROW (t->parked_names, t->cap_parked_names, t->n_parked_names, 16) < 0)
+    return;   /* kept, then: to the end of the run */
+  t->parked_names[t->n_parked_names++] = (struct parked_names) { names, t->stamp };
 }
 
 struct st_process *
@@ -306,7 +345,7 @@ st_process_table_get (struct st_process_table *t, pid_t pid)
   p->pid = pid;
   p->table = t;
   p->slot = st_unwind_slot_new ();
-  if (p->slot == NULL || st_jit_map_new (pid, hold_jit_name, release_jit_name, t, &p->jit) < 0
+  if (p->slot == NULL || st_jit_map_new (pid, park_jit_names, t, t->jit_budget, &p->jit) < 0
       || st_hashmap_put_u64 (t->processes, key, p) < 0)
     {
       process_free (p);

@@ -64,7 +64,8 @@ void st_process_table_set_debuginfo_finder (struct st_process_table *t,
 void st_process_table_free (struct st_process_table *t);
 
 /* For a table whose results are written later, by another thread: a
-   mapping's path or a JIT name that nothing holds any more is kept until
+   mapping's path that nothing holds any more, and the JIT names of a
+   process gone, are kept until
    st_process_table_release_parked says every result before STAMP is
    written (DONE >= STAMP), as the resolver keeps files (resolver.h:
    st_resolver_park).  Without it a path goes with its last mapping.  */
@@ -72,8 +73,12 @@ void st_process_table_park (struct st_process_table *t, uint64_t stamp);
 void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
 /* Mappings not kept: their process was over ST_PROCESS_PATH_BYTES.  */
 uint64_t st_process_table_mappings_refused (const struct st_process_table *t);
-/* The distinct paths and JIT names held, and those parked.  */
+/* The users' budgets for JIT files (--stats).  */
+const struct st_jit_budget *st_process_table_jit_budget (const struct st_process_table *t);
+/* The distinct paths held, and those parked.  */
 size_t st_process_table_counted_held (const struct st_process_table *t);
+/* The JIT maps whose names are parked (tests).  */
+size_t st_process_table_jit_names_parked (const struct st_process_table *t);
 
 /* Event handlers.  */
 int st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *m);

@@ -109,6 +109,12 @@ st_unwinder_mappings_refused (const struct st_unwinder *u)
   return st_process_table_mappings_refused (u->processes);
 }
 
+const struct st_jit_budget *
+st_unwinder_jit_budget (const struct st_unwinder *u)
+{
+  return st_process_table_jit_budget (u->processes);
+}
+
 const struct st_resolver *
 st_unwinder_resolver (const struct st_unwinder *u)
 {

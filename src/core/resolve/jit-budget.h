@@ -1,0 +1,62 @@
+/* How much of each user's JIT files (perf-PID.map, jit-PID.dump) a process
+ * table reads.
+ *
+ * Those files are the user's to write, and `eu-stacktrace -a` reads them as
+ * root for every process that runs code outside its files.  With a bound
+ * per file only, one user's process naming a 64 MiB perf map grew root's
+ * profiler of the whole machine by 230 MB and kept it parsing for a second
+ * and a half (18% of the samples lost), and each further process, and each
+ * jitdump a process mapped, could add 256 MiB more.  So each user has two
+ * budgets, in bytes read, counted in each process table (each unwinding
+ * thread):
+ *  - held: bytes read from the user's files into the JIT maps that are
+ *    still there (their processes alive), at most ST_JIT_USER_HELD_BYTES.
+ *    This bounds memory: a map holds about 3.5 bytes per byte read.
+ *  - rate: bytes read at most ST_JIT_USER_BURST_BYTES at once, and
+ *    ST_JIT_USER_RATE_BYTES a second over time.  This bounds the time
+ *    spent parsing, since a user can end processes (giving their held
+ *    bytes back) and start new ones, each naming a new map.
+ * What is over either is not read for now: a later miss reads it when the
+ * budget allows.  A real JIT writes a few MB at start and little after.
+ *
+ * The user is whoever owns the process's user namespace when that is not
+ * ours (the user of a rootless container, whose processes run as up to
+ * 65,536 subordinate uids), else the process's uid: st_proc_charged_uid.
+ * Pure accounting: the caller says what time it is.  */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ST_JIT_USER_HELD_BYTES (32u << 20)
+#define ST_JIT_USER_BURST_BYTES (32u << 20)
+#define ST_JIT_USER_RATE_BYTES (2u << 20)
+
+struct st_jit_budget;
+
+/* UNBUDGETED (-1: none) is a user whose files are read without a budget:
+   the user running a profiler that is not root's (its own files can only
+   slow its own profiler).  Root's own are budgeted too: a rootful
+   container's processes run as root.  */
+struct st_jit_budget *st_jit_budget_new (uid_t unbudgeted);
+void st_jit_budget_free (struct st_jit_budget *b);
+
+/* How many bytes of UID's files may be read at NOW_NS (0: none now,
+   UINT64_MAX: no bound).  */
+uint64_t st_jit_budget_available (struct st_jit_budget *b, uid_t uid, uint64_t now_ns);
+/* BYTES of UID's files were read (at most what st_jit_budget_available
+   said) and are held.  */
+void st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t bytes);
+/* A map that held BYTES of UID's files went.  */
+void st_jit_budget_give_back (struct st_jit_budget *b, uid_t uid, uint64_t bytes);
+/* A read of UID's file stopped at the budget, some of it left unread for
+   now.  True the first time in the budget's life (one warning).  */
+bool st_jit_budget_refused (struct st_jit_budget *b, uid_t uid);
+
+/* For --stats: how many reads stopped at a budget (a file asked for again
+   and refused again counts again), and how many users had one stop.  */
+uint64_t st_jit_budget_reads_refused (const struct st_jit_budget *b);
+unsigned st_jit_budget_users_refused (const struct st_jit_budget *b);
+/* The bytes of UID's files held now (tests).  */
+uint64_t st_jit_budget_held (const struct st_jit_budget *b, uid_t uid);

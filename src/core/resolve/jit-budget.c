@@ -92,13 +92,13 @@ st_jit_budget_available (struct st_jit_budget *b, uid_t uid, uint64_t now_ns)
 }
 
 void
-st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t bytes)
+st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t held, uint64_t read)
 {
   struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
   if (u == NULL)
     return;
-  u->held += bytes;
-  u->tokens -= bytes < u->tokens ? bytes : u->tokens;
+  u->held += held;
+  u->tokens -= read < u->tokens ? read : u->tokens;
 }
 
 void

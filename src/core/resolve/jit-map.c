@@ -29,8 +29,7 @@
 struct entry {
   uint64_t start, end;
   const char *name;       /* in the map's NAMES */
-  uint32_t seq;           /* file order: a later one wins (the files' bytes
-                             bound the entries far below 2^32) */
+  uint64_t seq;           /* file order: a later one wins */
   bool from_dump;         /* a jitdump's record, not a perf map line */
 };
 
@@ -57,7 +56,7 @@ struct st_jit_map {
   size_t n_files;
   struct entry *entries;
   size_t n, cap;
-  uint32_t seq;
+  uint64_t seq;
   bool sorted;
   size_t n_sorted;         /* entries[0, n_sorted) are sorted, one per address */
   uint64_t last_load_ns;
@@ -238,8 +237,8 @@ where_of (pid_t pid, struct where *w)
   snprintf (w->root_name, sizeof w->root_name, "/proc/%d/root", (int) pid);
   if (st_proc_owners (pid, w->owners) < 0)
     return;
-  if (st_proc_charged_uid (pid, w->owners[0], &w->charged) < 0)
-    return;
+  /* Without user namespaces (no /proc/PID/ns/user), its own uid.  */
+  (void) st_proc_charged_uid (pid, w->owners[0], &w->charged);
   w->root_fd = open (w->root_name, O_PATH | O_CLOEXEC | O_DIRECTORY);
   if (w->root_fd < 0)
     return;
@@ -274,7 +273,7 @@ open_jit_file (const struct where *w, const char *path, struct stat *st)
 }
 
 static void parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
-                            uint64_t limit);
+                            uint64_t limit, uint64_t *read);
 
 /* Reads what was appended to F since the last time, as far as its user's
    budget allows.  */
@@ -311,12 +310,18 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
       if (limit - f->consumed > available)
         allowed = f->consumed + available;
     }
-  uint64_t before = f->consumed;
-  parse_appended (m, f, fd, name, allowed);
+  uint64_t before = f->consumed, read = 0;
+  size_t entries_before = m->n;
+  parse_appended (m, f, fd, name, allowed, &read);
   if (m->budget != NULL)
     {
-      st_jit_budget_charge (m->budget, f->charged_uid, f->consumed - before);
-      f->charged += f->consumed - before;
+      /* Held: the bytes parsed and the entries they made (a file of short
+         lines makes more entry than text).  The rate: every byte read,
+         parsed or not (an unfinished last line is read again).  */
+      uint64_t held = f->consumed - before
+                      + (uint64_t) (m->n - entries_before) * sizeof (struct entry);
+      st_jit_budget_charge (m->budget, f->charged_uid, held, read);
+      f->charged += held;
       if (allowed < limit && f->consumed < limit && !f->done
           && st_jit_budget_refused (m->budget, f->charged_uid))
         st_warning ("%s (process %d): the JIT files of uid %u's processes are over their "
@@ -334,10 +339,11 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
 }
 
 /* Parses what was appended to F (open as FD, called NAME in warnings) up
-   to byte LIMIT, in windows, as far as complete lines or records go.  */
+   to byte LIMIT, in windows, as far as complete lines or records go.
+   *READ grows by the bytes read.  */
 static void
 parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
-                uint64_t limit)
+                uint64_t limit, uint64_t *read)
 {
   _cleanup_free_ uint8_t *buf = NULL;
   while (f->consumed < limit && !f->done)
@@ -349,6 +355,7 @@ parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *na
       ssize_t got = pread (fd, buf, want, (off_t) f->consumed);
       if (got <= 0)
         return;
+      *read += (uint64_t) got;
       long used;
       struct st_why why = { 0 };
       if (!f->dump)
@@ -398,6 +405,12 @@ parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *na
             }
           if (used <= 0)
             return;
+          /* A record said to end past what may be read: no further.  */
+          if ((uint64_t) used > limit - f->consumed)
+            {
+              f->done = true;
+              return;
+            }
         }
       if (used == 0)
         return;   /* the rest is still being written */

@@ -328,7 +328,7 @@ park_jit_names (void *ctx, struct st_string_arena *names)
       return;
     }
   if (ST_GROW (t->parked_names, t->cap_parked_names, t->n_parked_names, 16) < 0)
-    return;   /* kept, then: to the end of the run */
+    return;   /* without memory: never freed, rather than too early */
   t->parked_names[t->n_parked_names++] = (struct parked_names) { names, t->stamp };
 }
 

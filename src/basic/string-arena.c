@@ -17,7 +17,6 @@ struct block {
 
 struct st_string_arena {
   struct block *blocks;    /* the newest first: strings go into it */
-  size_t bytes;
 };
 
 struct st_string_arena *
@@ -53,7 +52,6 @@ st_string_arena_add (struct st_string_arena *a, const char *s, size_t len)
         return NULL;
       n->used = 0;
       n->size = size;
-      a->bytes += sizeof *n + size;
       if (size > BLOCK_SIZE && b != NULL)
         {
           n->next = b->next;
@@ -71,10 +69,4 @@ st_string_arena_add (struct st_string_arena *a, const char *s, size_t len)
   copy[len] = '\0';
   b->used += len + 1;
   return copy;
-}
-
-size_t
-st_string_arena_size (const struct st_string_arena *a)
-{
-  return a->bytes;
 }

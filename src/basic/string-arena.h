@@ -14,5 +14,3 @@ void st_string_arena_free (struct st_string_arena *a);
 /* A copy of the LEN bytes at S, NUL added, valid until the arena is freed;
    NULL without memory.  */
 const char *st_string_arena_add (struct st_string_arena *a, const char *s, size_t len);
-/* The bytes the arena's blocks take.  */
-size_t st_string_arena_size (const struct st_string_arena *a);

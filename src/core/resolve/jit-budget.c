@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <errno.h>
 #include <stdlib.h>
 
 #include "basic/hashmap.h"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -280,6 +281,57 @@ test_map_reads_within_budget (void **state)
   assert_int_equal (unlink (path), 0);
 }
 
+/* A jitdump record larger than a read window, and than the budget allows
+   now, is left for later: the file is not given up.  */
+static void
+test_map_leaves_a_big_record_for_later (void **state)
+{
+  (void) state;
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/eu-stacktrace-jit-unit-%d", (int) getpid ());
+  assert_int_equal (mkdir (path, 0700), 0);
+  char file[128];
+  snprintf (file, sizeof file, "%s/jit-%d.dump", path, (int) getpid ());
+  const uint32_t big = 6u << 20;
+  struct dump d = { .n = 0 };
+  header (&d);
+  load (&d, 0x10000, 0x100, 1, "JS:*before");
+  put32 (&d, 99);          /* a record of a kind we skip */
+  put32 (&d, big);
+  put64 (&d, 3);
+  FILE *f = fopen (file, "wb");
+  assert_non_null (f);
+  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
+  static const char zeros[4096];
+  for (uint32_t left = big - 16; left > 0; left -= left < sizeof zeros ? left : sizeof zeros)
+    assert_int_equal (fwrite (zeros, 1, left < sizeof zeros ? left : sizeof zeros, f),
+                      left < sizeof zeros ? left : sizeof zeros);
+  d.n = 0;
+  load (&d, 0x20000, 0x100, 2, "JS:*after");
+  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
+  assert_int_equal (fclose (f), 0);
+
+  /* 5 MiB may be read now: more than a window, less than the record.  */
+  uid_t uid = getuid ();
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
+  assert_true (st_jit_budget_available (b, uid, st_now_ns ()) == ST_JIT_USER_BURST_BYTES);
+  st_jit_budget_charge (b, uid, ST_JIT_USER_HELD_BYTES - (5u << 20),
+                        ST_JIT_USER_BURST_BYTES - (5u << 20));
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
+  assert_int_equal (st_jit_map_add_dump (m, file), 0);
+  uint64_t off = 0;
+  assert_string_equal (st_jit_map_lookup (m, 0x10010, &off), "JS:*before");
+  assert_null (st_jit_map_lookup (m, 0x20010, &off));
+  /* Stopped at the budget, to be read on: counted as such.  */
+  assert_int_equal (st_jit_budget_reads_refused (b), 1);
+  st_jit_map_free (m);
+  st_jit_budget_free (b);
+  assert_int_equal (unlink (file), 0);
+  assert_int_equal (rmdir (path), 0);
+}
+
 /* Names appended after a load are sorted into those read before, and a
    later function at an address wins there too.  */
 static void
@@ -331,6 +383,7 @@ main (void)
     cmocka_unit_test (test_budget_bounds_each_user),
     cmocka_unit_test (test_map_reads_within_budget),
     cmocka_unit_test (test_map_merges_appended_names),
+    cmocka_unit_test (test_map_leaves_a_big_record_for_later),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -273,7 +273,7 @@ open_jit_file (const struct where *w, const char *path, struct stat *st)
 }
 
 static void parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
-                            uint64_t limit, uint64_t *read);
+                            uint64_t allowed, uint64_t limit, uint64_t *read);
 
 /* Reads what was appended to F since the last time, as far as its user's
    budget allows.  */
@@ -312,7 +312,7 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
     }
   uint64_t before = f->consumed, read = 0;
   size_t entries_before = m->n;
-  parse_appended (m, f, fd, name, allowed, &read);
+  parse_appended (m, f, fd, name, allowed, limit, &read);
   if (m->budget != NULL)
     {
       /* Held: the bytes parsed and the entries they made (a file of short
@@ -339,16 +339,17 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
 }
 
 /* Parses what was appended to F (open as FD, called NAME in warnings) up
-   to byte LIMIT, in windows, as far as complete lines or records go.
+   to byte ALLOWED (the budget's) of LIMIT (the file's, as far as it may
+   ever be read), in windows, as far as complete lines or records go.
    *READ grows by the bytes read.  */
 static void
 parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
-                uint64_t limit, uint64_t *read)
+                uint64_t allowed, uint64_t limit, uint64_t *read)
 {
   _cleanup_free_ uint8_t *buf = NULL;
-  while (f->consumed < limit && !f->done)
+  while (f->consumed < allowed && !f->done)
     {
-      size_t want = limit - f->consumed < WINDOW ? limit - f->consumed : WINDOW;
+      size_t want = allowed - f->consumed < WINDOW ? allowed - f->consumed : WINDOW;
       /* A jitdump's header is parsed with its records: start at 0.  */
       if (buf == NULL && (buf = malloc (WINDOW)) == NULL)
         return;
@@ -405,12 +406,15 @@ parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *na
             }
           if (used <= 0)
             return;
-          /* A record said to end past what may be read: no further.  */
+          /* A record said to end past what may ever be read: no further;
+             past what the budget allows now: later.  */
           if ((uint64_t) used > limit - f->consumed)
             {
               f->done = true;
               return;
             }
+          if ((uint64_t) used > allowed - f->consumed)
+            return;
         }
       if (used == 0)
         return;   /* the rest is still being written */

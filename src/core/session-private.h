@@ -29,6 +29,9 @@ struct st_session {
   struct st_unwinder *inline_unwinder;
   /* The files' tables every unwinder reads: freed after the unwinders.  */
   struct st_shared_files *shared_files;
+  /* The users' budgets for JIT files, every unwinder's: freed after them
+     (their maps give back to it as they go).  */
+  struct st_jit_budget *jit_budget;
   struct st_unwound inline_result;
 
   /* --jobs N > 1  */

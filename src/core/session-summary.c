@@ -10,6 +10,7 @@
 #include "basic/hashmap.h"
 #include "basic/untrusted.h"
 #include "core/resolve/jit-budget.h"
+#include "core/resolve/jit-map.h"
 #include "core/resolve/ns-client.h"
 #include "core/session-summary.h"
 #include "core/unwind/process.h"
@@ -104,7 +105,7 @@ note_path (const char *path, void *set)
 void
 st_session_summary_print (FILE *out, const struct st_stats *st,
                           struct st_unwinder *const *unwinders, unsigned n_unwinders,
-                          const struct st_session_options *opts)
+                          struct st_jit_budget *jit_budget, const struct st_session_options *opts)
 {
   fprintf (out, "samples read:       %" PRIu64 "\n", st->samples);
   fprintf (out, "samples unwound:    %" PRIu64 "\n", st->unwound);
@@ -164,21 +165,14 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   if (n_unwinders > 0 && st_unwinder_mappings_refused (unwinders[0]) > 0)
     fprintf (out, "mappings not kept, of processes naming over %u MiB of paths: %" PRIu64 "\n",
              ST_PROCESS_PATH_BYTES >> 20, st_unwinder_mappings_refused (unwinders[0]));
-  /* Each unwinding thread reads the JIT files of the processes it unwinds,
-     under budgets of its own.  */
-  uint64_t jit_refused = 0;
-  unsigned jit_users = 0;
-  for (unsigned i = 0; i < n_unwinders; i++)
-    {
-      const struct st_jit_budget *b = st_unwinder_jit_budget (unwinders[i]);
-      jit_refused += st_jit_budget_reads_refused (b);
-      if (st_jit_budget_users_refused (b) > jit_users)
-        jit_users = st_jit_budget_users_refused (b);
-    }
-  if (jit_refused > 0)
-    fprintf (out, "JIT file reads stopped at their user's budget (%u MiB held, %u MiB a second, "
-             "in each unwinding thread): %" PRIu64 ", of %u users\n",
-             ST_JIT_USER_HELD_BYTES >> 20, ST_JIT_USER_RATE_BYTES >> 20, jit_refused, jit_users);
+  if (st_jit_budget_reads_refused (jit_budget) > 0)
+    fprintf (out, "JIT file reads stopped at their user's budget (%u MiB held, %u MiB a second): "
+             "%" PRIu64 ", of %u users\n", ST_JIT_USER_HELD_BYTES >> 20,
+             ST_JIT_USER_RATE_BYTES >> 20, st_jit_budget_reads_refused (jit_budget),
+             st_jit_budget_users_refused (jit_budget));
+  if (st_jit_budget_dumps_refused (jit_budget) > 0)
+    fprintf (out, "jitdump files not read, past the first %d of a process: %" PRIu64 "\n",
+             ST_JIT_MAP_MAX_DUMPS, st_jit_budget_dumps_refused (jit_budget));
   unsigned upper_only = 0;
   for (unsigned i = 0; i < n_unwinders; i++)
     upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));

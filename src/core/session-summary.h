@@ -12,6 +12,7 @@
    the services in OPTS (debuginfod, the namespace helper).  */
 void st_session_summary_print (FILE *out, const struct st_stats *st,
                                struct st_unwinder *const *unwinders, unsigned n_unwinders,
+                               struct st_jit_budget *jit_budget,
                                const struct st_session_options *opts);
 
 /* Counts, for --stats, which stack copy sizes would have unwound SAMPLE as

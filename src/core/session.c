@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/session-private.h"
 #include "core/resolve/file-shared.h"
+#include "core/resolve/jit-budget.h"
 #include "core/session-summary.h"
 
 /* One unwinding thread fewer than the CPUs: the thread that reads,
@@ -138,6 +140,15 @@ st_session_new (const struct st_session_options *opts, struct st_sink *sink,
       return r;
     }
   uopts.shared_files = s->shared_files;
+  /* A profiler run by a user other than root reads its own user's files
+     without a budget: they can only slow itself.  */
+  s->jit_budget = st_jit_budget_new (geteuid () != 0 ? geteuid () : (uid_t) -1);
+  if (s->jit_budget == NULL)
+    {
+      st_session_free (s);
+      return -ENOMEM;
+    }
+  uopts.jit_budget = s->jit_budget;
   if (s->opts.jobs == 1 || s->opts.mode != ST_MODE_NAIVE)
     {
       s->opts.jobs = 1;
@@ -168,6 +179,7 @@ st_session_free (struct st_session *s)
   st_unwinder_free (s->inline_unwinder);
   free (s->inline_result.frames);
   st_shared_files_free (s->shared_files);
+  st_jit_budget_free (s->jit_budget);
   free (s);
 }
 
@@ -240,6 +252,6 @@ st_session_print_summary (const struct st_session *s, FILE *out)
   if (s->inline_unwinder != NULL)
     unwinders[n++] = s->inline_unwinder;
   n += st_session_jobs_unwinders (s, unwinders + n);
-  st_session_summary_print (out, &s->stats, unwinders, n, &s->opts);
+  st_session_summary_print (out, &s->stats, unwinders, n, s->jit_budget, &s->opts);
   st_session_jobs_print (s, out);
 }

@@ -24,6 +24,10 @@ EXTRA_DIST += tests/live/distinct-binaries.sh
 # not touched by ours (no build-id request, which the kernel leaks).
 TESTS += tests/live/beside-perf.sh
 EXTRA_DIST += tests/live/beside-perf.sh
+# A user's processes naming 4 x 32 MiB of JIT code in their perf maps, under
+# root's -p: the profiler stays small and says so once (jit-budget.h).
+TESTS += tests/live/jit-budget.sh
+EXTRA_DIST += tests/live/jit-budget.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -215,7 +217,7 @@ test_budget_bounds_each_user (void **state)
   const uint64_t s = 1000000000ull, t0 = 5 * s;
   assert_int_equal (st_jit_budget_available (b, 1000, t0), ST_JIT_USER_BURST_BYTES);
   /* Held: what is read and still held counts against the user.  */
-  st_jit_budget_charge (b, 1000, ST_JIT_USER_HELD_BYTES - 100, ST_JIT_USER_HELD_BYTES - 100);
+  st_jit_budget_charge (b, 1000, 0, ST_JIT_USER_HELD_BYTES - 100, ST_JIT_USER_HELD_BYTES - 100);
   assert_int_equal (st_jit_budget_held (b, 1000), ST_JIT_USER_HELD_BYTES - 100);
   assert_int_equal (st_jit_budget_available (b, 1000, t0), 100);
   /* Another user's is untouched.  */
@@ -234,7 +236,7 @@ test_budget_bounds_each_user (void **state)
   assert_int_equal (st_jit_budget_held (b, 1000), 0);
   assert_int_equal (st_jit_budget_available (b, 1000, t0 + 3600 * s), ST_JIT_USER_BURST_BYTES);
   /* A clock that does not move on (or goes back) gives nothing.  */
-  st_jit_budget_charge (b, 1000, ST_JIT_USER_BURST_BYTES, ST_JIT_USER_BURST_BYTES);
+  st_jit_budget_charge (b, 1000, 0, ST_JIT_USER_BURST_BYTES, ST_JIT_USER_BURST_BYTES);
   assert_int_equal (st_jit_budget_available (b, 1000, t0), 0);
   /* One warning for the budget's life; every refusal counted.  */
   assert_true (st_jit_budget_refused (b, 1000));
@@ -243,6 +245,184 @@ test_budget_bounds_each_user (void **state)
   assert_int_equal (st_jit_budget_reads_refused (b), 3);
   assert_int_equal (st_jit_budget_users_refused (b), 2);
   st_jit_budget_free (b);
+}
+
+/* What one reader reserves another cannot take (two unwinding threads
+   reading the same user's files at once), and what it did not use comes
+   back when it charges what it did.  */
+static void
+test_budget_reservations_share (void **state)
+{
+  (void) state;
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
+  const uint64_t all = ST_JIT_USER_BURST_BYTES;
+  assert_int_equal (st_jit_budget_reserve (b, 1000, all - 100, 0), all - 100);
+  assert_int_equal (st_jit_budget_reserve (b, 1000, all, 0), 100);
+  assert_int_equal (st_jit_budget_reserve (b, 1000, all, 0), 0);
+  assert_int_equal (st_jit_budget_reserve (b, 1001, 10, 0), 10);
+  st_jit_budget_charge (b, 1000, all - 100, 300, 200);
+  st_jit_budget_charge (b, 1000, 100, 0, 100);
+  assert_int_equal (st_jit_budget_held (b, 1000), 300);
+  assert_int_equal (st_jit_budget_available (b, 1000, 0), all - 300);
+  /* The unbudgeted user is given what it asks.  */
+  struct st_jit_budget *own = st_jit_budget_new (1000);
+  assert_non_null (own);
+  assert_true (st_jit_budget_reserve (own, 1000, UINT64_MAX, 0) == UINT64_MAX);
+  st_jit_budget_free (own);
+  st_jit_budget_free (b);
+}
+
+/* What a file holds moves with it to another user, and never to the
+   unbudgeted one.  */
+static void
+test_budget_moves_held_bytes (void **state)
+{
+  (void) state;
+  struct st_jit_budget *b = st_jit_budget_new (1002);
+  assert_non_null (b);
+  assert_int_equal (st_jit_budget_available (b, 1000, 0), ST_JIT_USER_BURST_BYTES);
+  st_jit_budget_charge (b, 1000, 0, 5000, 5000);
+  st_jit_budget_move (b, 1000, 1001, 3000, 0);
+  assert_int_equal (st_jit_budget_held (b, 1000), 2000);
+  assert_int_equal (st_jit_budget_held (b, 1001), 3000);
+  /* The new user may hold that much less.  */
+  assert_int_equal (st_jit_budget_available (b, 1001, 0), ST_JIT_USER_HELD_BYTES - 3000);
+  st_jit_budget_charge (b, 1001, 0, ST_JIT_USER_HELD_BYTES - 3000 - 10, 0);
+  assert_int_equal (st_jit_budget_available (b, 1001, 0), 10);
+  st_jit_budget_move (b, 1001, 1002, ST_JIT_USER_HELD_BYTES, 0);
+  assert_int_equal (st_jit_budget_held (b, 1001), 0);
+  assert_int_equal (st_jit_budget_held (b, 1002), 0);
+  st_jit_budget_move (b, 1002, 1000, 100, 0);
+  assert_int_equal (st_jit_budget_held (b, 1000), 2100);
+  st_jit_budget_free (b);
+}
+
+/* A process's map reads the first ST_JIT_MAP_MAX_DUMPS jitdump files it
+   maps; the others are counted, with one warning for the run.  */
+static void
+test_map_reads_the_first_dumps_only (void **state)
+{
+  (void) state;
+  char dir[64];
+  snprintf (dir, sizeof dir, "/tmp/eu-stacktrace-jit-unit-%d", (int) getpid ());
+  assert_int_equal (mkdir (dir, 0700), 0);
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
+  char file[ST_JIT_MAP_MAX_DUMPS + 2][128];
+  for (int i = 0; i < ST_JIT_MAP_MAX_DUMPS + 2; i++)
+    {
+      snprintf (file[i], sizeof file[i], "%s/%d", dir, i);
+      assert_int_equal (mkdir (file[i], 0700), 0);
+      snprintf (file[i], sizeof file[i], "%s/%d/jit-%d.dump", dir, i, (int) getpid ());
+      struct dump d = { .n = 0 };
+      header (&d);
+      char name[32];
+      snprintf (name, sizeof name, "JS:*f%d", i);
+      load (&d, 0x10000 * (i + 1), 0x100, 1, name);
+      FILE *f = fopen (file[i], "wb");
+      assert_non_null (f);
+      assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
+      assert_int_equal (fclose (f), 0);
+      assert_int_equal (st_jit_map_add_dump (m, file[i]), 0);
+      /* A path mapped again is one file.  */
+      assert_int_equal (st_jit_map_add_dump (m, file[i]), 0);
+    }
+  assert_int_equal (st_jit_budget_dumps_refused (b), 4);
+  uint64_t off = 0;
+  for (int i = 0; i < ST_JIT_MAP_MAX_DUMPS + 2; i++)
+    {
+      const char *name = st_jit_map_lookup (m, 0x10000 * (i + 1) + 1, &off);
+      if (i < ST_JIT_MAP_MAX_DUMPS)
+        {
+          char want[32];
+          snprintf (want, sizeof want, "JS:*f%d", i);
+          assert_non_null (name);
+          assert_string_equal (name, want);
+        }
+      else
+        assert_null (name);
+    }
+  st_jit_map_free (m);
+  st_jit_budget_free (b);
+  for (int i = 0; i < ST_JIT_MAP_MAX_DUMPS + 2; i++)
+    {
+      assert_int_equal (unlink (file[i]), 0);
+      *strrchr (file[i], '/') = '\0';
+      assert_int_equal (rmdir (file[i]), 0);
+    }
+  assert_int_equal (rmdir (dir), 0);
+}
+
+/* A process that becomes another user takes what its map holds to that
+   user's budget (root: the child changes its uid).  */
+static void
+test_map_moves_to_the_new_user (void **state)
+{
+  (void) state;
+  if (geteuid () != 0)
+    skip ();
+  int go[2], done[2];
+  assert_int_equal (pipe (go), 0);
+  assert_int_equal (pipe (done), 0);
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    {
+      /* Ends with the test, whatever it asserts: at the end of the pipe
+         (the test gone) or at the alarm (a parent-death signal would not
+         survive the change of uid).  */
+      char c;
+      close (go[1]);
+      close (done[0]);
+      alarm (60);
+      if (read (go[0], &c, 1) != 1 || setresgid (65534, 65534, 65534) != 0
+          || setresuid (65534, 65534, 65534) != 0 || write (done[1], "x", 1) != 1)
+        _exit (1);
+      pause ();
+      _exit (0);
+    }
+  close (go[0]);
+  close (done[1]);
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) child);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  for (int i = 0; i < 100; i++)
+    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
+  assert_int_equal (fclose (f), 0);
+
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (child, NULL, NULL, b, &m), 0);
+  uint64_t off = 0;
+  assert_string_equal (st_jit_map_lookup (m, 0x10000 + 3, &off), "fn_000");
+  uint64_t held = st_jit_budget_held (b, 0);
+  assert_true (held >= 1600);
+  assert_int_equal (st_jit_budget_held (b, 65534), 0);
+
+  char c;
+  assert_int_equal (write (go[1], "x", 1), 1);
+  assert_int_equal (read (done[0], &c, 1), 1);
+  /* A jitdump mapped has the map read again at its next miss.  */
+  assert_int_equal (st_jit_map_add_dump (m, "/nonexistent/jit-1.dump"), 0);
+  assert_null (st_jit_map_lookup (m, 0x90000, &off));
+  assert_int_equal (st_jit_budget_held (b, 0), 0);
+  assert_int_equal (st_jit_budget_held (b, 65534), held);
+  st_jit_map_free (m);
+  assert_int_equal (st_jit_budget_held (b, 65534), 0);
+  st_jit_budget_free (b);
+
+  assert_int_equal (kill (child, SIGKILL), 0);
+  int status;
+  assert_int_equal (waitpid (child, &status, 0), child);
+  assert_true (WIFSIGNALED (status));
+  assert_int_equal (unlink (path), 0);
+  close (go[1]);
+  close (done[0]);
 }
 
 /* A map reads its process's files as far as the user's budget goes, and
@@ -264,7 +444,7 @@ test_map_reads_within_budget (void **state)
   struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
   assert_non_null (b);
   assert_true (st_jit_budget_available (b, uid, st_now_ns ()) == ST_JIT_USER_BURST_BYTES);
-  st_jit_budget_charge (b, uid, ST_JIT_USER_HELD_BYTES - 800, ST_JIT_USER_HELD_BYTES - 800);
+  st_jit_budget_charge (b, uid, 0, ST_JIT_USER_HELD_BYTES - 800, ST_JIT_USER_HELD_BYTES - 800);
   struct st_jit_map *m;
   assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
   uint64_t off = 0;
@@ -316,7 +496,7 @@ test_map_leaves_a_big_record_for_later (void **state)
   struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
   assert_non_null (b);
   assert_true (st_jit_budget_available (b, uid, st_now_ns ()) == ST_JIT_USER_BURST_BYTES);
-  st_jit_budget_charge (b, uid, ST_JIT_USER_HELD_BYTES - (5u << 20),
+  st_jit_budget_charge (b, uid, 0, ST_JIT_USER_HELD_BYTES - (5u << 20),
                         ST_JIT_USER_BURST_BYTES - (5u << 20));
   struct st_jit_map *m;
   assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
@@ -382,6 +562,10 @@ main (void)
     cmocka_unit_test (test_map_names_moved_code),
     cmocka_unit_test (test_budget_bounds_each_user),
     cmocka_unit_test (test_map_reads_within_budget),
+    cmocka_unit_test (test_budget_reservations_share),
+    cmocka_unit_test (test_budget_moves_held_bytes),
+    cmocka_unit_test (test_map_reads_the_first_dumps_only),
+    cmocka_unit_test (test_map_moves_to_the_new_user),
     cmocka_unit_test (test_map_merges_appended_names),
     cmocka_unit_test (test_map_leaves_a_big_record_for_later),
   };

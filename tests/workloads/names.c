@@ -7,6 +7,12 @@
  *                       path never seen before, about 3.7 KB long (nested
  *                       directories under DIR, and a hard link made and
  *                       removed each time): an MMAP2 record each
+ *   names jit MB SECONDS
+ *                       names its JIT code in /tmp/perf-PID.map, MB MiB of
+ *                       names never seen before, then runs for SECONDS in
+ *                       anonymous executable memory (named jit_spin_loop,
+ *                       the map's first line), so that every sample makes
+ *                       a profiler look the map up (tests/live/jit-budget.sh)
  *
  * Prints how many it made.  */
 #include <errno.h>
@@ -16,6 +22,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -90,6 +97,60 @@ paths (unsigned long n, const char *top)
   return 0;
 }
 
+static int
+jit (unsigned long mb, unsigned seconds)
+{
+  /* An instruction that jumps to itself.  */
+#if defined(__x86_64__) || defined(__i386__)
+  static const unsigned char spin[] = { 0xeb, 0xfe };
+#elif defined(__aarch64__)
+  static const unsigned char spin[] = { 0x00, 0x00, 0x00, 0x14 };
+#else
+  fprintf (stderr, "names jit: no spin loop for this architecture\n");
+  return 2;
+#endif
+  unsigned char *code = mmap (NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (code == MAP_FAILED)
+    {
+      perror ("mmap (PROT_EXEC)");
+      return 1;
+    }
+  memcpy (code, spin, sizeof spin);
+  __builtin___clear_cache ((char *) code, (char *) code + sizeof spin);
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
+  FILE *f = fopen (path, "w");
+  if (f == NULL)
+    {
+      perror (path);
+      return 1;
+    }
+  /* The loop first, then names of code that is never run, past it.  */
+  fprintf (f, "%lx 1000 jit_spin_loop\n", (unsigned long) (uintptr_t) code);
+  unsigned long bytes = 0, lines = 0;
+  uintptr_t base = (uintptr_t) code + 16 * 4096;
+  while (bytes < mb << 20)
+    {
+      int n = fprintf (f, "%lx 10 jit_function_%lu_with_a_name_of_some_length\n",
+                       (unsigned long) (base + 16 * lines), lines);
+      if (n < 0)
+        break;
+      bytes += (unsigned long) n;
+      lines++;
+    }
+  if (fclose (f) != 0 || bytes < mb << 20)
+    {
+      perror (path);
+      return 1;
+    }
+  printf ("%d: %lu names in %s\n", (int) getpid (), lines + 1, path);
+  fflush (stdout);
+  alarm (seconds);   /* its default action ends the loop */
+  ((void (*) (void)) code) ();
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -97,6 +158,8 @@ main (int argc, char **argv)
     return comm (strtoul (argv[2], NULL, 10));
   if (argc >= 4 && strcmp (argv[1], "paths") == 0)
     return paths (strtoul (argv[2], NULL, 10), argv[3]);
-  fprintf (stderr, "usage: %s comm N | paths N DIR\n", argv[0]);
+  if (argc >= 4 && strcmp (argv[1], "jit") == 0)
+    return jit (strtoul (argv[2], NULL, 10), (unsigned) strtoul (argv[3], NULL, 10));
+  fprintf (stderr, "usage: %s comm N | paths N DIR | jit MB SECONDS\n", argv[0]);
   return 2;
 }

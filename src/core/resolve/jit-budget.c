@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "basic/hashmap.h"
@@ -13,11 +14,15 @@ struct user {
 };
 
 struct st_jit_budget {
+  /* The unwinding threads share one budget: a user's process moves
+     between them, and a budget each would multiply the user's.  */
+  pthread_mutex_t lock;
   struct st_hashmap *users;      /* uid -> user */
   uid_t unbudgeted;
   uint64_t reads_refused;
   unsigned users_refused;
-  bool warned;
+  uint64_t dumps_refused;
+  bool warned, warned_dumps;
 };
 
 struct st_jit_budget *
@@ -33,6 +38,7 @@ st_jit_budget_new (uid_t unbudgeted)
       free (b);
       return NULL;
     }
+  pthread_mutex_init (&b->lock, NULL);
   return b;
 }
 
@@ -42,6 +48,7 @@ st_jit_budget_free (struct st_jit_budget *b)
   if (b == NULL)
     return;
   st_hashmap_free (b->users);
+  pthread_mutex_destroy (&b->lock);
   free (b);
 }
 
@@ -66,11 +73,10 @@ user_of (struct st_jit_budget *b, uid_t uid, uint64_t now_ns)
   return u;
 }
 
-uint64_t
-st_jit_budget_available (struct st_jit_budget *b, uid_t uid, uint64_t now_ns)
+/* What UID may read at NOW_NS; B is locked.  */
+static uint64_t
+available_locked (struct st_jit_budget *b, uid_t uid, uint64_t now_ns)
 {
-  if (uid == b->unbudgeted)
-    return UINT64_MAX;
   struct user *u = user_of (b, uid, now_ns);
   if (u == NULL)
     return 0;
@@ -90,28 +96,90 @@ st_jit_budget_available (struct st_jit_budget *b, uid_t uid, uint64_t now_ns)
   return u->tokens < unheld ? u->tokens : unheld;
 }
 
+uint64_t
+st_jit_budget_available (struct st_jit_budget *b, uid_t uid, uint64_t now_ns)
+{
+  if (uid == b->unbudgeted)
+    return UINT64_MAX;
+  pthread_mutex_lock (&b->lock);
+  uint64_t n = available_locked (b, uid, now_ns);
+  pthread_mutex_unlock (&b->lock);
+  return n;
+}
+
+uint64_t
+st_jit_budget_reserve (struct st_jit_budget *b, uid_t uid, uint64_t want, uint64_t now_ns)
+{
+  if (uid == b->unbudgeted)
+    return want;
+  pthread_mutex_lock (&b->lock);
+  uint64_t n = available_locked (b, uid, now_ns);
+  if (n > want)
+    n = want;
+  struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
+  if (u != NULL)
+    {
+      u->held += n;
+      u->tokens -= n;
+    }
+  pthread_mutex_unlock (&b->lock);
+  return n;
+}
+
 void
-st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t held, uint64_t read)
+st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t reserved, uint64_t held,
+                      uint64_t read)
+{
+  pthread_mutex_lock (&b->lock);
+  struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
+  if (u != NULL)
+    {
+      /* The reservation undone, then what was done charged.  */
+      u->held -= reserved < u->held ? reserved : u->held;
+      u->tokens += reserved;
+      if (u->tokens > ST_JIT_USER_BURST_BYTES)
+        u->tokens = ST_JIT_USER_BURST_BYTES;
+      u->held += held;
+      u->tokens -= read < u->tokens ? read : u->tokens;
+    }
+  pthread_mutex_unlock (&b->lock);
+}
+
+static void
+give_back_locked (struct st_jit_budget *b, uid_t uid, uint64_t bytes)
 {
   struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
-  if (u == NULL)
-    return;
-  u->held += held;
-  u->tokens -= read < u->tokens ? read : u->tokens;
+  if (u != NULL)
+    u->held -= bytes < u->held ? bytes : u->held;
 }
 
 void
 st_jit_budget_give_back (struct st_jit_budget *b, uid_t uid, uint64_t bytes)
 {
-  struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
-  if (u == NULL)
-    return;
-  u->held -= bytes < u->held ? bytes : u->held;
+  pthread_mutex_lock (&b->lock);
+  give_back_locked (b, uid, bytes);
+  pthread_mutex_unlock (&b->lock);
+}
+
+void
+st_jit_budget_move (struct st_jit_budget *b, uid_t from, uid_t to, uint64_t bytes,
+                    uint64_t now_ns)
+{
+  pthread_mutex_lock (&b->lock);
+  give_back_locked (b, from, bytes);
+  if (to != b->unbudgeted)
+    {
+      struct user *u = user_of (b, to, now_ns);
+      if (u != NULL)
+        u->held += bytes;
+    }
+  pthread_mutex_unlock (&b->lock);
 }
 
 bool
 st_jit_budget_refused (struct st_jit_budget *b, uid_t uid)
 {
+  pthread_mutex_lock (&b->lock);
   b->reads_refused++;
   struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
   if (u != NULL && !u->refused)
@@ -121,24 +189,57 @@ st_jit_budget_refused (struct st_jit_budget *b, uid_t uid)
     }
   bool first = !b->warned;
   b->warned = true;
+  pthread_mutex_unlock (&b->lock);
   return first;
 }
 
-uint64_t
-st_jit_budget_reads_refused (const struct st_jit_budget *b)
+bool
+st_jit_budget_dump_refused (struct st_jit_budget *b)
 {
-  return b->reads_refused;
+  pthread_mutex_lock (&b->lock);
+  b->dumps_refused++;
+  bool first = !b->warned_dumps;
+  b->warned_dumps = true;
+  pthread_mutex_unlock (&b->lock);
+  return first;
+}
+
+/* The counts below are read when the unwinding threads may still run
+   (--stats of a live run is printed after they stop, but tests read them
+   any time): under the lock too.  */
+uint64_t
+st_jit_budget_reads_refused (struct st_jit_budget *b)
+{
+  pthread_mutex_lock (&b->lock);
+  uint64_t n = b->reads_refused;
+  pthread_mutex_unlock (&b->lock);
+  return n;
 }
 
 unsigned
-st_jit_budget_users_refused (const struct st_jit_budget *b)
+st_jit_budget_users_refused (struct st_jit_budget *b)
 {
-  return b->users_refused;
+  pthread_mutex_lock (&b->lock);
+  unsigned n = b->users_refused;
+  pthread_mutex_unlock (&b->lock);
+  return n;
 }
 
 uint64_t
-st_jit_budget_held (const struct st_jit_budget *b, uid_t uid)
+st_jit_budget_dumps_refused (struct st_jit_budget *b)
 {
+  pthread_mutex_lock (&b->lock);
+  uint64_t n = b->dumps_refused;
+  pthread_mutex_unlock (&b->lock);
+  return n;
+}
+
+uint64_t
+st_jit_budget_held (struct st_jit_budget *b, uid_t uid)
+{
+  pthread_mutex_lock (&b->lock);
   const struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
-  return u != NULL ? u->held : 0;
+  uint64_t n = u != NULL ? u->held : 0;
+  pthread_mutex_unlock (&b->lock);
+  return n;
 }

@@ -7,8 +7,9 @@
  * profiler of the whole machine by 230 MB and kept it parsing for a second
  * and a half (18% of the samples lost), and each further process, and each
  * jitdump a process mapped, could add 256 MiB more.  So each user has two
- * budgets, in bytes read, counted in each process table (each unwinding
- * thread):
+ * budgets, in bytes read, counted once for the run (the unwinding threads
+ * share them: a busy process moves between threads, and a budget each
+ * would multiply the user's):
  *  - held: bytes read from the user's files into the JIT maps that are
  *    still there (their processes alive), at most ST_JIT_USER_HELD_BYTES.
  *    This bounds memory: what is held is charged as the text parsed plus
@@ -24,7 +25,12 @@
  * The user is whoever owns the process's user namespace when that is not
  * ours (the user of a rootless container, whose processes run as up to
  * 65,536 subordinate uids), else the process's uid: st_proc_charged_uid.
- * Pure accounting: the caller says what time it is.  */
+ * Pure accounting: the caller says what time it is.  Thread-safe: every
+ * call takes the budget's lock.
+ *
+ * The budget also counts the jitdump files a process maps past the
+ * ST_JIT_MAP_MAX_DUMPS a map reads (jit-map.h), which a budget in bytes
+ * does not bound: each is opened again at every load.  */
 #pragma once
 
 #include <stdbool.h>
@@ -47,18 +53,36 @@ void st_jit_budget_free (struct st_jit_budget *b);
 /* How many bytes of UID's files may be read at NOW_NS (0: none now,
    UINT64_MAX: no bound).  */
 uint64_t st_jit_budget_available (struct st_jit_budget *b, uid_t uid, uint64_t now_ns);
-/* READ bytes of UID's files were read (about what st_jit_budget_available
-   said), and HELD bytes are held for them (text parsed and entries).  */
-void st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t held, uint64_t read);
+/* Takes up to WANT bytes of what UID may read at NOW_NS, held and read
+   until st_jit_budget_charge settles them, and returns how many: two
+   threads reading the same user's files at once share what is left
+   rather than each reading all of it.  */
+uint64_t st_jit_budget_reserve (struct st_jit_budget *b, uid_t uid, uint64_t want,
+                                uint64_t now_ns);
+/* READ bytes of UID's files were read and HELD bytes are held for them
+   (text parsed and entries), of the RESERVED that st_jit_budget_reserve
+   gave (0: none; what was reserved and not read is given back).  */
+void st_jit_budget_charge (struct st_jit_budget *b, uid_t uid, uint64_t reserved, uint64_t held,
+                           uint64_t read);
 /* A map that held BYTES of UID's files went.  */
 void st_jit_budget_give_back (struct st_jit_budget *b, uid_t uid, uint64_t bytes);
+/* BYTES held for FROM are now held for TO: a file's process is another
+   user's now (it changed its uid, or its pid is another process's).  */
+void st_jit_budget_move (struct st_jit_budget *b, uid_t from, uid_t to, uint64_t bytes,
+                         uint64_t now_ns);
 /* A read of UID's file stopped at the budget, some of it left unread for
    now.  True the first time in the budget's life (one warning).  */
 bool st_jit_budget_refused (struct st_jit_budget *b, uid_t uid);
 
+/* A process mapped a jitdump file past the ST_JIT_MAP_MAX_DUMPS its map
+   reads.  True the first time in the budget's life (one warning).  */
+bool st_jit_budget_dump_refused (struct st_jit_budget *b);
+
 /* For --stats: how many reads stopped at a budget (a file asked for again
-   and refused again counts again), and how many users had one stop.  */
-uint64_t st_jit_budget_reads_refused (const struct st_jit_budget *b);
-unsigned st_jit_budget_users_refused (const struct st_jit_budget *b);
+   and refused again counts again), how many users had one stop, and the
+   jitdump files not read.  */
+uint64_t st_jit_budget_reads_refused (struct st_jit_budget *b);
+unsigned st_jit_budget_users_refused (struct st_jit_budget *b);
+uint64_t st_jit_budget_dumps_refused (struct st_jit_budget *b);
 /* The bytes of UID's files held now (tests).  */
-uint64_t st_jit_budget_held (const struct st_jit_budget *b, uid_t uid);
+uint64_t st_jit_budget_held (struct st_jit_budget *b, uid_t uid);

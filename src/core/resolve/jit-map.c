@@ -124,6 +124,13 @@ st_jit_map_add_dump (struct st_jit_map *m, const char *path)
   for (size_t i = 1; i < m->n_files; i++)
     if (strcmp (m->files[i].path, path) == 0)
       return 0;
+  if (m->n_files - 1 >= ST_JIT_MAP_MAX_DUMPS)
+    {
+      if (m->budget != NULL && st_jit_budget_dump_refused (m->budget))
+        st_warning ("%s (process %d): only the first %d jitdump files a process maps are "
+                    "read; --stats counts the others", path, (int) m->pid, ST_JIT_MAP_MAX_DUMPS);
+      return 0;
+    }
   struct jit_file *files = realloc (m->files, (m->n_files + 1) * sizeof *files);
   if (files == NULL)
     return -ENOMEM;
@@ -300,15 +307,19 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
   f->ino = st.st_ino;
   uint64_t limit = (uint64_t) st.st_size < ST_JIT_MAP_MAX_BYTES ? (uint64_t) st.st_size
                                                                  : ST_JIT_MAP_MAX_BYTES;
-  /* A file is charged to one user, the first it was read for.  */
-  if (f->charged == 0)
-    f->charged_uid = w->alive ? w->charged : st.st_uid;
-  uint64_t allowed = limit;
+  /* A file is charged to its process's user.  When that changed (the
+     process set another uid, or the pid is another user's process now),
+     what the file's names hold is the new user's to hold.  */
+  uid_t uid = w->alive ? w->charged : st.st_uid;
+  uint64_t now = st_now_ns ();
+  if (m->budget != NULL && f->charged > 0 && uid != f->charged_uid)
+    st_jit_budget_move (m->budget, f->charged_uid, uid, f->charged, now);
+  f->charged_uid = uid;
+  uint64_t allowed = limit, reserved = 0;
   if (m->budget != NULL && f->consumed < limit && !f->done)
     {
-      uint64_t available = st_jit_budget_available (m->budget, f->charged_uid, st_now_ns ());
-      if (limit - f->consumed > available)
-        allowed = f->consumed + available;
+      reserved = st_jit_budget_reserve (m->budget, f->charged_uid, limit - f->consumed, now);
+      allowed = f->consumed + reserved;
     }
   uint64_t before = f->consumed, read = 0;
   size_t entries_before = m->n;
@@ -320,7 +331,7 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
          parsed or not (an unfinished last line is read again).  */
       uint64_t held = f->consumed - before
                       + (uint64_t) (m->n - entries_before) * sizeof (struct entry);
-      st_jit_budget_charge (m->budget, f->charged_uid, held, read);
+      st_jit_budget_charge (m->budget, f->charged_uid, reserved, held, read);
       f->charged += held;
       if (allowed < limit && f->consumed < limit && !f->done
           && st_jit_budget_refused (m->budget, f->charged_uid))

@@ -25,6 +25,9 @@
 
 /* At most this many bytes of one map or dump file are read in a run.  */
 #define ST_JIT_MAP_MAX_BYTES (256u << 20)
+/* At most this many jitdump files of one process are read (a JIT maps one;
+   each is opened again at every load, so many would cost time).  */
+#define ST_JIT_MAP_MAX_DUMPS 8
 /* A JIT function's name is cut at this many bytes.  */
 #define ST_JIT_NAME_MAX 1024
 #define ST_JIT_MAP_RETRY_NS 200000000ull

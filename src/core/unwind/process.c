@@ -13,7 +13,6 @@
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/string-arena.h"
-#include "core/resolve/jit-budget.h"
 #include "core/unwind/process.h"
 #include "core/unwind/dwfl-unwind.h"
 
@@ -54,7 +53,9 @@ struct st_process_table {
      whole machine by 150 MB a second.  */
   struct st_hashmap *counted;
   uint64_t path_bytes_refused;     /* mappings of processes over ST_PROCESS_PATH_BYTES */
-  struct st_jit_budget *jit_budget; /* what each user's JIT files may make the maps read */
+  /* What each user's JIT files may make the maps read (NULL: no bound);
+     the session's, shared by every table.  */
+  struct st_jit_budget *jit_budget;
   bool park;
   uint64_t stamp;
   struct counted **parked;
@@ -169,10 +170,10 @@ st_process_table_mappings_refused (const struct st_process_table *t)
   return t->path_bytes_refused;
 }
 
-const struct st_jit_budget *
-st_process_table_jit_budget (const struct st_process_table *t)
+void
+st_process_table_set_jit_budget (struct st_process_table *t, struct st_jit_budget *b)
 {
-  return t->jit_budget;
+  t->jit_budget = b;
 }
 
 size_t
@@ -275,9 +276,7 @@ st_process_table_new (struct st_resolver *resolver, struct st_process_table **ou
   t->threads = st_hashmap_new (thread_free);
   t->build_ids = st_hashmap_new (free);
   t->counted = st_hashmap_new (free);
-  t->jit_budget = st_jit_budget_new (geteuid () != 0 ? geteuid () : (uid_t) -1);
-  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->counted == NULL
-      || t->jit_budget == NULL)
+  if (t->processes == NULL || t->threads == NULL || t->build_ids == NULL || t->counted == NULL)
     return -ENOMEM;
   *out = ST_TAKE_PTR (t);
   return 0;
@@ -306,7 +305,6 @@ st_process_table_free (struct st_process_table *t)
   for (size_t i = 0; i < t->n_parked_names; i++)
     st_string_arena_free (t->parked_names[i].names);
   free (t->parked_names);
-  st_jit_budget_free (t->jit_budget);   /* after the maps: they give back to it */
   free (t);
 }
 

@@ -73,8 +73,10 @@ void st_process_table_park (struct st_process_table *t, uint64_t stamp);
 void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
 /* Mappings not kept: their process was over ST_PROCESS_PATH_BYTES.  */
 uint64_t st_process_table_mappings_refused (const struct st_process_table *t);
-/* The users' budgets for JIT files (--stats).  */
-const struct st_jit_budget *st_process_table_jit_budget (const struct st_process_table *t);
+/* The users' budgets for the JIT files its processes' maps read (NULL:
+   none, the default); it must outlive the table, whose maps give back to
+   it as they go.  */
+void st_process_table_set_jit_budget (struct st_process_table *t, struct st_jit_budget *b);
 /* The distinct paths held, and those parked.  */
 size_t st_process_table_counted_held (const struct st_process_table *t);
 /* The JIT maps whose names are parked (tests).  */

@@ -79,6 +79,7 @@ st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **ou
   if (r < 0)
     return r;
   st_process_table_set_debuginfo_finder (u->processes, &u->finder);
+  st_process_table_set_jit_budget (u->processes, opts->jit_budget);
   *out = ST_TAKE_PTR (u);
   return 0;
 }
@@ -107,12 +108,6 @@ uint64_t
 st_unwinder_mappings_refused (const struct st_unwinder *u)
 {
   return st_process_table_mappings_refused (u->processes);
-}
-
-const struct st_jit_budget *
-st_unwinder_jit_budget (const struct st_unwinder *u)
-{
-  return st_process_table_jit_budget (u->processes);
 }
 
 const struct st_resolver *

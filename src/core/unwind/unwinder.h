@@ -32,6 +32,9 @@ struct st_unwinder_options {
   unsigned containers;        /* --container: ST_CONTAINER_* kinds to detect */
   /* NULL: none; the files' tables every unwinder reads (file-shared.h) */
   struct st_shared_files *shared_files;
+  /* NULL: no bound; the users' budgets for JIT files, shared by every
+     unwinder (jit-budget.h), it locks */
+  struct st_jit_budget *jit_budget;
 };
 
 struct st_unwound {
@@ -85,8 +88,6 @@ int st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
 const struct st_resolver *st_unwinder_resolver (const struct st_unwinder *u);
 /* Mappings not kept, of processes over their path budget (process.h).  */
 uint64_t st_unwinder_mappings_refused (const struct st_unwinder *u);
-/* The users' budgets for JIT files of its process table (jit-budget.h).  */
-const struct st_jit_budget *st_unwinder_jit_budget (const struct st_unwinder *u);
 /* For a thread whose samples are written later, by another: the files
    let go and the mappings' paths dropped from now on are kept, with the
    names the frames point to, until st_unwinder_release_files says every

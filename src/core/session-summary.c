@@ -170,9 +170,9 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
              "%" PRIu64 ", of %u users\n", ST_JIT_USER_HELD_BYTES >> 20,
              ST_JIT_USER_RATE_BYTES >> 20, st_jit_budget_reads_refused (jit_budget),
              st_jit_budget_users_refused (jit_budget));
-  if (st_jit_budget_dumps_refused (jit_budget) > 0)
-    fprintf (out, "jitdump files not read, past the first %d of a process: %" PRIu64 "\n",
-             ST_JIT_MAP_MAX_DUMPS, st_jit_budget_dumps_refused (jit_budget));
+  if (n_unwinders > 0 && st_unwinder_jit_dumps_refused (unwinders[0]) > 0)
+    fprintf (out, "processes whose jitdump files past the first %d were not read: %" PRIu64 "\n",
+             ST_JIT_MAP_MAX_DUMPS, st_unwinder_jit_dumps_refused (unwinders[0]));
   unsigned upper_only = 0;
   for (unsigned i = 0; i < n_unwinders; i++)
     upper_only += st_resolver_upper_only (st_unwinder_resolver (unwinders[i]));

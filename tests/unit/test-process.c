@@ -144,6 +144,30 @@ test_paths_go_with_their_last_mapping (void **state)
    paths of 4 KB at distinct addresses, never replaced) is held to
    ST_PROCESS_PATH_BYTES: the mappings beyond are not kept; a mapping over
    one it has (the kernel replaced it) still takes its place.  */
+/* A process that maps more jitdump files than its JIT map reads is
+   counted once, however many more it maps; another process is not.  */
+static void
+test_jitdumps_past_the_cap_counted_once (void **state)
+{
+  (void) state;
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  char path[64];
+  for (int i = 0; i < ST_JIT_MAP_MAX_DUMPS + 3; i++)
+    {
+      snprintf (path, sizeof path, "/no/such/%d/jit-100.dump", i);
+      struct st_mmap_event e = exec_map (100, 0x10000000 + 0x10000 * (uint64_t) i, 0x1000, path);
+      assert_int_equal (st_process_table_mmap (t, &e), 0);
+      assert_int_equal (st_process_table_jit_dumps_refused (t), i >= ST_JIT_MAP_MAX_DUMPS);
+    }
+  struct st_mmap_event other = exec_map (101, 0x10000000, 0x1000, "/no/such/jit-101.dump");
+  assert_int_equal (st_process_table_mmap (t, &other), 0);
+  assert_int_equal (st_process_table_jit_dumps_refused (t), 1);
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
 static void
 test_path_bytes_of_a_process_bounded (void **state)
 {
@@ -396,6 +420,7 @@ main (void)
     cmocka_unit_test (test_paths_go_with_their_last_mapping),
     cmocka_unit_test (test_jit_names_go_with_their_process),
     cmocka_unit_test (test_path_bytes_of_a_process_bounded),
+    cmocka_unit_test (test_jitdumps_past_the_cap_counted_once),
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
   };

@@ -7,15 +7,18 @@
  *                       path never seen before, about 3.7 KB long (nested
  *                       directories under DIR, and a hard link made and
  *                       removed each time): an MMAP2 record each
- *   names jit MB SECONDS
+ *   names jit MB SECONDS [short]
  *                       names its JIT code in /tmp/perf-PID.map, MB MiB of
- *                       names never seen before, then runs for SECONDS in
+ *                       names never seen before (lines of about 60 bytes,
+ *                       or with "short" of 10, "ADDR 1 a"; the shortest
+ *                       make the most entries), then runs for SECONDS in
  *                       anonymous executable memory (named jit_spin_loop,
  *                       the map's first line), so that every sample makes
  *                       a profiler look the map up (tests/live/jit-budget.sh)
  *
  * Prints how many it made.  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,7 +101,7 @@ paths (unsigned long n, const char *top)
 }
 
 static int
-jit (unsigned long mb, unsigned seconds)
+jit (unsigned long mb, unsigned seconds, bool short_lines)
 {
   /* An instruction that jumps to itself.  */
 #if defined(__x86_64__) || defined(__i386__)
@@ -132,8 +135,10 @@ jit (unsigned long mb, unsigned seconds)
   uintptr_t base = (uintptr_t) code + 16 * 4096;
   while (bytes < mb << 20)
     {
-      int n = fprintf (f, "%lx 10 jit_function_%lu_with_a_name_of_some_length\n",
-                       (unsigned long) (base + 16 * lines), lines);
+      int n = short_lines
+                ? fprintf (f, "%lx 1 a\n", 0x100000ul + lines)
+                : fprintf (f, "%lx 10 jit_function_%lu_with_a_name_of_some_length\n",
+                           (unsigned long) (base + 16 * lines), lines);
       if (n < 0)
         break;
       bytes += (unsigned long) n;
@@ -159,7 +164,8 @@ main (int argc, char **argv)
   if (argc >= 4 && strcmp (argv[1], "paths") == 0)
     return paths (strtoul (argv[2], NULL, 10), argv[3]);
   if (argc >= 4 && strcmp (argv[1], "jit") == 0)
-    return jit (strtoul (argv[2], NULL, 10), (unsigned) strtoul (argv[3], NULL, 10));
-  fprintf (stderr, "usage: %s comm N | paths N DIR | jit MB SECONDS\n", argv[0]);
+    return jit (strtoul (argv[2], NULL, 10), (unsigned) strtoul (argv[3], NULL, 10),
+                argc >= 5 && strcmp (argv[4], "short") == 0);
+  fprintf (stderr, "usage: %s comm N | paths N DIR | jit MB SECONDS [short]\n", argv[0]);
   return 2;
 }

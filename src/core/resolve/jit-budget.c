@@ -21,7 +21,6 @@ struct st_jit_budget {
   uid_t unbudgeted;
   uint64_t reads_refused;
   unsigned users_refused;
-  uint64_t dumps_refused;
   bool warned, warned_dumps;
 };
 
@@ -197,7 +196,6 @@ bool
 st_jit_budget_dump_refused (struct st_jit_budget *b)
 {
   pthread_mutex_lock (&b->lock);
-  b->dumps_refused++;
   bool first = !b->warned_dumps;
   b->warned_dumps = true;
   pthread_mutex_unlock (&b->lock);
@@ -221,15 +219,6 @@ st_jit_budget_users_refused (struct st_jit_budget *b)
 {
   pthread_mutex_lock (&b->lock);
   unsigned n = b->users_refused;
-  pthread_mutex_unlock (&b->lock);
-  return n;
-}
-
-uint64_t
-st_jit_budget_dumps_refused (struct st_jit_budget *b)
-{
-  pthread_mutex_lock (&b->lock);
-  uint64_t n = b->dumps_refused;
   pthread_mutex_unlock (&b->lock);
   return n;
 }

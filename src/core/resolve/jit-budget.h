@@ -28,9 +28,8 @@
  * Pure accounting: the caller says what time it is.  Thread-safe: every
  * call takes the budget's lock.
  *
- * The budget also counts the jitdump files a process maps past the
- * ST_JIT_MAP_MAX_DUMPS a map reads (jit-map.h), which a budget in bytes
- * does not bound: each is opened again at every load.  */
+ * It also says once that a process mapped more jitdump files than the
+ * ST_JIT_MAP_MAX_DUMPS a map reads (jit-map.h).  */
 #pragma once
 
 #include <stdbool.h>
@@ -79,10 +78,8 @@ bool st_jit_budget_refused (struct st_jit_budget *b, uid_t uid);
 bool st_jit_budget_dump_refused (struct st_jit_budget *b);
 
 /* For --stats: how many reads stopped at a budget (a file asked for again
-   and refused again counts again), how many users had one stop, and the
-   jitdump files not read.  */
+   and refused again counts again), and how many users had one stop.  */
 uint64_t st_jit_budget_reads_refused (struct st_jit_budget *b);
 unsigned st_jit_budget_users_refused (struct st_jit_budget *b);
-uint64_t st_jit_budget_dumps_refused (struct st_jit_budget *b);
 /* The bytes of UID's files held now (tests).  */
 uint64_t st_jit_budget_held (struct st_jit_budget *b, uid_t uid);

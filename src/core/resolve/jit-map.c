@@ -33,6 +33,13 @@ struct entry {
   bool from_dump;         /* a jitdump's record, not a perf map line */
 };
 
+/* A perf map is read in windows no smaller than this when its user's
+   budget is nearly spent (parse_appended).  */
+#define MAP_WINDOW_MIN (64u << 10)
+/* What a byte of JIT file text may hold at most: a 6-byte perf-map line
+   ("0 1 a\n") makes a 32-byte entry and a 2-byte name.  */
+#define HELD_PER_TEXT_BYTE 8
+
 struct jit_file {
   char *path;             /* as the process names it */
   bool dump;
@@ -128,8 +135,8 @@ st_jit_map_add_dump (struct st_jit_map *m, const char *path)
     {
       if (m->budget != NULL && st_jit_budget_dump_refused (m->budget))
         st_warning ("%s (process %d): only the first %d jitdump files a process maps are "
-                    "read; --stats counts the others", path, (int) m->pid, ST_JIT_MAP_MAX_DUMPS);
-      return 0;
+                    "read; --stats counts the processes", path, (int) m->pid, ST_JIT_MAP_MAX_DUMPS);
+      return 1;
     }
   struct jit_file *files = realloc (m->files, (m->n_files + 1) * sizeof *files);
   if (files == NULL)
@@ -279,8 +286,18 @@ open_jit_file (const struct where *w, const char *path, struct stat *st)
   return fd;
 }
 
+/* What a read holds: the text parsed and the entries it made (a file of
+   short lines makes more entry than text).  */
+static uint64_t
+held_since (const struct st_jit_map *m, const struct jit_file *f, uint64_t consumed_before,
+            size_t entries_before)
+{
+  return f->consumed - consumed_before + (uint64_t) (m->n - entries_before) * sizeof (struct entry);
+}
+
 static void parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
-                            uint64_t allowed, uint64_t limit, uint64_t *read);
+                            uint64_t allowed, uint64_t limit, uint64_t held_room,
+                            uint64_t *read);
 
 /* Reads what was appended to F since the last time, as far as its user's
    budget allows.  */
@@ -315,25 +332,30 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
   if (m->budget != NULL && f->charged > 0 && uid != f->charged_uid)
     st_jit_budget_move (m->budget, f->charged_uid, uid, f->charged, now);
   f->charged_uid = uid;
-  uint64_t allowed = limit, reserved = 0;
+  /* The budget's bytes are held bytes (text and entries), at most
+     HELD_PER_TEXT_BYTE for each byte of text: that much is reserved for
+     the text left, and the read stops at whichever ends first.  */
+  uint64_t allowed = limit, reserved = 0, want = 0, held_room = UINT64_MAX;
   if (m->budget != NULL && f->consumed < limit && !f->done)
     {
-      reserved = st_jit_budget_reserve (m->budget, f->charged_uid, limit - f->consumed, now);
-      allowed = f->consumed + reserved;
+      uint64_t text = limit - f->consumed;
+      want = text * HELD_PER_TEXT_BYTE;   /* limit <= 256 MiB: no overflow */
+      reserved = st_jit_budget_reserve (m->budget, f->charged_uid, want, now);
+      held_room = reserved;
+      allowed = f->consumed + (reserved < text ? reserved : text);
     }
   uint64_t before = f->consumed, read = 0;
   size_t entries_before = m->n;
-  parse_appended (m, f, fd, name, allowed, limit, &read);
+  parse_appended (m, f, fd, name, allowed, limit, held_room, &read);
   if (m->budget != NULL)
     {
       /* Held: the bytes parsed and the entries they made (a file of short
          lines makes more entry than text).  The rate: every byte read,
          parsed or not (an unfinished last line is read again).  */
-      uint64_t held = f->consumed - before
-                      + (uint64_t) (m->n - entries_before) * sizeof (struct entry);
+      uint64_t held = held_since (m, f, before, entries_before);
       st_jit_budget_charge (m->budget, f->charged_uid, reserved, held, read);
       f->charged += held;
-      if (allowed < limit && f->consumed < limit && !f->done
+      if (reserved < want && f->consumed < limit && !f->done
           && st_jit_budget_refused (m->budget, f->charged_uid))
         st_warning ("%s (process %d): the JIT files of uid %u's processes are over their "
                     "budget (%u MiB held, %u MiB a second): the rest is read when it allows; "
@@ -351,16 +373,30 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
 
 /* Parses what was appended to F (open as FD, called NAME in warnings) up
    to byte ALLOWED (the budget's) of LIMIT (the file's, as far as it may
-   ever be read), in windows, as far as complete lines or records go.
-   *READ grows by the bytes read.  */
+   ever be read), in windows, as far as complete lines or records go, and
+   until what it holds (held_since) reaches HELD_ROOM (UINT64_MAX: no
+   bound): a window of 6-byte perf-map lines makes five times its size in
+   entries.  *READ grows by the bytes read.  */
 static void
 parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
-                uint64_t allowed, uint64_t limit, uint64_t *read)
+                uint64_t allowed, uint64_t limit, uint64_t held_room, uint64_t *read)
 {
   _cleanup_free_ uint8_t *buf = NULL;
+  const uint64_t consumed_before = f->consumed, room = held_room;
+  const size_t entries_before = m->n;
   while (f->consumed < allowed && !f->done)
     {
+      uint64_t held = held_since (m, f, consumed_before, entries_before);
+      if (held >= room)
+        return;
       size_t want = allowed - f->consumed < WINDOW ? allowed - f->consumed : WINDOW;
+      /* A perf map's window is cut to the text the room left may hold, so
+         that its entries (at most 32 bytes for each 6 of text) stay in it;
+         no real line is longer than its floor.  A jitdump's records make
+         less entry than text, and one may be as long as a window.  */
+      uint64_t text_room = (room - held) / HELD_PER_TEXT_BYTE;
+      if (!f->dump && want > MAP_WINDOW_MIN && want > text_room)
+        want = text_room > MAP_WINDOW_MIN ? text_room : MAP_WINDOW_MIN;
       /* A jitdump's header is parsed with its records: start at 0.  */
       if (buf == NULL && (buf = malloc (WINDOW)) == NULL)
         return;

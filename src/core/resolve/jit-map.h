@@ -78,7 +78,9 @@ struct st_jit_budget;
 int st_jit_map_new (pid_t pid, st_jit_names_done_fn names_done, void *ctx,
                     struct st_jit_budget *budget, struct st_jit_map **out);
 void st_jit_map_free (struct st_jit_map *m);
-/* The process mapped the jitdump PATH (as the process names it).  */
+/* The process mapped the jitdump PATH (as the process names it).  0, 1
+   when it is not read (past the first ST_JIT_MAP_MAX_DUMPS files), or
+   -ENOMEM.  */
 int st_jit_map_add_dump (struct st_jit_map *m, const char *path);
 /* The JIT function containing ADDR and the offset into it, or NULL.
    Reads the files on first use and again after a miss.  */

@@ -53,6 +53,7 @@ struct st_process_table {
      whole machine by 150 MB a second.  */
   struct st_hashmap *counted;
   uint64_t path_bytes_refused;     /* mappings of processes over ST_PROCESS_PATH_BYTES */
+  uint64_t jit_dumps_refused;      /* processes past ST_JIT_MAP_MAX_DUMPS jitdumps */
   /* What each user's JIT files may make the maps read (NULL: no bound);
      the session's, shared by every table.  */
   struct st_jit_budget *jit_budget;
@@ -168,6 +169,12 @@ uint64_t
 st_process_table_mappings_refused (const struct st_process_table *t)
 {
   return t->path_bytes_refused;
+}
+
+uint64_t
+st_process_table_jit_dumps_refused (const struct st_process_table *t)
+{
+  return t->jit_dumps_refused;
 }
 
 void
@@ -536,8 +543,17 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
         }
     }
   /* A JIT maps its jitdump file executable to say where it is.  */
-  if (st_jitdump_is_dump_path (ev->filename) && st_jit_map_add_dump (p->jit, ev->filename) < 0)
-    return -ENOMEM;
+  if (st_jitdump_is_dump_path (ev->filename))
+    {
+      int r = st_jit_map_add_dump (p->jit, ev->filename);
+      if (r < 0)
+        return r;
+      if (r > 0 && !p->jit_dumps_refused)
+        {
+          p->jit_dumps_refused = true;
+          t->jit_dumps_refused++;
+        }
+    }
   struct st_mapping *m = calloc (1, sizeof *m);
   if (m == NULL)
     return -ENOMEM;

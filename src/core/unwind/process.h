@@ -36,6 +36,7 @@ struct st_process {
   Dwfl *dwfl;
   bool dwfl_attached;
   bool needs_report;          /* new mappings to report */
+  bool jit_dumps_refused;     /* it mapped jitdumps past those its map reads */
   struct st_unwind_slot *slot;/* what the Dwfl callbacks read from */
   struct st_jit_map *jit;     /* names of its JIT code, read on demand */
   /* Set by st_process_dwfl when resolving a file told which container the
@@ -73,6 +74,8 @@ void st_process_table_park (struct st_process_table *t, uint64_t stamp);
 void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
 /* Mappings not kept: their process was over ST_PROCESS_PATH_BYTES.  */
 uint64_t st_process_table_mappings_refused (const struct st_process_table *t);
+/* Processes that mapped more jitdump files than their JIT map reads.  */
+uint64_t st_process_table_jit_dumps_refused (const struct st_process_table *t);
 /* The users' budgets for the JIT files its processes' maps read (NULL:
    none, the default); it must outlive the table, whose maps give back to
    it as they go.  */

@@ -110,6 +110,12 @@ st_unwinder_mappings_refused (const struct st_unwinder *u)
   return st_process_table_mappings_refused (u->processes);
 }
 
+uint64_t
+st_unwinder_jit_dumps_refused (const struct st_unwinder *u)
+{
+  return st_process_table_jit_dumps_refused (u->processes);
+}
+
 const struct st_resolver *
 st_unwinder_resolver (const struct st_unwinder *u)
 {

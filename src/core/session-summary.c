@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "basic/hashmap.h"
+#include "basic/log.h"
 #include "basic/untrusted.h"
 #include "core/resolve/jit-budget.h"
 #include "core/resolve/jit-map.h"
@@ -67,7 +68,14 @@ print_missing (const void *key, size_t len, void *value, void *arg)
   struct file_answer *a = value;
   struct summary_counts *c = arg;
   if (a->found_by < 0)
-    fprintf (c->out, "    %.*s: %s\n", (int) len, (const char *) key, a->why);
+    {
+      /* The path is the process's to choose, and the reason may name it.  */
+      fputs ("    ", c->out);
+      st_log_write_escaped (c->out, key, strnlen (key, len));
+      fputs (": ", c->out);
+      st_log_write_escaped (c->out, a->why, strlen (a->why));
+      fputc ('\n', c->out);
+    }
   return 0;
 }
 

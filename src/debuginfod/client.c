@@ -209,19 +209,20 @@ progress (debuginfod_client *client, long a, long b)
     {
       d->q.shown = t;
       d->q.showing = true;
+      /* The module's name is the process's to choose: escaped.  */
+      const char *module = base_name (d->q.module);
+      fprintf (stderr, "\r\033[Kdebuginfod: %s of ", kind_names[d->q.kind]);
+      st_log_write_escaped (stderr, module, strlen (module));
       if (url == NULL)
-        fprintf (stderr, "\r\033[Kdebuginfod: %s of %s: waiting for %s (%.0f s)",
-                 kind_names[d->q.kind], base_name (d->q.module), servers (d), elapsed);
+        fprintf (stderr, ": waiting for %s (%.0f s)", servers (d), elapsed);
       else
         {
           const char *end = strstr (url, "/buildid/");
           int len = end != NULL ? (int) (end - url) : (int) strlen (url);
           if (b > 0)
-            fprintf (stderr, "\r\033[Kdebuginfod: %s of %s: %.1f of %.1f MB from %.*s",
-                     kind_names[d->q.kind], base_name (d->q.module), a / 1e6, b / 1e6, len, url);
+            fprintf (stderr, ": %.1f of %.1f MB from %.*s", a / 1e6, b / 1e6, len, url);
           else
-            fprintf (stderr, "\r\033[Kdebuginfod: %s of %s: %.1f MB from %.*s",
-                     kind_names[d->q.kind], base_name (d->q.module), a / 1e6, len, url);
+            fprintf (stderr, ": %.1f MB from %.*s", a / 1e6, len, url);
         }
       fflush (stderr);
     }

@@ -1,6 +1,7 @@
 # Unit tests (cmocka, reporting TAP through CMOCKA_MESSAGE_OUTPUT=TAP).
 UNIT_TESTS = \
 	tests/unit/test-hashmap \
+	tests/unit/test-log \
 	tests/unit/test-bsearch \
 	tests/unit/test-ordered-queue \
 	tests/unit/test-regs \
@@ -29,6 +30,9 @@ unit_ldadd = src/core/libcore.a $(CMOCKA_LIBS) $(core_libs)
 
 tests_unit_test_hashmap_CFLAGS = $(unit_cflags)
 tests_unit_test_hashmap_LDADD = $(unit_ldadd)
+# Messages with a user's control characters in them (escaped).
+tests_unit_test_log_CFLAGS = $(unit_cflags)
+tests_unit_test_log_LDADD = $(unit_ldadd)
 tests_unit_test_bsearch_CFLAGS = $(unit_cflags)
 tests_unit_test_bsearch_LDADD = $(unit_ldadd)
 tests_unit_test_ordered_queue_CFLAGS = $(unit_cflags)

@@ -459,6 +459,40 @@ test_map_reads_within_budget (void **state)
   assert_int_equal (unlink (path), 0);
 }
 
+/* A map read whole, to an unfinished last line, with less budget than it
+   could reserve but more than it holds, was not stopped by the budget:
+   no refusal counted, no warning.  */
+static void
+test_unfinished_line_is_no_refusal (void **state)
+{
+  (void) state;
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  for (int i = 0; i < 100; i++)   /* 16 bytes a line */
+    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
+  fputs ("20000 10 still_being_wr", f);
+  assert_int_equal (fclose (f), 0);
+
+  /* 8000 bytes left: under 8 per byte of the 1,623 of text, over the
+     1,600 + 100 x 32 the lines hold.  */
+  uid_t uid = getuid ();
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
+  assert_true (st_jit_budget_available (b, uid, st_now_ns ()) == ST_JIT_USER_BURST_BYTES);
+  st_jit_budget_charge (b, uid, 0, ST_JIT_USER_HELD_BYTES - 8000, 0);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
+  uint64_t off = 0;
+  assert_string_equal (st_jit_map_lookup (m, 0x10000 + 0x10 * 99 + 3, &off), "fn_099");
+  assert_int_equal (st_jit_map_size (m), 100);
+  assert_int_equal (st_jit_budget_reads_refused (b), 0);
+  st_jit_map_free (m);
+  st_jit_budget_free (b);
+  assert_int_equal (unlink (path), 0);
+}
+
 /* A jitdump record larger than a read window, and than the budget allows
    now, is left for later: the file is not given up.  */
 static void
@@ -566,6 +600,7 @@ main (void)
     cmocka_unit_test (test_map_moves_to_the_new_user),
     cmocka_unit_test (test_map_merges_appended_names),
     cmocka_unit_test (test_map_leaves_a_big_record_for_later),
+    cmocka_unit_test (test_unfinished_line_is_no_refusal),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -140,10 +140,6 @@ test_paths_go_with_their_last_mapping (void **state)
   st_resolver_free (r);
 }
 
-/* A process whose live mappings name ever more path bytes (distinct
-   paths of 4 KB at distinct addresses, never replaced) is held to
-   ST_PROCESS_PATH_BYTES: the mappings beyond are not kept; a mapping over
-   one it has (the kernel replaced it) still takes its place.  */
 /* A process that maps more jitdump files than its JIT map reads is
    counted once, however many more it maps; another process is not.  */
 static void
@@ -168,6 +164,10 @@ test_jitdumps_past_the_cap_counted_once (void **state)
   st_resolver_free (r);
 }
 
+/* A process whose live mappings name ever more path bytes (distinct
+   paths of 4 KB at distinct addresses, never replaced) is held to
+   ST_PROCESS_PATH_BYTES: the mappings beyond are not kept; a mapping over
+   one it has (the kernel replaced it) still takes its place.  */
 static void
 test_path_bytes_of_a_process_bounded (void **state)
 {

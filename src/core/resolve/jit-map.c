@@ -355,8 +355,12 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
       uint64_t held = held_since (m, f, before, entries_before);
       st_jit_budget_charge (m->budget, f->charged_uid, reserved, held, read);
       f->charged += held;
-      if (reserved < want && f->consumed < limit && !f->done
-          && st_jit_budget_refused (m->budget, f->charged_uid))
+      /* Stopped by the budget: the text allowed ended before the file's,
+         or the read holds all it reserved.  Not a read that stopped at an
+         unfinished last line (a JIT still writing, a map without a last
+         newline) with room to spare.  */
+      bool stopped = f->consumed < limit && !f->done && (allowed < limit || held >= held_room);
+      if (stopped && st_jit_budget_refused (m->budget, f->charged_uid))
         st_warning ("%s (process %d): the JIT files of uid %u's processes are over their "
                     "budget (%u MiB held, %u MiB a second): the rest is read when it allows; "
                     "--stats counts the reads stopped",

@@ -205,6 +205,22 @@ test_map_names_moved_code (void **state)
   assert_int_equal (rmdir (dir), 0);
 }
 
+/* Writes PID's perf map: 100 lines of 16 bytes naming fn_000..fn_099 at
+   0x10000 + 0x10 * i, then TAIL (NULL: none; an unfinished line).  Its
+   path in PATH.  */
+static void
+write_perf_map (pid_t pid, const char *tail, char *path, size_t size)
+{
+  snprintf (path, size, "/tmp/perf-%d.map", (int) pid);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  for (int i = 0; i < 100; i++)
+    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
+  if (tail != NULL)
+    fputs (tail, f);
+  assert_int_equal (fclose (f), 0);
+}
+
 /* Each user's two budgets, and that they are the user's own.  */
 static void
 test_budget_bounds_each_user (void **state)
@@ -386,12 +402,7 @@ test_map_moves_to_the_new_user (void **state)
   close (go[0]);
   close (done[1]);
   char path[64];
-  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) child);
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  for (int i = 0; i < 100; i++)
-    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
-  assert_int_equal (fclose (f), 0);
+  write_perf_map (child, NULL, path, sizeof path);
 
   struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
   assert_non_null (b);
@@ -430,12 +441,7 @@ test_map_reads_within_budget (void **state)
 {
   (void) state;
   char path[64];
-  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  for (int i = 0; i < 100; i++)   /* 16 bytes a line */
-    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
-  assert_int_equal (fclose (f), 0);
+  write_perf_map (getpid (), NULL, path, sizeof path);
 
   /* Our own user has 800 bytes left: fifty lines.  */
   uid_t uid = getuid ();
@@ -467,13 +473,7 @@ test_unfinished_line_is_no_refusal (void **state)
 {
   (void) state;
   char path[64];
-  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
-  FILE *f = fopen (path, "w");
-  assert_non_null (f);
-  for (int i = 0; i < 100; i++)   /* 16 bytes a line */
-    fprintf (f, "%x 10 fn_%03d\n", 0x10000 + 0x10 * i, i);
-  fputs ("20000 10 still_being_wr", f);
-  assert_int_equal (fclose (f), 0);
+  write_perf_map (getpid (), "20000 10 still_being_wr", path, sizeof path);
 
   /* 8000 bytes left: under 8 per byte of the 1,623 of text, over the
      1,600 + 100 x 32 the lines hold.  */

@@ -17,6 +17,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/input/perf-compressed.c src/core/input/perf-compressed.h \
 	src/core/output/output-file.c src/core/output/output-file.h \
 	src/core/input/perf-format.h \
+	src/core/unwind/module-spans.c src/core/unwind/module-spans.h \
 	src/core/unwind/process.c src/core/unwind/process.h \
 	src/core/unwind/regs.c src/core/unwind/regs.h \
 	src/core/unwind/unwind-cache.c src/core/unwind/unwind-cache.h \

@@ -28,6 +28,11 @@ EXTRA_DIST += tests/live/beside-perf.sh
 # root's -p: the profiler stays small and says so once (jit-budget.h).
 TESTS += tests/live/jit-budget.sh
 EXTRA_DIST += tests/live/jit-budget.sh
+# A user's processes with 30,000 executable mappings each, under root's
+# -p: the profiler keeps up (each mapping offered to a Dwfl once, the
+# overlap check a binary search: module-spans.h).
+TESTS += tests/live/many-mappings.sh
+EXTRA_DIST += tests/live/many-mappings.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

@@ -14,6 +14,7 @@ UNIT_TESTS = \
 	tests/unit/test-procfs \
 	tests/unit/test-load-bias \
 	tests/unit/test-process \
+	tests/unit/test-module-spans \
 	tests/unit/test-resolver \
 	tests/unit/test-ns-client \
 	tests/unit/test-container \
@@ -69,6 +70,8 @@ tests_unit_test_load_bias_CFLAGS = $(unit_cflags)
 tests_unit_test_load_bias_LDADD = $(unit_ldadd)
 tests_unit_test_process_CFLAGS = $(unit_cflags)
 tests_unit_test_process_LDADD = $(unit_ldadd)
+tests_unit_test_module_spans_CFLAGS = $(unit_cflags)
+tests_unit_test_module_spans_LDADD = $(unit_ldadd)
 tests_unit_test_resolver_CFLAGS = $(unit_cflags)
 tests_unit_test_resolver_LDADD = $(unit_ldadd)
 tests_unit_test_container_CFLAGS = $(unit_cflags)

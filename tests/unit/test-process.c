@@ -19,6 +19,7 @@
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
 
+#include "core/resolve/elf-file.h"
 #include "core/resolve/jit-map.h"
 #include "core/unwind/process.h"
 
@@ -411,6 +412,81 @@ test_own_maps_give_a_dwfl_that_symbolizes (void **state)
   st_resolver_free (r);
 }
 
+/* Counts a Dwfl's modules.  */
+static int
+count_module (Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+  (*(size_t *) arg)++;
+  return DWARF_CB_OK;
+}
+
+/* One file mapped again and again (V8's built-ins in node; a user's
+   process with 65,530 such mappings): a mapping gets a module of its own
+   only when its range overlaps no module of the file at another bias.
+   This program mapped every half-span: every second mapping gets one.
+   Mappings added after the Dwfl was made are offered once, in a second
+   report; the rule holds across both.  */
+static void
+test_mappings_of_one_file_get_modules_apart (void **state)
+{
+  char self[4096];
+  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
+  assert_true (len > 0);
+  self[len] = '\0';
+  pid_t pid = getpid ();
+  const uint64_t base = 0x100000000000;
+  /* The file's span at a bias: one mapping, one module.  */
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  struct st_mmap_event first = exec_map (pid, base, 0x1000, self);
+  assert_int_equal (st_process_table_mmap (t, &first), 0);
+  struct st_process *p = st_process_table_get (t, pid);
+  assert_non_null (st_process_dwfl (t, p));
+  assert_non_null (p->maps[0]->file);
+  uint64_t bias, low, high;
+  assert_true (st_elf_file_mapping_bias (p->maps[0]->file, base, 0, true, &bias, &low, &high));
+  uint64_t span = high - low;
+  /* Half a span and a page apart: a mapping's range overlaps its
+     neighbours' only.  */
+  uint64_t step = ((span / 2) & ~(uint64_t) 0xfff) + 0x1000;
+  enum { N = 2000 };
+  for (unsigned i = 2; i < N; i += 2)
+    {
+      struct st_mmap_event m = exec_map (pid, base + i * step, 0x1000, self);
+      assert_int_equal (st_process_table_mmap (t, &m), 0);
+    }
+  Dwfl *dwfl = st_process_dwfl (t, p);
+  assert_non_null (dwfl);
+  size_t modules = 0;
+  dwfl_getmodules (dwfl, count_module, &modules, 0);
+  assert_int_equal (modules, N / 2);
+  /* The odd ones overlap both neighbours: no module.  */
+  for (unsigned i = 1; i < N; i += 2)
+    {
+      struct st_mmap_event m = exec_map (pid, base + i * step, 0x1000, self);
+      assert_int_equal (st_process_table_mmap (t, &m), 0);
+    }
+  assert_int_equal (p->n_maps, N);
+  assert_true (st_process_dwfl (t, p) == dwfl);   /* added to, not made again */
+  modules = 0;
+  dwfl_getmodules (dwfl, count_module, &modules, 0);
+  assert_int_equal (modules, N / 2);
+  for (unsigned i = 0; i < N; i++)
+    {
+      assert_true (p->maps[i]->offered);
+      assert_int_equal (p->maps[i]->reported, i % 2 == 0);
+    }
+  /* Each pc is in the module of its even mapping or of a neighbour.  */
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, base + 7 * step);
+  assert_non_null (mod);
+  Dwarf_Addr mod_low;
+  dwfl_module_info (mod, NULL, &mod_low, NULL, NULL, NULL, NULL, NULL);
+  assert_true (mod_low == base + 6 * step || mod_low == base + 8 * step);
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
 int
 main (void)
 {
@@ -423,6 +499,7 @@ main (void)
     cmocka_unit_test (test_jitdumps_past_the_cap_counted_once),
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
+    cmocka_unit_test (test_mappings_of_one_file_get_modules_apart),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

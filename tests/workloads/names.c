@@ -15,6 +15,11 @@
  *                       anonymous executable memory (named jit_spin_loop,
  *                       the map's first line), so that every sample makes
  *                       a profiler look the map up (tests/live/jit-budget.sh)
+ *   names maps N SECONDS
+ *                       maps its own executable N times, a page each, two
+ *                       pages apart (each a mapping of its own), then runs
+ *                       for SECONDS in spin_among_mappings
+ *                       (tests/live/many-mappings.sh)
  *
  * Prints how many it made.  */
 #include <errno.h>
@@ -156,6 +161,48 @@ jit (unsigned long mb, unsigned seconds, bool short_lines)
   return 0;
 }
 
+/* Where the maps workload spends its time: a frame a profiler names.  */
+static __attribute__ ((noinline)) void
+spin_among_mappings (void)
+{
+  for (volatile unsigned long x = 0;; x++)
+    ;
+}
+
+static int
+maps (unsigned long n, unsigned seconds)
+{
+  int fd = open ("/proc/self/exe", O_RDONLY);
+  if (fd < 0)
+    {
+      perror ("/proc/self/exe");
+      return 1;
+    }
+  /* Room for all, given back, then filled a page in two: the holes keep
+     the kernel from merging neighbours into one mapping.  */
+  size_t step = 2 * 4096;
+  char *base = mmap (NULL, n * step, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED || munmap (base, n * step) != 0)
+    {
+      perror ("mmap");
+      return 1;
+    }
+  unsigned long made = 0;
+  for (; made < n; made++)
+    if (mmap (base + made * step, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED, fd, 0)
+        == MAP_FAILED)
+      {
+        perror ("mmap (PROT_EXEC)");
+        return 1;
+      }
+  close (fd);
+  printf ("%d: %lu mappings\n", (int) getpid (), made);
+  fflush (stdout);
+  alarm (seconds);   /* its default action ends the loop */
+  spin_among_mappings ();
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -166,6 +213,9 @@ main (int argc, char **argv)
   if (argc >= 4 && strcmp (argv[1], "jit") == 0)
     return jit (strtoul (argv[2], NULL, 10), (unsigned) strtoul (argv[3], NULL, 10),
                 argc >= 5 && strcmp (argv[4], "short") == 0);
-  fprintf (stderr, "usage: %s comm N | paths N DIR | jit MB SECONDS [short]\n", argv[0]);
+  if (argc >= 4 && strcmp (argv[1], "maps") == 0)
+    return maps (strtoul (argv[2], NULL, 10), (unsigned) strtoul (argv[3], NULL, 10));
+  fprintf (stderr, "usage: %s comm N | paths N DIR | jit MB SECONDS [short] | maps N SECONDS\n",
+           argv[0]);
   return 2;
 }

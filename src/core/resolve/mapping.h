@@ -41,5 +41,6 @@ struct st_mapping {
   uint64_t bias;              /* file address + bias = process address */
   bool has_bias;              /* bias is known: the mapping can be symbolized */
   bool reported;              /* a module of the current Dwfl points here */
+  bool offered;               /* the current Dwfl was offered it (a module, or none) */
   const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
 };

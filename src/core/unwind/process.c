@@ -13,6 +13,7 @@
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/string-arena.h"
+#include "core/unwind/module-spans.h"
 #include "core/unwind/process.h"
 #include "core/unwind/dwfl-unwind.h"
 
@@ -224,6 +225,7 @@ mapping_copy (struct st_process_table *t, const struct st_mapping *m)
     return NULL;
   *c = *m;
   c->reported = false;
+  c->offered = false;
   c->file = m->file ? st_elf_file_ref (m->file) : NULL;
   counted_of (t, c->path)->refs++;
   return c;
@@ -236,8 +238,13 @@ process_drop_dwfl (struct st_process *p)
     dwfl_end (p->dwfl);
   p->dwfl = NULL;
   p->dwfl_attached = false;
+  st_module_spans_free (p->spans);
+  p->spans = NULL;
   for (size_t i = 0; i < p->n_maps; i++)
-    p->maps[i]->reported = false;
+    {
+      p->maps[i]->reported = false;
+      p->maps[i]->offered = false;
+    }
   p->needs_report = p->n_maps > 0;
 }
 
@@ -782,16 +789,10 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
      module that would overlap: the same file loaded again elsewhere (a
      forked child's inherited maps, then its own after exec, in a Sysprof
      stream) is a module of its own.  */
-  for (size_t i = 0; i < p->n_maps; i++)
-    {
-      const struct st_mapping *o = p->maps[i];
-      uint64_t o_bias, o_low, o_high;
-      if (o != m && o->file == m->file && o->has_bias && o->bias != m->bias && o->reported
-          && st_elf_file_mapping_bias (o->file, o->start, o->pgoff, true, &o_bias, &o_low,
-                                       &o_high)
-          && o_low < high && low < o_high)
-        return;
-    }
+  if (p->spans == NULL && (p->spans = st_module_spans_new ()) == NULL)
+    return;
+  if (st_module_spans_conflict (p->spans, m->file, low, high))
+    return;
   Dwfl_Module *mod = dwfl_report_module (p->dwfl, m->path, low, high);
   if (mod == NULL)
     {
@@ -806,6 +807,8 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
     {
       *userdata = m;
       m->reported = true;
+      /* Without memory for it a later mapping of the file may overlap. */
+      (void) st_module_spans_add (p->spans, m->file, low, high);
     }
 }
 
@@ -823,13 +826,20 @@ st_process_dwfl (struct st_process_table *t, struct st_process *p)
     }
   else
     dwfl_report_begin_add (p->dwfl);
-  /* Mappings are sorted and those already reported stay: report all that
-     are new.  Reporting one again is harmless (libdwfl finds it).  */
+  /* Mappings are sorted and the modules already reported stay: offer
+     the Dwfl only the mappings it was not offered (each offer may look at
+     the file's program headers: a process may have 65,530 mappings).  */
   prefetch_mappings (t, p);
   const struct st_mapping *prev = NULL;   /* resolved in this report */
   for (size_t i = 0; i < p->n_maps; i++)
     {
       struct st_mapping *m = p->maps[i];
+      if (m->offered)
+        {
+          prev = NULL;
+          continue;
+        }
+      m->offered = true;
       bool fresh = !m->resolved;
       report_mapping (t, p, m, prev);
       prev = fresh ? m : NULL;

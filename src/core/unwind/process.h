@@ -20,6 +20,7 @@
 #include "core/resolve/mapping.h"
 #include "core/resolve/resolver.h"
 
+struct st_module_spans;
 struct st_unwind_slot;
 
 struct st_process_table;
@@ -34,6 +35,7 @@ struct st_process {
   struct st_mapping **maps;   /* executable file mappings, sorted by start */
   size_t n_maps, cap_maps;
   Dwfl *dwfl;
+  struct st_module_spans *spans;  /* the Dwfl's modules' ranges (NULL: none yet) */
   bool dwfl_attached;
   bool needs_report;          /* new mappings to report */
   bool jit_dumps_refused;     /* it mapped jitdumps past those its map reads */

@@ -9,6 +9,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/procfs.c src/basic/procfs.h \
 	src/basic/fd-limit.c src/basic/fd-limit.h \
 	src/basic/build-id.h \
+	src/basic/elf-begin.c src/basic/elf-begin.h \
 	src/basic/bsearch.h \
 	src/basic/bytes.h \
 	src/basic/clock.h \

@@ -6,6 +6,9 @@
 
 #include "basic/why.h"
 
+static int why_vset_at (struct st_why *why, int err, uint64_t offset, const char *fmt,
+                        va_list ap) __attribute__ ((format (printf, 4, 0)));
+
 static int
 why_vset_at (struct st_why *why, int err, uint64_t offset, const char *fmt, va_list ap)
 {

@@ -15,6 +15,7 @@
 
 #include "basic/build-id.h"
 #include "basic/cleanup.h"
+#include "basic/elf-begin.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/why.h"
@@ -335,7 +336,8 @@ count_fetched (struct st_debuginfod *d, enum kind kind, int fd, unsigned want)
       return;
     }
   d->debuginfo_fetched++;
-  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  Elf *elf = NULL;
+  (void) st_elf_begin_untrusted (fd, &elf, NULL);
   bool cfi, symtab;
   elf_contents (elf, &cfi, &symtab);
   elf_end (elf);

@@ -23,7 +23,8 @@ check_PROGRAMS += \
 	tests/fuzz/fuzz-proc-maps-replay \
 	tests/fuzz/fuzz-jit-map-replay \
 	tests/fuzz/fuzz-gopclntab-replay \
-	tests/fuzz/fuzz-arm-exidx-replay
+	tests/fuzz/fuzz-arm-exidx-replay \
+	tests/fuzz/fuzz-elf-header-replay
 
 # perf.data files and pipes, through the whole tool.
 tests_fuzz_fuzz_perf_source_replay_SOURCES = tests/fuzz/fuzz-perf-source.c $(FUZZ_SOURCE_COMMON)
@@ -92,9 +93,22 @@ tests_fuzz_fuzz_arm_exidx_replay_CFLAGS = $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_arm_exidx_replay_LDFLAGS = $(ASAN_FLAGS_LD)
 tests_fuzz_fuzz_arm_exidx_replay_LDADD = $(FUZZ_LDADD)
 
+# The ELF header's counts, checked before libelf reads a user's file.
+tests_fuzz_fuzz_elf_header_replay_SOURCES = tests/fuzz/fuzz-elf-header.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_elf_header_replay_CFLAGS = $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_elf_header_replay_LDFLAGS = $(ASAN_FLAGS_LD)
+tests_fuzz_fuzz_elf_header_replay_LDADD = $(FUZZ_LDADD)
+
 # Every file of every corpus (replay-corpus.sh checks that none is missing,
 # or `make dist' would drop it).
 FUZZ_CORPUS = \
+	tests/fuzz/corpus/elf-header/seed-armhf-thumb-unwind-tables.so \
+	tests/fuzz/corpus/elf-header/seed-x86_64-small.so \
+	tests/fuzz/corpus/elf-header/synth-elf32-pn-xnum-67585 \
+	tests/fuzz/corpus/elf-header/synth-elf32be-sections-4097 \
+	tests/fuzz/corpus/elf-header/synth-elf64-pn-xnum-20000000 \
+	tests/fuzz/corpus/elf-header/synth-elf64-sections-extended-20000000 \
+	tests/fuzz/corpus/elf-header/synth-elf64be-phdrs-1170 \
 	tests/fuzz/corpus/arm-exidx/seed-armhf-arm-mode-unwind-tables.so \
 	tests/fuzz/corpus/arm-exidx/seed-armhf-thumb-unwind-tables.so \
 	tests/fuzz/corpus/flatpak/seed-bwrapinfo.json \

@@ -33,6 +33,10 @@ EXTRA_DIST += tests/live/jit-budget.sh
 # overlap check a binary search: module-spans.h).
 TESTS += tests/live/many-mappings.sh
 EXTRA_DIST += tests/live/many-mappings.sh
+# A user's process mapping an ELF file whose header counts 20 million
+# sections or program headers, under root's -p: not read (elf-begin.h).
+TESTS += tests/live/crafted-elf.sh
+EXTRA_DIST += tests/live/crafted-elf.sh
 EXTRA_DIST += tests/live/interrupt.sh tests/live/check-outputs.py
 # The whole machine under a fork storm: memory bounded by the processes
 # alive, lost samples reported as a share.  A minute: in `make check-long'.

@@ -9,6 +9,7 @@ UNIT_TESTS = \
 	tests/unit/test-source-perf \
 	tests/unit/test-symbols \
 	tests/unit/test-elf-build-id \
+	tests/unit/test-elf-begin \
 	tests/unit/test-untrusted \
 	tests/unit/test-session \
 	tests/unit/test-procfs \
@@ -70,6 +71,8 @@ tests_unit_test_load_bias_CFLAGS = $(unit_cflags)
 tests_unit_test_load_bias_LDADD = $(unit_ldadd)
 tests_unit_test_process_CFLAGS = $(unit_cflags)
 tests_unit_test_process_LDADD = $(unit_ldadd)
+tests_unit_test_elf_begin_CFLAGS = $(unit_cflags)
+tests_unit_test_elf_begin_LDADD = $(unit_ldadd)
 tests_unit_test_module_spans_CFLAGS = $(unit_cflags)
 tests_unit_test_module_spans_LDADD = $(unit_ldadd)
 tests_unit_test_resolver_CFLAGS = $(unit_cflags)

@@ -20,6 +20,12 @@
  *                       pages apart (each a mapping of its own), then runs
  *                       for SECONDS in spin_among_mappings
  *                       (tests/live/many-mappings.sh)
+ *   names elf DIR sections|phdrs SECONDS
+ *                       writes DIR/crafted-PID.so, an ELF file of a few KB on
+ *                       disk whose header counts 20 million sections or
+ *                       program headers (sparse: the tables read as
+ *                       zeros), maps it executable, then runs for SECONDS
+ *                       in spin_among_mappings (tests/live/crafted-elf.sh)
  *
  * Prints how many it made.  */
 #include <errno.h>
@@ -203,6 +209,83 @@ maps (unsigned long n, unsigned seconds)
   return 0;
 }
 
+/* Stores V in N little-endian bytes at P.  */
+static void
+put_le (unsigned char *p, size_t n, uint64_t v)
+{
+  for (size_t i = 0; i < n; i++)
+    p[i] = (unsigned char) (v >> (8 * i));
+}
+
+static int
+elf (const char *dir, const char *kind, unsigned seconds)
+{
+  const uint64_t count = 20000000, shoff = 4096;
+  bool sections = strcmp (kind, "sections") == 0;
+  char path[4096];
+  snprintf (path, sizeof path, "%s/crafted-%d.so", dir, (int) getpid ());
+  int fd = open (path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    {
+      perror (path);
+      return 1;
+    }
+  /* ELF64, little-endian, ET_DYN for x86-64; one PT_LOAD of the first
+     page, r-x; the counts past 16 bits in section 0 (sh_size for
+     sections, sh_info for program headers).  */
+  unsigned char h[64] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+  put_le (h + 16, 2, 3);              /* e_type ET_DYN */
+  put_le (h + 18, 2, 62);             /* e_machine EM_X86_64 */
+  put_le (h + 20, 4, 1);              /* e_version */
+  put_le (h + 32, 8, 64);             /* e_phoff */
+  put_le (h + 40, 8, shoff);          /* e_shoff */
+  put_le (h + 52, 2, 64);             /* e_ehsize */
+  put_le (h + 54, 2, 56);             /* e_phentsize */
+  put_le (h + 56, 2, sections ? 1 : 0xffff);   /* e_phnum, or PN_XNUM */
+  put_le (h + 58, 2, 64);             /* e_shentsize */
+  put_le (h + 60, 2, sections ? 0 : 1);        /* e_shnum: 0 is extended */
+  unsigned char ph[56] = { 0 };
+  put_le (ph, 4, 1);                  /* PT_LOAD */
+  put_le (ph + 4, 4, 5);              /* PF_R | PF_X */
+  put_le (ph + 32, 8, 4096);          /* p_filesz */
+  put_le (ph + 40, 8, 4096);          /* p_memsz */
+  put_le (ph + 48, 8, 4096);          /* p_align */
+  unsigned char sh[64] = { 0 };
+  put_le (sh + 32, 8, sections ? count : 1);   /* sh_size: the section count */
+  put_le (sh + 44, 4, sections ? 0 : count);   /* sh_info: the phdr count */
+  uint64_t size = sections ? shoff + count * 64 : 64 + count * 56 + shoff;
+  if (pwrite (fd, h, sizeof h, 0) != (ssize_t) sizeof h
+      || pwrite (fd, ph, sizeof ph, 64) != (ssize_t) sizeof ph
+      || pwrite (fd, sh, sizeof sh, sections ? shoff : 64 + count * 56) != (ssize_t) sizeof sh
+      || ftruncate (fd, (off_t) size) != 0)
+    {
+      perror (path);
+      return 1;
+    }
+  if (!sections)
+    {
+      /* e_shoff: section 0 after the program headers.  */
+      unsigned char off[8];
+      put_le (off, 8, 64 + count * 56);
+      if (pwrite (fd, off, 8, 40) != 8)
+        {
+          perror (path);
+          return 1;
+        }
+    }
+  if (mmap (NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED)
+    {
+      perror ("mmap (PROT_EXEC)");
+      return 1;
+    }
+  close (fd);
+  printf ("%d: %s maps %s\n", (int) getpid (), path, kind);
+  fflush (stdout);
+  alarm (seconds);
+  spin_among_mappings ();
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -215,7 +298,11 @@ main (int argc, char **argv)
                 argc >= 5 && strcmp (argv[4], "short") == 0);
   if (argc >= 4 && strcmp (argv[1], "maps") == 0)
     return maps (strtoul (argv[2], NULL, 10), (unsigned) strtoul (argv[3], NULL, 10));
-  fprintf (stderr, "usage: %s comm N | paths N DIR | jit MB SECONDS [short] | maps N SECONDS\n",
+  if (argc >= 5 && strcmp (argv[1], "elf") == 0)
+    return elf (argv[2], argv[3], (unsigned) strtoul (argv[4], NULL, 10));
+  fprintf (stderr,
+           "usage: %s comm N | paths N DIR | jit MB SECONDS [short] | maps N SECONDS"
+           " | elf DIR sections|phdrs SECONDS\n",
            argv[0]);
   return 2;
 }

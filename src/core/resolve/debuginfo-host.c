@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "basic/elf-begin.h"
 #include "core/resolve/debuginfo-host.h"
 #include "core/resolve/elf-file.h"
 #include "basic/log.h"
@@ -58,7 +59,8 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
     ok = false;   /* the module's own file by another name */
   else if (w->build_id_size > 0)
     {
-      Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+      Elf *elf = NULL;
+      (void) st_elf_begin_untrusted (fd, &elf, NULL);
       uint8_t id[ST_BUILD_ID_MAX];
       size_t n = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, id) : 0;
       elf_end (elf);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/elf-begin.h"
 #include "core/resolve/debuginfo-host.h"
 #include "core/resolve/find-debuginfo.h"
 #include "basic/log.h"
@@ -288,6 +289,15 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
       {
         char *path = NULL;
         int fd = steps[i].find (&q, &path);
+        struct st_why why = { 0 };
+        if (fd >= 0 && st_elf_check_header (fd, &why) < 0)
+          {
+            /* libdwfl would believe its counts (basic/elf-begin.h).  */
+            st_warning ("%s: debug file %s not read: %s", modname, path != NULL ? path : "?",
+                        why.text);
+            close (fd);
+            fd = -1;
+          }
         if (fd >= 0)
           {
             st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "container/container.h"
+#include "basic/elf-begin.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
@@ -26,6 +27,15 @@ static bool
 is_special_name (const char *path)
 {
   return path[0] == '[' || strncmp (path, "//anon", 6) == 0 || strncmp (path, "/memfd:", 7) == 0;
+}
+
+/* libelf on the candidate's file, its header's counts checked first: a
+   user's file may count billions of sections (basic/elf-begin.h).  0, or
+   -1 with C->why saying why.  */
+static int
+candidate_begin (struct candidate *c)
+{
+  return st_elf_begin_untrusted (c->fd, &c->elf, &c->why) < 0 ? -1 : 0;
 }
 
 /* The file at the path the process used, seen from the host.  Right when
@@ -66,8 +76,7 @@ step_host_path (const struct st_mapping_request *req, struct candidate *c)
                   (unsigned long long) st.st_ino, (unsigned long long) req->ino);
       return -1;
     }
-  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
-  return 0;
+  return candidate_begin (c);
 }
 
 /* The recording machine's files: under --sysroot by their path, in a
@@ -89,8 +98,7 @@ step_sysroot (const struct st_mapping_request *req, struct candidate *c)
       return -1;
     }
   c->fd = fd;
-  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
-  return 0;
+  return candidate_begin (c);
 }
 
 static int
@@ -110,8 +118,7 @@ step_search_path (const struct st_mapping_request *req, struct candidate *c)
       return -1;
     }
   c->fd = fd;
-  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
-  return 0;
+  return candidate_begin (c);
 }
 
 /* The vdso is not a file: use this process's own, which is the same image
@@ -170,8 +177,7 @@ step_debuginfod (const struct st_mapping_request *req, struct candidate *c)
                                          &c->why);
   if (c->fd < 0)
     return -1;
-  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
-  return 0;
+  return candidate_begin (c);
 }
 
 bool
@@ -206,8 +212,7 @@ step_ns_helper (const struct st_mapping_request *req, struct candidate *c)
       return -1;
     }
   st_info ("pid %d: %s: opened by the namespace helper (%s)", (int) req->pid, req->path, way);
-  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
-  return 0;
+  return candidate_begin (c);
 }
 
 /* Is the file open in C->fd the mapped one?  Without a build-id, by size
@@ -217,7 +222,8 @@ storage_matches (const struct st_mapping_request *req, struct candidate *c)
 {
   if (req->build_id_size > 0)
     {
-      Elf *elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
+      Elf *elf = NULL;
+      (void) st_elf_begin_untrusted (c->fd, &elf, NULL);
       uint8_t id[ST_BUILD_ID_MAX];
       size_t n = elf ? st_elf_read_build_id (elf, id) : 0;
       elf_end (elf);
@@ -296,8 +302,7 @@ step_container (const struct st_mapping_request *req, struct candidate *c)
            ct ? "" : ", the process was gone");
   if (ct == NULL && s.upper)
     c->ran_in = s.found_in;
-  c->elf = elf_begin (c->fd, ELF_C_READ_MMAP, NULL);
-  return 0;
+  return candidate_begin (c);
 }
 
 const struct st_resolver_step st_resolver_steps[] = {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "basic/bsearch.h"
 #include "basic/hashmap.h"
 #include "core/unwind/module-spans.h"
 
@@ -55,20 +56,11 @@ st_module_spans_free (struct st_module_spans *s)
   free (s);
 }
 
-/* How many of F's ranges start below HIGH.  */
+/* How many of F's ranges start below X.  */
 static size_t
-count_below (const struct file_spans *f, uint64_t high)
+count_below (const struct file_spans *f, uint64_t x)
 {
-  size_t lo = 0, hi = f->n;
-  while (lo < hi)
-    {
-      size_t mid = lo + (hi - lo) / 2;
-      if (f->v[mid].low < high)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo;
+  return x == 0 ? 0 : ST_BSEARCH_UPPER (f->v, f->n, low, x - 1);
 }
 
 bool

@@ -1,0 +1,37 @@
+/* Handing libelf a file someone else made, its header's counts checked
+ * first.
+ *
+ * libelf believes the header: elf_begin allocates and fills a descriptor
+ * for every section the header counts, elf_getphdrnum and gelf_getphdr a
+ * copy of every program header, and the counts may be 2^32 through the
+ * extended numbering (e_shnum 0 and e_phnum PN_XNUM, the real count in
+ * section 0).  A sparse file of 8 KB on disk that a user mapped executable
+ * made root's profiler take 6.4 GB (20 million sections, about 320 bytes
+ * each) or 1.07 GB (20 million program headers).  So every ELF file the
+ * profiler did not make itself is opened with st_elf_begin_untrusted:
+ * counts past what any linked program has are refused before libelf
+ * reads them.  */
+#pragma once
+
+#include <libelf.h>
+
+#include "basic/why.h"
+
+/* The kernel loads no program whose program headers take more than
+   64 KiB (fs/binfmt_elf.c: load_elf_phdrs): 1,170 of ELF64's.  */
+#define ST_ELF_MAX_PROGRAM_HEADER_BYTES 65536
+/* Linked programs and their debug files have tens of sections; only
+   relocatable objects built with -ffunction-sections have thousands, and
+   nothing maps those.  */
+#define ST_ELF_MAX_SECTIONS 4096
+
+/* 0 when FD is not an ELF file, or is one whose header counts at most
+   ST_ELF_MAX_SECTIONS sections and ST_ELF_MAX_PROGRAM_HEADER_BYTES of
+   program headers; else -E2BIG, and WHY (may be NULL) says what the
+   header counts.  For a descriptor handed to libdwfl, which begins its
+   own Elf.  */
+int st_elf_check_header (int fd, struct st_why *why);
+/* st_elf_check_header, then *ELF gets elf_begin (FD, ELF_C_READ_MMAP)
+   (NULL when libelf fails: not an ELF file) and 0 is returned; -E2BIG
+   and *ELF NULL when the check fails.  */
+int st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why);

@@ -16,7 +16,7 @@ packages="
   gcc-s390x-linux-gnu gcc-riscv64-linux-gnu gcc-i686-linux-gnu
   libc6-dev-arm64-cross libc6-dev-armhf-cross libc6-dev-ppc64el-cross
   libc6-dev-s390x-cross libc6-dev-riscv64-cross libc6-dev-i386-cross
-  qemu-user-static gdb-multiarch libzstd-dev
+  qemu-user-static gdb-multiarch libzstd-dev liblzma-dev
   sysprof xvfb xdotool xclip imagemagick python3-gi gir1.2-atspi-2.0
 "
 export DEBIAN_FRONTEND=noninteractive

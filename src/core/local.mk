@@ -60,6 +60,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
 	src/core/resolve/jit-budget.c src/core/resolve/jit-budget.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
+	src/core/resolve/minidebuginfo.c src/core/resolve/minidebuginfo.h \
 	src/core/resolve/jit-parse.c src/core/resolve/jitdump-format.h \
 	src/core/resolve/demangle.c src/core/resolve/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \
@@ -87,6 +88,7 @@ src/core/output/profile.pb-c.h: src/core/output/profile.pb-c.c
 BUILT_SOURCES += src/core/output/profile.pb-c.h
 
 core_libs = $(LIBDW_LIBS) $(LIBELF_LIBS) $(JSON_C_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) $(ZSTD_LIBS) \
+	$(LIBLZMA_LIBS) \
 	$(SYSPROF_CAPTURE_LIBS) $(LIBIBERTY_LIBS)
 
 bin_PROGRAMS += eu-stacktrace

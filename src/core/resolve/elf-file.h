@@ -55,6 +55,9 @@ struct st_elf_file {
      served (a dup) to every later process that maps the file, with its
      compressed sections already inflated (find-debuginfo.c).  */
   bool symtab_building;     /* libdwfl's requests now are for symtab */
+  /* Its .gnu_debugdata inflates past the bound (minidebuginfo.h): libdwfl
+     gets it with that section unnamed.  */
+  bool minidebuginfo_checked, minidebuginfo_hidden;
   bool debug_searched;
   bool debug_inflate_tried;
   bool debug_has_frame;     /* the debug file has a .debug_frame */

@@ -13,6 +13,7 @@
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/string-arena.h"
+#include "core/resolve/minidebuginfo.h"
 #include "core/unwind/module-spans.h"
 #include "core/unwind/process.h"
 #include "core/unwind/dwfl-unwind.h"
@@ -670,7 +671,11 @@ find_elf (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr bas
   const struct st_mapping *m = *userdata;
   if (m == NULL || m->file == NULL)
     return -1;
-  *elfp = elf_begin (-1, ELF_C_READ_MMAP, m->file->elf);
+  /* A file whose MiniDebugInfo is a bomb: no file rather than that one.  */
+  if (m->file->minidebuginfo_hidden)
+    *elfp = m->file->fd >= 0 ? st_minidebuginfo_hidden (m->file->fd) : NULL;
+  else
+    *elfp = elf_begin (-1, ELF_C_READ_MMAP, m->file->elf);
   *file_name = strdup (m->file->path);
   return -1;
 }

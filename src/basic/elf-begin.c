@@ -39,9 +39,13 @@ header_counts (int fd, uint64_t *sections, uint64_t *phdr_bytes)
         : field (ehdr + offsetof (Elf32_Ehdr, name), sizeof ((Elf32_Ehdr *) 0)->name, big))
   uint64_t shoff = EHDR (e_shoff), shnum = EHDR (e_shnum), phnum = EHDR (e_phnum);
 #undef EHDR
-  /* Past 65,279 sections or 65,534 program headers the real count is in
-     section 0: sh_size and sh_info.  */
-  if ((shnum == 0 || phnum == PN_XNUM) && shoff != 0)
+  /* Past 65,534 program headers the real count is in section 0's sh_info,
+     which libelf reads only when the whole section header table is in the
+     file: either way there are more than any bound here allows.  */
+  if (phnum == PN_XNUM)
+    phnum = UINT32_MAX;
+  /* Past 65,279 sections the real count is in section 0's sh_size.  */
+  if (shnum == 0 && shoff != 0)
     {
       unsigned char shdr[sizeof (Elf64_Shdr)];
       size_t size = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
@@ -50,10 +54,7 @@ header_counts (int fd, uint64_t *sections, uint64_t *phdr_bytes)
 #define SHDR(name) \
   (is64 ? field (shdr + offsetof (Elf64_Shdr, name), sizeof ((Elf64_Shdr *) 0)->name, big) \
         : field (shdr + offsetof (Elf32_Shdr, name), sizeof ((Elf32_Shdr *) 0)->name, big))
-          if (shnum == 0)
-            shnum = SHDR (sh_size);
-          if (phnum == PN_XNUM)
-            phnum = SHDR (sh_info);
+          shnum = SHDR (sh_size);
 #undef SHDR
         }
     }

@@ -60,7 +60,7 @@ src_core_libcore_a_SOURCES += \
 	src/core/resolve/gopclntab.c src/core/resolve/gopclntab.h \
 	src/core/resolve/jit-budget.c src/core/resolve/jit-budget.h \
 	src/core/resolve/jit-map.c src/core/resolve/jit-map.h \
-	src/core/resolve/minidebuginfo.c src/core/resolve/minidebuginfo.h \
+	src/core/resolve/inflate-bounds.c src/core/resolve/inflate-bounds.h \
 	src/core/resolve/jit-parse.c src/core/resolve/jitdump-format.h \
 	src/core/resolve/demangle.c src/core/resolve/demangle.h \
 	src/core/unwind/dwfl-unwind.c src/core/unwind/dwfl-unwind.h \

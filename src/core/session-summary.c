@@ -173,6 +173,13 @@ st_session_summary_print (FILE *out, const struct st_stats *st,
   if (n_unwinders > 0 && st_unwinder_mappings_refused (unwinders[0]) > 0)
     fprintf (out, "mappings not kept, of processes naming over %u MiB of paths: %" PRIu64 "\n",
              ST_PROCESS_PATH_BYTES >> 20, st_unwinder_mappings_refused (unwinders[0]));
+  /* Each thread makes the Dwfls of the processes it unwinds: the sum.  */
+  uint64_t modules_refused = 0;
+  for (size_t i = 0; i < n_unwinders; i++)
+    modules_refused += st_unwinder_modules_refused (unwinders[i]);
+  if (modules_refused > 0)
+    fprintf (out, "mappings given no module, of processes with over %d: %" PRIu64
+             " (counted in each unwinding thread)\n", ST_PROCESS_MAX_MODULES, modules_refused);
   if (st_jit_budget_reads_refused (jit_budget) > 0)
     fprintf (out, "JIT file reads stopped at their user's budget (%u MiB held, %u MiB a second): "
              "%" PRIu64 ", of %u users\n", ST_JIT_USER_HELD_BYTES >> 20,

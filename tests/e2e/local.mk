@@ -17,7 +17,7 @@ E2E_TESTS = \
 	tests/e2e/bad-input.sh \
 	tests/e2e/output-errors.sh \
 	tests/e2e/jit.sh \
-	tests/e2e/minidebuginfo.sh \
+	tests/e2e/inflate-bounds.sh \
 	tests/e2e/go.sh \
 	tests/e2e/demangle.sh \
 	tests/e2e/golden.sh \

@@ -20,7 +20,7 @@ UNIT_TESTS = \
 	tests/unit/test-ns-client \
 	tests/unit/test-container \
 	tests/unit/test-jit-map \
-	tests/unit/test-minidebuginfo \
+	tests/unit/test-inflate-bounds \
 	tests/unit/test-input \
 	tests/unit/test-sink-json \
 	tests/unit/test-sigbus-guard
@@ -72,8 +72,8 @@ tests_unit_test_load_bias_CFLAGS = $(unit_cflags)
 tests_unit_test_load_bias_LDADD = $(unit_ldadd)
 tests_unit_test_process_CFLAGS = $(unit_cflags)
 tests_unit_test_process_LDADD = $(unit_ldadd)
-tests_unit_test_minidebuginfo_CFLAGS = $(unit_cflags)
-tests_unit_test_minidebuginfo_LDADD = $(unit_ldadd)
+tests_unit_test_inflate_bounds_CFLAGS = $(unit_cflags)
+tests_unit_test_inflate_bounds_LDADD = $(unit_ldadd)
 tests_unit_test_elf_begin_CFLAGS = $(unit_cflags)
 tests_unit_test_elf_begin_LDADD = $(unit_ldadd)
 tests_unit_test_module_spans_CFLAGS = $(unit_cflags)

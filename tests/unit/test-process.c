@@ -487,6 +487,55 @@ test_mappings_of_one_file_get_modules_apart (void **state)
   st_resolver_free (r);
 }
 
+/* A process whose mappings would each be a module of its own (one file
+   mapped a span apart, again and again) gets ST_PROCESS_MAX_MODULES of
+   them: libdwfl's reporting is quadratic in the modules.  The rest are
+   counted; a new Dwfl (after an exec) starts from none again.  */
+static void
+test_modules_of_a_process_bounded (void **state)
+{
+  char self[4096];
+  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
+  assert_true (len > 0);
+  self[len] = '\0';
+  pid_t pid = getpid ();
+  const uint64_t base = 0x100000000000;
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  struct st_mmap_event first = exec_map (pid, base, 0x1000, self);
+  assert_int_equal (st_process_table_mmap (t, &first), 0);
+  struct st_process *p = st_process_table_get (t, pid);
+  assert_non_null (st_process_dwfl (t, p));
+  uint64_t bias, low, high;
+  assert_true (st_elf_file_mapping_bias (p->maps[0]->file, base, 0, true, &bias, &low, &high));
+  uint64_t step = ((high - low) | 0xfff) + 1;   /* a span apart: no overlap */
+  enum { N = ST_PROCESS_MAX_MODULES + 100 };
+  for (unsigned i = 1; i < N; i++)
+    {
+      struct st_mmap_event m = exec_map (pid, base + i * step, 0x1000, self);
+      assert_int_equal (st_process_table_mmap (t, &m), 0);
+    }
+  Dwfl *dwfl = st_process_dwfl (t, p);
+  assert_non_null (dwfl);
+  size_t modules = 0;
+  dwfl_getmodules (dwfl, count_module, &modules, 0);
+  assert_int_equal (modules, ST_PROCESS_MAX_MODULES);
+  assert_int_equal (p->n_modules, ST_PROCESS_MAX_MODULES);
+  assert_int_equal (st_process_table_modules_refused (t), 100);
+  /* A mapping over the first drops the Dwfl: the next one counts again.  */
+  struct st_mmap_event over = exec_map (pid, base, 0x1000, self);
+  assert_int_equal (st_process_table_mmap (t, &over), 0);
+  dwfl = st_process_dwfl (t, p);
+  assert_non_null (dwfl);
+  modules = 0;
+  dwfl_getmodules (dwfl, count_module, &modules, 0);
+  assert_int_equal (modules, ST_PROCESS_MAX_MODULES);
+  assert_int_equal (st_process_table_modules_refused (t), 200);
+  st_process_table_free (t);
+  st_resolver_free (r);
+}
+
 int
 main (void)
 {
@@ -500,6 +549,7 @@ main (void)
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
     cmocka_unit_test (test_mappings_of_one_file_get_modules_apart),
+    cmocka_unit_test (test_modules_of_a_process_bounded),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -60,6 +60,13 @@ tests_workloads_dlopen_LDADD = -ldl
 tests_workloads_plugin_so_SOURCES = tests/workloads/plugin.c
 tests_workloads_plugin_so_CFLAGS = $(WORKLOAD_CFLAGS) -fPIC
 tests_workloads_plugin_so_LDFLAGS = -shared -Wl,-soname,plugin.so
+# The same without CFI: libdwfl opens its Dwarf to unwind it
+# (tests/e2e/inflate-bounds.sh).
+check_PROGRAMS += tests/workloads/plugin-nocfi.so
+tests_workloads_plugin_nocfi_so_SOURCES = tests/workloads/plugin.c
+tests_workloads_plugin_nocfi_so_CFLAGS = $(WORKLOAD_CFLAGS) -fPIC -fno-asynchronous-unwind-tables \
+	-fno-unwind-tables
+tests_workloads_plugin_nocfi_so_LDFLAGS = -shared -Wl,-soname,plugin-nocfi.so
 
 # Many short programs run one after the other: samples while ld.so loads
 # them (tests/e2e/unwinder-equal.sh).

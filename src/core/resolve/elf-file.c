@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/untrusted.h"
 #include "core/resolve/elf-file.h"
+#include "core/resolve/inflate-bounds.h"
 #include "core/resolve/file-shared.h"
 
 const char *
@@ -181,28 +183,6 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
    memory.  */
 #define INFLATE_MAX ((uint64_t) 1 << 30)
 
-/* The sum of the sizes of ELF's SHF_COMPRESSED sections once inflated;
-   0 when it has none.  */
-static uint64_t
-inflated_size (Elf *elf)
-{
-  uint64_t total = 0;
-  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
-    {
-      GElf_Shdr shdr;
-      if (gelf_getshdr (scn, &shdr) == NULL || !(shdr.sh_flags & SHF_COMPRESSED)
-          || shdr.sh_type == SHT_NOBITS)
-        continue;
-      GElf_Chdr chdr;
-      if (gelf_getchdr (scn, &chdr) == NULL)
-        return UINT64_MAX;
-      if (total + chdr.ch_size < total)
-        return UINT64_MAX;
-      total += chdr.ch_size;
-    }
-  return total;
-}
-
 static bool
 copy_fd (int from, int to, off_t size)
 {
@@ -222,7 +202,7 @@ int
 st_elf_inflated_copy (int fd)
 {
   Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
-  uint64_t size = elf != NULL && elf_kind (elf) == ELF_K_ELF ? inflated_size (elf) : 0;
+  uint64_t size = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_inflate_declared (elf, false, NULL) : 0;
   elf_end (elf);
   if (size == 0 || size > INFLATE_MAX)
     return -1;
@@ -336,4 +316,44 @@ st_elf_dwarf_stand_in (int fd)
       return -1;
     }
   return copy;
+}
+
+/* Records F's contents that will not be read (once per file and thread;
+   --stats lists them).  */
+static void
+refuse (struct st_elf_file *f, const char *what, const struct st_why *why)
+{
+  st_untrusted_refuse (f->path, what, why->text);
+}
+
+Elf *
+st_elf_file_for_libdwfl (struct st_elf_file *f)
+{
+  if (!f->sections_checked)
+    {
+      f->sections_checked = true;
+      struct st_why why = { 0 };
+      if (st_inflate_check_sections (f->elf, &why) < 0)
+        {
+          f->hide_compressed = true;
+          refuse (f, "compressed sections not read", &why);
+        }
+    }
+  if (!f->hide_compressed && !f->hide_minidebuginfo)
+    return elf_begin (-1, ELF_C_READ_MMAP, f->elf);
+  return f->fd >= 0 ? st_inflate_hidden (f->fd, f->hide_minidebuginfo, f->hide_compressed) : NULL;
+}
+
+void
+st_elf_file_check_minidebuginfo (struct st_elf_file *f)
+{
+  if (f->minidebuginfo_checked)
+    return;
+  f->minidebuginfo_checked = true;
+  struct st_why why = { 0 };
+  if (st_inflate_check_minidebuginfo (f->elf, &why) < 0)
+    {
+      f->hide_minidebuginfo = true;
+      refuse (f, "symbols from .dynsym only", &why);
+    }
 }

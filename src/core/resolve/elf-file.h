@@ -55,9 +55,10 @@ struct st_elf_file {
      served (a dup) to every later process that maps the file, with its
      compressed sections already inflated (find-debuginfo.c).  */
   bool symtab_building;     /* libdwfl's requests now are for symtab */
-  /* Its .gnu_debugdata inflates past the bound (minidebuginfo.h): libdwfl
-     gets it with that section unnamed.  */
-  bool minidebuginfo_checked, minidebuginfo_hidden;
+  /* Its compressed sections, or its .gnu_debugdata, inflate past their
+     bound (inflate-bounds.h): libdwfl gets it with those unnamed.  */
+  bool sections_checked, hide_compressed;
+  bool minidebuginfo_checked, hide_minidebuginfo;
   bool debug_searched;
   bool debug_inflate_tried;
   bool debug_has_frame;     /* the debug file has a .debug_frame */
@@ -74,6 +75,16 @@ struct st_elf_file {
   void (*gone) (struct st_elf_file *f, void *arg);
   void *gone_arg;
 };
+
+/* The Elf libdwfl gets for F (its find_elf callback; libdwfl ends it):
+   a clone of F's, or when F's compressed contents are past their bound
+   (checked here once: its sections' declared sizes), one in which they
+   are unnamed; NULL when that cannot be made (no file rather than that
+   one).  */
+Elf *st_elf_file_for_libdwfl (struct st_elf_file *f);
+/* Before libdwfl reads F's symbols: whether its MiniDebugInfo inflates
+   within bounds (once; it is inflated to tell).  */
+void st_elf_file_check_minidebuginfo (struct st_elf_file *f);
 
 /* Takes ownership of FD (or IMAGE) and ELF.  */
 struct st_elf_file *st_elf_file_new (int fd, void *image, Elf *elf, const char *path,

@@ -13,7 +13,9 @@
 #include "core/resolve/find-debuginfo.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
+#include "basic/untrusted.h"
 #include "core/resolve/elf-file.h"
+#include "core/resolve/inflate-bounds.h"
 #include "core/resolve/mapping.h"
 #include "debuginfod/debuginfod.h"
 
@@ -187,6 +189,29 @@ has_debug_frame (int fd)
   return found;
 }
 
+/* Whether libdwfl may have the debug file FD: an ELF file (not one
+   compressed whole), its header's counts (basic/elf-begin.h) and what its
+   compressed sections say they inflate to (inflate-bounds.h; libdw
+   inflates every one when the Dwarf opens) within bounds.  */
+static bool
+debug_file_within_bounds (int fd, struct st_why *why)
+{
+  Elf *elf = NULL;
+  if (st_elf_begin_untrusted (fd, &elf, why) < 0)
+    return false;
+  /* libdwfl inflates a gzip, bzip2, xz or zstd file whole and reads the
+     ELF file inside, which the header check never saw.  */
+  if (elf == NULL || elf_kind (elf) != ELF_K_ELF)
+    {
+      elf_end (elf);
+      st_why_set (why, ENOEXEC, "not an ELF file");
+      return false;
+    }
+  bool ok = st_inflate_check_sections (elf, why) == 0;
+  elf_end (elf);
+  return ok;
+}
+
 /* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
 static void
 keep (struct st_elf_file *file, int fd, const char *path)
@@ -290,11 +315,9 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
         char *path = NULL;
         int fd = steps[i].find (&q, &path);
         struct st_why why = { 0 };
-        if (fd >= 0 && st_elf_check_header (fd, &why) < 0)
+        if (fd >= 0 && !debug_file_within_bounds (fd, &why))
           {
-            /* libdwfl would believe its counts (basic/elf-begin.h).  */
-            st_warning ("%s: debug file %s not read: %s", modname, path != NULL ? path : "?",
-                        why.text);
+            st_untrusted_refuse (path != NULL ? path : modname, "debug file not read", why.text);
             close (fd);
             fd = -1;
           }

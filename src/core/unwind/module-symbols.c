@@ -5,9 +5,7 @@
 #include "core/resolve/elf-file.h"
 #include "core/resolve/file-shared.h"
 #include "core/resolve/gopclntab.h"
-#include "basic/untrusted.h"
 #include "core/resolve/mapping.h"
-#include "core/resolve/minidebuginfo.h"
 #include "core/resolve/symbol-table.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/process.h"
@@ -51,27 +49,12 @@ symbols_module (struct build *b)
   return own;
 }
 
-/* libdwfl inflates FILE's MiniDebugInfo whole when it reads the symbols of
-   a file without .symtab: first, whether that is within bounds.  */
-static void
-check_minidebuginfo (struct st_elf_file *file)
-{
-  if (file->minidebuginfo_checked)
-    return;
-  file->minidebuginfo_checked = true;
-  struct st_why why = { 0 };
-  if (st_minidebuginfo_check (file->elf, &why) < 0)
-    {
-      file->minidebuginfo_hidden = true;   /* process.c: find_elf */
-      st_untrusted_refuse (file->path, "symbols from .dynsym only", why.text);
-    }
-}
-
 static struct st_symtab_data *
 build_data (void *arg)
 {
   struct build *b = arg;
-  check_minidebuginfo (b->file);
+  /* libdwfl inflates the MiniDebugInfo of a file without .symtab.  */
+  st_elf_file_check_minidebuginfo (b->file);
   Dwfl_Module *mod = symbols_module (b);
   struct st_symtab_data *data = NULL;
   if (mod != NULL)

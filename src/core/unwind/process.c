@@ -13,7 +13,6 @@
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "basic/string-arena.h"
-#include "core/resolve/minidebuginfo.h"
 #include "core/unwind/module-spans.h"
 #include "core/unwind/process.h"
 #include "core/unwind/dwfl-unwind.h"
@@ -55,6 +54,7 @@ struct st_process_table {
      whole machine by 150 MB a second.  */
   struct st_hashmap *counted;
   uint64_t path_bytes_refused;     /* mappings of processes over ST_PROCESS_PATH_BYTES */
+  uint64_t modules_refused;        /* mappings past ST_PROCESS_MAX_MODULES */
   uint64_t jit_dumps_refused;      /* processes past ST_JIT_MAP_MAX_DUMPS jitdumps */
   /* What each user's JIT files may make the maps read (NULL: no bound);
      the session's, shared by every table.  */
@@ -168,6 +168,12 @@ st_process_table_release_parked (struct st_process_table *t, uint64_t done)
 }
 
 uint64_t
+st_process_table_modules_refused (const struct st_process_table *t)
+{
+  return t->modules_refused;
+}
+
+uint64_t
 st_process_table_mappings_refused (const struct st_process_table *t)
 {
   return t->path_bytes_refused;
@@ -241,6 +247,7 @@ process_drop_dwfl (struct st_process *p)
   p->dwfl_attached = false;
   st_module_spans_free (p->spans);
   p->spans = NULL;
+  p->n_modules = 0;
   for (size_t i = 0; i < p->n_maps; i++)
     {
       p->maps[i]->reported = false;
@@ -671,12 +678,11 @@ find_elf (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr bas
   const struct st_mapping *m = *userdata;
   if (m == NULL || m->file == NULL)
     return -1;
-  /* A file whose MiniDebugInfo is a bomb: no file rather than that one.  */
-  if (m->file->minidebuginfo_hidden)
-    *elfp = m->file->fd >= 0 ? st_minidebuginfo_hidden (m->file->fd) : NULL;
-  else
-    *elfp = elf_begin (-1, ELF_C_READ_MMAP, m->file->elf);
-  *file_name = strdup (m->file->path);
+  *elfp = st_elf_file_for_libdwfl (m->file);
+  /* Without an Elf, libdwfl would open a name it is given itself: a path
+     a user may have made a FIFO since.  */
+  if (*elfp != NULL)
+    *file_name = strdup (m->file->path);
   return -1;
 }
 
@@ -786,6 +792,9 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
       return;
     }
   m->has_bias = true;
+  /* Crafted program headers can make the range wrap: no module.  */
+  if (high <= low)
+    return;
   /* The same code mapped a second time elsewhere (V8's built-ins in node)
      is symbolized with its own bias and the file's one symbol table; a
      second libdwfl module for it would span the whole file around it and
@@ -798,6 +807,14 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
     return;
   if (st_module_spans_conflict (p->spans, m->file, low, high))
     return;
+  if (p->n_modules >= ST_PROCESS_MAX_MODULES)
+    {
+      if (t->modules_refused++ == 0)
+        st_warning ("pid %d: more than %d of its mappings would be modules of their own: the "
+                    "rest are not symbolized (--stats counts them, of every process)",
+                    (int) p->pid, ST_PROCESS_MAX_MODULES);
+      return;
+    }
   Dwfl_Module *mod = dwfl_report_module (p->dwfl, m->path, low, high);
   if (mod == NULL)
     {
@@ -812,6 +829,7 @@ report_mapping (struct st_process_table *t, struct st_process *p, struct st_mapp
     {
       *userdata = m;
       m->reported = true;
+      p->n_modules++;
       /* Without memory for it a later mapping of the file may overlap. */
       (void) st_module_spans_add (p->spans, m->file, low, high);
     }

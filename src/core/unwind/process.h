@@ -36,6 +36,7 @@ struct st_process {
   size_t n_maps, cap_maps;
   Dwfl *dwfl;
   struct st_module_spans *spans;  /* the Dwfl's modules' ranges (NULL: none yet) */
+  size_t n_modules;           /* the Dwfl's, at most ST_PROCESS_MAX_MODULES */
   bool dwfl_attached;
   bool needs_report;          /* new mappings to report */
   bool jit_dumps_refused;     /* it mapped jitdumps past those its map reads */
@@ -58,6 +59,16 @@ struct st_process_table;
    warning says so once.  */
 #define ST_PROCESS_PATH_BYTES (4u << 20)
 
+/* The modules of one process's Dwfl.  libdwfl 0.188 looks through all of
+   a Dwfl's modules for each one reported (dwfl_report_module), so a Dwfl
+   of M modules costs M^2/2 steps to make: a user's process mapping a
+   one-page ELF file 65,530 times, each a module, took 9 s per rebuild
+   (measured with libdw alone), and a mapping over one of them makes the
+   next sample rebuild.  Real programs have hundreds (a browser: 300).
+   Mappings past this get no module (their frames are not symbolized), and
+   --stats counts them.  */
+#define ST_PROCESS_MAX_MODULES 2048
+
 /* 0 or -ENOMEM.  */
 int st_process_table_new (struct st_resolver *resolver, struct st_process_table **out);
 /* Where modules' find_debuginfo looks (NULL: the host only).  F must
@@ -76,6 +87,8 @@ void st_process_table_park (struct st_process_table *t, uint64_t stamp);
 void st_process_table_release_parked (struct st_process_table *t, uint64_t done);
 /* Mappings not kept: their process was over ST_PROCESS_PATH_BYTES.  */
 uint64_t st_process_table_mappings_refused (const struct st_process_table *t);
+/* Mappings given no module: their process's Dwfl had ST_PROCESS_MAX_MODULES.  */
+uint64_t st_process_table_modules_refused (const struct st_process_table *t);
 /* Processes that mapped more jitdump files than their JIT map reads.  */
 uint64_t st_process_table_jit_dumps_refused (const struct st_process_table *t);
 /* The users' budgets for the JIT files its processes' maps read (NULL:

@@ -105,6 +105,12 @@ st_unwinder_max_out_frames (const struct st_unwinder *u)
 }
 
 uint64_t
+st_unwinder_modules_refused (const struct st_unwinder *u)
+{
+  return st_process_table_modules_refused (u->processes);
+}
+
+uint64_t
 st_unwinder_mappings_refused (const struct st_unwinder *u)
 {
   return st_process_table_mappings_refused (u->processes);

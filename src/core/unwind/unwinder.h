@@ -88,6 +88,8 @@ int st_unwinder_sample (struct st_unwinder *u, const struct st_sample *sample,
 const struct st_resolver *st_unwinder_resolver (const struct st_unwinder *u);
 /* Mappings not kept, of processes over their path budget (process.h).  */
 uint64_t st_unwinder_mappings_refused (const struct st_unwinder *u);
+/* Mappings its table gave no module: ST_PROCESS_MAX_MODULES (process.h).  */
+uint64_t st_unwinder_modules_refused (const struct st_unwinder *u);
 /* Processes that mapped more jitdumps than their JIT map reads (process.h).  */
 uint64_t st_unwinder_jit_dumps_refused (const struct st_unwinder *u);
 /* For a thread whose samples are written later, by another: the files

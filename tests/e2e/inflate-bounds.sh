@@ -1,24 +1,30 @@
 #!/bin/sh
-# MiniDebugInfo (.gnu_debugdata: the xz-compressed symbols a stripped file
-# carries, as Fedora ships its binaries), read, and bounded.  The dlopen
-# workload runs in plugin.so, stripped two ways, under `eu-stacktrace --
-# dlopen LIB`:
-#  - real: its MiniDebugInfo made as Fedora's find-debuginfo makes it (the
-#    function symbols .dynsym lacks, xz-compressed): the static functions
-#    plugin_hot and plugin_middle are named from it, nothing is refused;
-#  - bomb: its .gnu_debugdata 256 MiB of zeros in a few KB of xz.  libdwfl
-#    inflates it whole (before core/resolve/minidebuginfo.c the run peaked
-#    past 256 MB); now it is refused: the peak RSS stays under 64 MB,
-#    --stats lists it, and plugin_entry is still named from .dynsym.
-# Needs objcopy and nm (binutils) and python3's lzma module.
+# Compressed contents a file carries, read, and bounded
+# (core/resolve/inflate-bounds.h).  The dlopen workload runs in plugin.so,
+# made three ways, under `eu-stacktrace -- dlopen LIB`:
+#  - real: stripped, with a MiniDebugInfo (.gnu_debugdata) made as Fedora's
+#    find-debuginfo makes it (the function symbols .dynsym lacks,
+#    xz-compressed): the static functions plugin_hot and plugin_middle are
+#    named from it, nothing is refused;
+#  - bomb: stripped, its .gnu_debugdata 256 MiB of zeros in a few KB of xz.
+#    libdwfl inflates it whole (the build before peaked at 260 MB); now it
+#    is refused: the peak RSS stays under 64 MB, --stats lists it, and
+#    plugin_entry is still named from .dynsym;
+#  - zbomb: plugin-nocfi.so without its debug sections (no CFI at all:
+#    libdwfl opens its Dwarf to look for some) and with a GNU .zdebug_info
+#    saying 1 GiB, zeros in 1 MB of zlib.  libdw inflates it when the Dwarf
+#    opens (the build before: 1,029 MB); now the file's compressed sections
+#    are not read: under 64 MB, --stats lists it, and the plugin's frame
+#    is still named.
+# Needs objcopy and nm (binutils) and python3's lzma and zlib modules.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 LIMIT_KB=$((64 * 1024))
 
-tap_plan 4
+tap_plan 6
 e2e_setup
 problem=$(tools_problem objcopy:objcopy nm:nm python3:"$PYTHON3")
-[ -x "$WORKLOADS/dlopen" ] && [ -f "$WORKLOADS/plugin.so" ] \
-  || problem="${problem:+$problem; }$WORKLOADS/dlopen or plugin.so is not built"
+[ -x "$WORKLOADS/dlopen" ] && [ -f "$WORKLOADS/plugin.so" ] && [ -f "$WORKLOADS/plugin-nocfi.so" ] \
+  || problem="${problem:+$problem; }$WORKLOADS/dlopen, plugin.so or plugin-nocfi.so is not built"
 "$PYTHON3" -c 'import lzma' 2> /dev/null || problem="${problem:+$problem; }python3 has no lzma module"
 
 # xz FILE: FILE compressed as xz, to stdout.
@@ -52,10 +58,22 @@ with open(sys.argv[1], "wb") as out:
     out.write(c.flush())' "$tmp/bomb.xz" \
     && objcopy --add-section .gnu_debugdata="$tmp/bomb.xz" "$tmp/stripped.so" "$tmp/bomb.so" \
     || problem="cannot make the bomb library"
+  "$PYTHON3" -c '
+import struct, sys, zlib
+c = zlib.compressobj(9)
+with open(sys.argv[1], "wb") as out:
+    out.write(b"ZLIB" + struct.pack(">Q", 1 << 30))
+    zeros = bytes(1 << 20)
+    for _ in range(1024):
+        out.write(c.compress(zeros))
+    out.write(c.flush())' "$tmp/zbomb.z" \
+    && objcopy --strip-debug "$WORKLOADS/plugin-nocfi.so" "$tmp/nocfi.so" \
+    && objcopy --add-section .zdebug_info="$tmp/zbomb.z" "$tmp/nocfi.so" "$tmp/zbomb.so" \
+    || problem="cannot make the zlib bomb library"
   echo "# keep: $(tr '\n' ' ' < "$tmp/keep"); MiniDebugInfo $(wc -c < "$tmp/mini.xz") bytes, bomb $(wc -c < "$tmp/bomb.xz") bytes"
 fi
 
-for kind in real bomb; do
+for kind in real bomb zbomb; do
   if [ -n "$problem" ]; then
     tap_not_ok "$kind: $problem"
     tap_not_ok "$kind: $problem"
@@ -64,8 +82,8 @@ for kind in real bomb; do
   status=0
   "$EU_STACKTRACE" --stats -f folded -o "$tmp/$kind.folded" -- \
     "$WORKLOADS/dlopen" "$tmp/$kind.so" 0 1500 2> "$tmp/$kind.err" || status=$?
-  grep -E 'peak RSS|samples read|MiniDebugInfo' "$tmp/$kind.err" | cut -c1-200 | sed 's/^/# /'
-  refused=$(grep -c "$kind.so (symbols from .dynsym only): its MiniDebugInfo" "$tmp/$kind.err")
+  grep -E 'peak RSS|samples read|refusing' "$tmp/$kind.err" | cut -c1-200 | sed 's/^/# /'
+  refused=$(grep -c "$kind.so (symbols from .dynsym only): its MiniDebugInfo\|$kind.so (compressed sections not read): its compressed sections" "$tmp/$kind.err")
   peak=$(sed -n 's/^profiler peak RSS: \([0-9]*\)\..*/\1/p' "$tmp/$kind.err")
   peak=$((${peak:-999999} * 1024))
   if [ "$kind" = real ]; then
@@ -82,16 +100,20 @@ for kind in real bomb; do
       tap_not_ok "real: peak RSS ${peak} kB, over $((LIMIT_KB / 1024)) MB"
     fi
   else
-    entry=$(grep -c ';plugin_entry' "$tmp/$kind.folded")
+    # The bomb's static functions have no name left; the zlib bomb keeps
+    # its .symtab, but nothing unwinds out of its code.
+    pattern=';plugin_entry'
+    [ "$kind" = zbomb ] && pattern=';plugin_hot'
+    entry=$(grep -c "$pattern" "$tmp/$kind.folded")
     if [ "$peak" -lt $LIMIT_KB ] && [ "$refused" -gt 0 ]; then
-      tap_ok "bomb: refused (--stats says so); peak RSS $((peak / 1024)) MB, under $((LIMIT_KB / 1024)) MB"
+      tap_ok "$kind: refused (--stats says so); peak RSS $((peak / 1024)) MB, under $((LIMIT_KB / 1024)) MB"
     else
-      tap_not_ok "bomb: refused and under $((LIMIT_KB / 1024)) MB: peak ${peak} kB, refused $refused"
+      tap_not_ok "$kind: refused and under $((LIMIT_KB / 1024)) MB: peak ${peak} kB, refused $refused"
     fi
     if [ "$status" -eq 0 ] && [ "$entry" -gt 0 ]; then
-      tap_ok "bomb: plugin_entry still named from .dynsym ($entry stacks)"
+      tap_ok "$kind: still unwound and named ($entry stacks with $pattern)"
     else
-      tap_not_ok "bomb: plugin_entry named: status $status, $entry stacks"
+      tap_not_ok "$kind: unwound and named: status $status, $entry stacks with $pattern"
       sed 's/^/#   /' "$tmp/$kind.folded" | head -5
     fi
   fi

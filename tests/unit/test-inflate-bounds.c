@@ -1,0 +1,254 @@
+/* A file's compressed contents bounded before libdwfl and libdw inflate
+ * them (core/resolve/inflate-bounds.c): the bound's shape; an ELF file
+ * whose .gnu_debugdata (made here with liblzma) inflates within it passes,
+ * one past it is refused, one with none or a damaged stream is libdwfl's;
+ * compressed sections (SHF_COMPRESSED made by libelf, a GNU .zdebug_
+ * header made by hand) within and past it; the hidden Elf names neither
+ * and leaves the file as it was.  */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/resolve/inflate-bounds.h"
+
+/* NBYTES zero bytes, xz-compressed; *SIZE gets the compressed size.  */
+static uint8_t *
+xz_of_zeros (size_t nbytes, size_t *size)
+{
+  uint8_t *in = calloc (1, nbytes ? nbytes : 1);
+  size_t cap = nbytes / 100 + 4096;
+  uint8_t *out = malloc (cap);
+  assert_non_null (in);
+  assert_non_null (out);
+  *size = 0;
+  assert_int_equal (lzma_easy_buffer_encode (0, LZMA_CHECK_CRC64, NULL, in, nbytes, out, size,
+                                             cap),
+                    LZMA_OK);
+  free (in);
+  return out;
+}
+
+/* An ELF64 file (unlinked, open) with a .gnu_debugdata of DATA, or none
+   when DATA is NULL.  */
+static int
+elf_with (const uint8_t *data, size_t size)
+{
+  char path[] = "/tmp/test-minidebuginfo.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  unlink (path);
+  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
+  assert_non_null (elf);
+  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
+  assert_non_null (ehdr);
+  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
+  ehdr->e_type = ET_DYN;
+  ehdr->e_machine = EM_X86_64;
+  ehdr->e_version = EV_CURRENT;
+  static char names[] = "\0.shstrtab\0.gnu_debugdata";
+  Elf_Scn *strscn = elf_newscn (elf);
+  Elf_Data *d = elf_newdata (strscn);
+  d->d_buf = names;
+  d->d_size = sizeof names;
+  d->d_type = ELF_T_BYTE;
+  Elf64_Shdr *sh = elf64_getshdr (strscn);
+  sh->sh_name = 1;
+  sh->sh_type = SHT_STRTAB;
+  ehdr->e_shstrndx = elf_ndxscn (strscn);
+  if (data != NULL)
+    {
+      Elf_Scn *scn = elf_newscn (elf);
+      d = elf_newdata (scn);
+      d->d_buf = (void *) data;
+      d->d_size = size;
+      d->d_type = ELF_T_BYTE;
+      sh = elf64_getshdr (scn);
+      sh->sh_name = 11;
+      sh->sh_type = SHT_PROGBITS;
+    }
+  assert_true (elf_update (elf, ELF_C_WRITE) > 0);
+  elf_end (elf);
+  return fd;
+}
+
+static int
+check_fd (int fd, struct st_why *why)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  assert_non_null (elf);
+  int r = st_inflate_check_minidebuginfo (elf, why);
+  elf_end (elf);
+  return r;
+}
+
+static void
+test_bound (void **state)
+{
+  assert_int_equal (st_inflate_max (1000, ST_MINIDEBUGINFO_CEILING), 16u << 20);
+  assert_int_equal (st_inflate_max (1u << 20, ST_MINIDEBUGINFO_CEILING), 64u << 20);
+  assert_int_equal (st_inflate_max (100u << 20, ST_MINIDEBUGINFO_CEILING), 256u << 20);
+  assert_int_equal (st_inflate_max (UINT64_MAX, ST_MINIDEBUGINFO_CEILING), 256u << 20);
+  assert_true (st_inflate_max (100u << 20, 0) == 6400ull << 20);
+  assert_true (st_inflate_max (UINT64_MAX, 0) == UINT64_MAX);
+}
+
+static void
+test_within_passes_past_refused (void **state)
+{
+  elf_version (EV_CURRENT);
+  size_t size;
+  /* 8 MiB: under the 16 MiB floor.  */
+  uint8_t *small = xz_of_zeros (8u << 20, &size);
+  int fd = elf_with (small, size);
+  struct st_why why = { 0 };
+  assert_int_equal (check_fd (fd, &why), 0);
+  close (fd);
+  free (small);
+  /* 64 MiB of zeros in a few KB: past it.  */
+  uint8_t *bomb = xz_of_zeros (64u << 20, &size);
+  print_message ("64 MiB of zeros in %zu bytes of xz\n", size);
+  fd = elf_with (bomb, size);
+  assert_int_equal (check_fd (fd, &why), -E2BIG);
+  assert_non_null (strstr (why.text, "inflates past 16 MiB"));
+  /* Hidden: libdwfl finds no .gnu_debugdata by its name, and the file
+     itself still has it.  */
+  Elf *hidden = st_inflate_hidden (fd, true, false);
+  assert_non_null (hidden);
+  assert_int_equal (st_inflate_check_minidebuginfo (hidden, NULL), 1);
+  elf_end (hidden);
+  assert_int_equal (check_fd (fd, NULL), -E2BIG);
+  close (fd);
+  free (bomb);
+}
+
+static void
+test_none_or_damaged_is_libdwfl_s (void **state)
+{
+  elf_version (EV_CURRENT);
+  int fd = elf_with (NULL, 0);
+  assert_int_equal (check_fd (fd, NULL), 1);
+  close (fd);
+  static const uint8_t junk[] = "not an xz stream at all";
+  fd = elf_with (junk, sizeof junk);
+  assert_int_equal (check_fd (fd, NULL), 0);
+  close (fd);
+}
+
+/* An ELF64 file (unlinked, open) with a section .debug_info of NBYTES
+   zeros, compressed by libelf (SHF_COMPRESSED, zlib).  */
+static int
+elf_with_compressed (size_t nbytes)
+{
+  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  unlink (path);
+  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
+  assert_non_null (elf);
+  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
+  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
+  ehdr->e_type = ET_DYN;
+  ehdr->e_machine = EM_X86_64;
+  ehdr->e_version = EV_CURRENT;
+  static char names[] = "\0.shstrtab\0.debug_info";
+  Elf_Scn *strscn = elf_newscn (elf);
+  Elf_Data *d = elf_newdata (strscn);
+  d->d_buf = names;
+  d->d_size = sizeof names;
+  d->d_type = ELF_T_BYTE;
+  Elf64_Shdr *sh = elf64_getshdr (strscn);
+  sh->sh_name = 1;
+  sh->sh_type = SHT_STRTAB;
+  ehdr->e_shstrndx = elf_ndxscn (strscn);
+  Elf_Scn *scn = elf_newscn (elf);
+  void *zeros = calloc (1, nbytes);
+  d = elf_newdata (scn);
+  d->d_buf = zeros;
+  d->d_size = nbytes;
+  d->d_type = ELF_T_BYTE;
+  sh = elf64_getshdr (scn);
+  sh->sh_name = 11;
+  sh->sh_type = SHT_PROGBITS;
+  assert_int_equal (elf_compress (scn, ELFCOMPRESS_ZLIB, 0), 1);
+  assert_true (elf_update (elf, ELF_C_WRITE) > 0);
+  elf_end (elf);
+  free (zeros);
+  return fd;
+}
+
+static bool
+has_section (Elf *elf, const char *name)
+{
+  size_t shstrndx;
+  assert_int_equal (elf_getshdrstrndx (elf, &shstrndx), 0);
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      const char *n;
+      if (gelf_getshdr (scn, &shdr) != NULL && (n = elf_strptr (elf, shstrndx, shdr.sh_name))
+          && strcmp (n, name) == 0)
+        return true;
+    }
+  return false;
+}
+
+static int
+check_sections_fd (int fd, struct st_why *why)
+{
+  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  assert_non_null (elf);
+  int r = st_inflate_check_sections (elf, why);
+  elf_end (elf);
+  return r;
+}
+
+static void
+test_compressed_sections (void **state)
+{
+  elf_version (EV_CURRENT);
+  struct st_why why = { 0 };
+  int fd = elf_with_compressed (8u << 20);
+  assert_int_equal (check_sections_fd (fd, &why), 0);
+  close (fd);
+  fd = elf_with_compressed (64u << 20);
+  assert_int_equal (check_sections_fd (fd, &why), -E2BIG);
+  assert_non_null (strstr (why.text, "say they inflate to 64 MiB, past 16 MiB"));
+  Elf *hidden = st_inflate_hidden (fd, false, true);
+  assert_non_null (hidden);
+  /* libdw looks for .debug_info by its name.  */
+  assert_false (has_section (hidden, ".debug_info"));
+  assert_true (has_section (hidden, ".shstrtab"));
+  elf_end (hidden);
+  assert_int_equal (check_sections_fd (fd, NULL), -E2BIG);   /* the file unchanged */
+  close (fd);
+  /* A GNU section: "ZLIB", 1 GiB big-endian, then a stream never read.  */
+  static const uint8_t gnu[] = { 'Z', 'L', 'I', 'B', 0, 0, 0, 0, 0x40, 0, 0, 0, 0x78, 0x9c };
+  fd = elf_with (gnu, sizeof gnu);   /* .gnu_debugdata: not a .zdebug name */
+  assert_int_equal (check_sections_fd (fd, NULL), 0);
+  close (fd);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_bound),
+    cmocka_unit_test (test_within_passes_past_refused),
+    cmocka_unit_test (test_none_or_damaged_is_libdwfl_s),
+    cmocka_unit_test (test_compressed_sections),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

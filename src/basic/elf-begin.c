@@ -20,63 +20,75 @@ field (const unsigned char *p, size_t n, bool big_endian)
   return v;
 }
 
-/* The section and program header counts FD's header says, through the
-   extended numbering; false when FD is no ELF file (libelf says so).  */
+/* Whether EHDR (LEN bytes) is an ELF header libelf reads: its class, its
+   byte order.  */
 static bool
-header_counts (int fd, uint64_t *sections, uint64_t *phdr_bytes)
+header_kind (const unsigned char *ehdr, size_t len, bool *is64, bool *big)
 {
-  unsigned char ehdr[sizeof (Elf64_Ehdr)];
-  ssize_t got = st_pread_full (fd, ehdr, sizeof ehdr, 0);
-  if (got < EI_NIDENT || memcmp (ehdr, ELFMAG, SELFMAG) != 0)
+  if (len < EI_NIDENT || memcmp (ehdr, ELFMAG, SELFMAG) != 0)
     return false;
-  bool is64 = ehdr[EI_CLASS] == ELFCLASS64;
-  bool big = ehdr[EI_DATA] == ELFDATA2MSB;
-  if ((!is64 && ehdr[EI_CLASS] != ELFCLASS32)
-      || (size_t) got < (is64 ? sizeof (Elf64_Ehdr) : sizeof (Elf32_Ehdr)))
-    return false;
+  *is64 = ehdr[EI_CLASS] == ELFCLASS64;
+  *big = ehdr[EI_DATA] == ELFDATA2MSB;
+  return (*is64 || ehdr[EI_CLASS] == ELFCLASS32)
+         && len >= (*is64 ? sizeof (Elf64_Ehdr) : sizeof (Elf32_Ehdr));
+}
+
 #define EHDR(name) \
   (is64 ? field (ehdr + offsetof (Elf64_Ehdr, name), sizeof ((Elf64_Ehdr *) 0)->name, big) \
         : field (ehdr + offsetof (Elf32_Ehdr, name), sizeof ((Elf32_Ehdr *) 0)->name, big))
-  uint64_t shoff = EHDR (e_shoff), shnum = EHDR (e_shnum), phnum = EHDR (e_phnum);
-#undef EHDR
+
+uint64_t
+st_elf_header_section0_at (const unsigned char *ehdr, size_t len)
+{
+  bool is64, big;
+  if (!header_kind (ehdr, len, &is64, &big))
+    return UINT64_MAX;
+  /* Past 65,279 sections the real count is in section 0's sh_size.  */
+  uint64_t shoff = EHDR (e_shoff);
+  return EHDR (e_shnum) == 0 && shoff != 0 ? shoff : UINT64_MAX;
+}
+
+int
+st_elf_check_header_bytes (const unsigned char *ehdr, size_t ehdr_len,
+                           const unsigned char *section0, size_t section0_len,
+                           struct st_why *why)
+{
+  bool is64, big;
+  if (!header_kind (ehdr, ehdr_len, &is64, &big))
+    return 0;   /* no ELF file: libelf says so */
+  uint64_t shnum = EHDR (e_shnum), phnum = EHDR (e_phnum);
   /* Past 65,534 program headers the real count is in section 0's sh_info,
      which libelf reads only when the whole section header table is in the
      file: either way there are more than any bound here allows.  */
   if (phnum == PN_XNUM)
     phnum = UINT32_MAX;
-  /* Past 65,279 sections the real count is in section 0's sh_size.  */
-  if (shnum == 0 && shoff != 0)
-    {
-      unsigned char shdr[sizeof (Elf64_Shdr)];
-      size_t size = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
-      if (st_pread_full (fd, shdr, size, shoff) == (ssize_t) size)
-        {
-#define SHDR(name) \
-  (is64 ? field (shdr + offsetof (Elf64_Shdr, name), sizeof ((Elf64_Shdr *) 0)->name, big) \
-        : field (shdr + offsetof (Elf32_Shdr, name), sizeof ((Elf32_Shdr *) 0)->name, big))
-          shnum = SHDR (sh_size);
-#undef SHDR
-        }
-    }
-  *sections = shnum;
-  *phdr_bytes = phnum * (is64 ? sizeof (Elf64_Phdr) : sizeof (Elf32_Phdr));
-  return true;
-}
-
-int
-st_elf_check_header (int fd, struct st_why *why)
-{
-  uint64_t sections, phdr_bytes;
-  if (!header_counts (fd, &sections, &phdr_bytes))
-    return 0;
-  if (sections > ST_ELF_MAX_SECTIONS)
+  if (shnum == 0 && section0 != NULL
+      && section0_len >= (is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr)))
+    shnum = is64 ? field (section0 + offsetof (Elf64_Shdr, sh_size), 8, big)
+                 : field (section0 + offsetof (Elf32_Shdr, sh_size), 4, big);
+  uint64_t phdr_bytes = phnum * (is64 ? sizeof (Elf64_Phdr) : sizeof (Elf32_Phdr));
+  if (shnum > ST_ELF_MAX_SECTIONS)
     return st_why_set (why, E2BIG, "its ELF header counts %llu sections (at most %d are read)",
-                       (unsigned long long) sections, ST_ELF_MAX_SECTIONS);
+                       (unsigned long long) shnum, ST_ELF_MAX_SECTIONS);
   if (phdr_bytes > ST_ELF_MAX_PROGRAM_HEADER_BYTES)
     return st_why_set (why, E2BIG,
                        "its ELF header counts %llu bytes of program headers (at most %d are read)",
                        (unsigned long long) phdr_bytes, ST_ELF_MAX_PROGRAM_HEADER_BYTES);
   return 0;
+}
+#undef EHDR
+
+int
+st_elf_check_header (int fd, struct st_why *why)
+{
+  unsigned char ehdr[sizeof (Elf64_Ehdr)], section0[sizeof (Elf64_Shdr)];
+  ssize_t got = st_pread_full (fd, ehdr, sizeof ehdr, 0);
+  if (got <= 0)
+    return 0;
+  uint64_t at = st_elf_header_section0_at (ehdr, (size_t) got);
+  ssize_t got0 = at != UINT64_MAX ? st_pread_full (fd, section0, sizeof section0, at) : 0;
+  return st_elf_check_header_bytes (ehdr, (size_t) got, section0, got0 > 0 ? (size_t) got0 : 0,
+                                    why);
 }
 
 int

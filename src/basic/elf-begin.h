@@ -14,6 +14,8 @@
 #pragma once
 
 #include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "basic/why.h"
 
@@ -31,6 +33,15 @@
    header counts.  For a descriptor handed to libdwfl, which begins its
    own Elf.  */
 int st_elf_check_header (int fd, struct st_why *why);
+/* The same for an ELF file in memory (libdwfl's elf_memory of an image it
+   inflated): EHDR holds its first EHDR_LEN bytes (the header: 64 are
+   enough), SECTION0 (may be NULL) SECTION0_LEN bytes at the offset
+   st_elf_header_section0_at gives, where the count of sections is when
+   the header's is 0 (UINT64_MAX: not needed, or no ELF header).  */
+int st_elf_check_header_bytes (const unsigned char *ehdr, size_t ehdr_len,
+                               const unsigned char *section0, size_t section0_len,
+                               struct st_why *why);
+uint64_t st_elf_header_section0_at (const unsigned char *ehdr, size_t len);
 /* st_elf_check_header, then *ELF gets elf_begin (FD, ELF_C_READ_MMAP)
    (NULL when libelf fails: not an ELF file) and 0 is returned; -E2BIG
    and *ELF NULL when the check fails.  */

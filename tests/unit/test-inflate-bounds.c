@@ -241,6 +241,54 @@ test_compressed_sections (void **state)
   close (fd);
 }
 
+/* The image MiniDebugInfo holds is read by libdwfl with elf_memory, which
+   believes its header: 1 MiB (so within every bound) whose header counts
+   419,428 sections in section 0 is refused as a file would be.  */
+static void
+test_minidebuginfo_image_counts (void **state)
+{
+  elf_version (EV_CURRENT);
+  size_t nbytes = 1u << 20;
+  uint8_t *image = calloc (1, nbytes);
+  assert_non_null (image);
+  memcpy (image, ELFMAG, SELFMAG);
+  image[EI_CLASS] = ELFCLASS64;
+  image[EI_DATA] = ELFDATA2LSB;
+  image[EI_VERSION] = EV_CURRENT;
+  Elf64_Ehdr ehdr;
+  memcpy (&ehdr, image, sizeof ehdr);
+  ehdr.e_type = ET_DYN;
+  ehdr.e_machine = EM_X86_64;
+  ehdr.e_shoff = 4096;
+  ehdr.e_shentsize = sizeof (Elf64_Shdr);
+  ehdr.e_shnum = 0;
+  memcpy (image, &ehdr, sizeof ehdr);
+  Elf64_Shdr section0 = { .sh_size = 419428 };
+  memcpy (image + 4096, &section0, sizeof section0);
+  size_t cap = nbytes, size = 0;
+  uint8_t *xz = malloc (cap);
+  assert_int_equal (lzma_easy_buffer_encode (0, LZMA_CHECK_CRC64, NULL, image, nbytes, xz, &size,
+                                             cap),
+                    LZMA_OK);
+  int fd = elf_with (xz, size);
+  struct st_why why = { 0 };
+  assert_int_equal (check_fd (fd, &why), -E2BIG);
+  assert_non_null (strstr (why.text, "counts 419428 sections"));
+  close (fd);
+  /* The same image counting 40 sections passes.  */
+  section0.sh_size = 40;
+  memcpy (image + 4096, &section0, sizeof section0);
+  size = 0;
+  assert_int_equal (lzma_easy_buffer_encode (0, LZMA_CHECK_CRC64, NULL, image, nbytes, xz, &size,
+                                             cap),
+                    LZMA_OK);
+  fd = elf_with (xz, size);
+  assert_int_equal (check_fd (fd, NULL), 0);
+  close (fd);
+  free (xz);
+  free (image);
+}
+
 int
 main (void)
 {
@@ -249,6 +297,7 @@ main (void)
     cmocka_unit_test (test_within_passes_past_refused),
     cmocka_unit_test (test_none_or_damaged_is_libdwfl_s),
     cmocka_unit_test (test_compressed_sections),
+    cmocka_unit_test (test_minidebuginfo_image_counts),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <lzma.h>
 #include <string.h>
 
+#include "basic/elf-begin.h"
 #include "core/resolve/inflate-bounds.h"
 
 uint64_t
@@ -105,6 +106,41 @@ find_minidebuginfo (Elf *elf)
   return NULL;
 }
 
+/* The bytes of an inflated ELF image that its header check reads (the
+   header, section 0's header), kept as the image streams by.  */
+struct header_capture {
+  unsigned char ehdr[64], section0[64];
+  size_t ehdr_len, section0_len;
+  bool section0_known;
+  uint64_t section0_at;       /* UINT64_MAX: not needed */
+};
+
+/* Copies what of [AT, AT + N) falls in [FROM, FROM + 64) to TO.  */
+static void
+keep_range (unsigned char *to, size_t *len, uint64_t from, const uint8_t *p, size_t n,
+            uint64_t at)
+{
+  if (from == UINT64_MAX || at + n <= from || at >= from + 64)
+    return;
+  uint64_t lo = at > from ? at : from, hi = at + n < from + 64 ? at + n : from + 64;
+  memcpy (to + (lo - from), p + (lo - at), hi - lo);
+  if (hi - from > *len)
+    *len = hi - from;
+}
+
+static void
+capture (struct header_capture *c, const uint8_t *p, size_t n, uint64_t at)
+{
+  keep_range (c->ehdr, &c->ehdr_len, 0, p, n, at);
+  if (!c->section0_known && c->ehdr_len == sizeof c->ehdr)
+    {
+      c->section0_known = true;
+      c->section0_at = st_elf_header_section0_at (c->ehdr, c->ehdr_len);
+    }
+  if (c->section0_known)
+    keep_range (c->section0, &c->section0_len, c->section0_at, p, n, at);
+}
+
 int
 st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
 {
@@ -119,6 +155,8 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
     return 0;   /* cannot tell: libdwfl would fail the same way */
   uint8_t out[64 << 10];
   uint64_t inflated = 0;
+  /* libdwfl reads the image with elf_memory: its header's counts too.  */
+  struct header_capture head = { .section0_at = UINT64_MAX };
   z.next_in = raw->d_buf;
   z.avail_in = raw->d_size;
   lzma_ret r;
@@ -127,6 +165,7 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
       z.next_out = out;
       z.avail_out = sizeof out;
       r = lzma_code (&z, z.avail_in == 0 ? LZMA_FINISH : LZMA_RUN);
+      capture (&head, out, sizeof out - z.avail_out, inflated);
       inflated += sizeof out - z.avail_out;
     }
   while (r == LZMA_OK && inflated <= max);
@@ -139,6 +178,10 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
     return st_why_set (why, E2BIG,
                        "its MiniDebugInfo (.gnu_debugdata, %llu bytes) inflates past %llu MiB",
                        (unsigned long long) raw->d_size, (unsigned long long) (max >> 20));
+  struct st_why inner = { 0 };
+  if (st_elf_check_header_bytes (head.ehdr, head.ehdr_len, head.section0, head.section0_len,
+                                 &inner) < 0)
+    return st_why_set (why, E2BIG, "its MiniDebugInfo (.gnu_debugdata): %s", inner.text);
   return 0;
 }
 

@@ -48,8 +48,10 @@ int st_inflate_check_sections (Elf *elf, struct st_why *why);
 
 /* Inflates ELF's .gnu_debugdata, counting: 1 when it has none; 0 when it
    inflates within st_inflate_max (a damaged stream too, which libdwfl
-   stops at as this does); -E2BIG past it, or when its decoder would need
-   more than ST_MINIDEBUGINFO_MEMLIMIT, WHY saying so.  */
+   stops at as this does); -E2BIG past it, when its decoder would need
+   more than ST_MINIDEBUGINFO_MEMLIMIT, or when the ELF image it holds
+   counts more sections or program headers than st_elf_check_header
+   allows (libdwfl reads it with elf_memory), WHY saying so.  */
 int st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why);
 
 /* An Elf of FD (mapped privately) in which .gnu_debugdata (MINIDEBUGINFO)

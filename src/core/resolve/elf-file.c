@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/elf-begin.h"
 #include "basic/untrusted.h"
 #include "core/resolve/elf-file.h"
 #include "core/resolve/inflate-bounds.h"
@@ -138,6 +139,11 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
   size_t phnum;
   if (gelf_getehdr (f->elf, &ehdr) == NULL || elf_getphdrnum (f->elf, &phnum) != 0)
     return false;
+  /* libelf reads the count from the file's mapping each time: what its
+     owner writes there after the check (basic/elf-begin.h) would make
+     this loop as long as the file allows, for every mapping of it.  */
+  if (phnum > ST_ELF_MAX_PROGRAM_HEADER_BYTES / sizeof (Elf32_Phdr))
+    phnum = ST_ELF_MAX_PROGRAM_HEADER_BYTES / sizeof (Elf32_Phdr);
   /* The kernel maps segments at page, not p_align, granularity.  */
   const uint64_t page_size = (uint64_t) getpagesize ();
   bool found_first = false;

@@ -80,6 +80,16 @@ st_module_spans_conflict (const struct st_module_spans *s, const void *file, uin
   return last->high > low && last->low != low;
 }
 
+bool
+st_module_spans_first (const struct st_module_spans *s, const void *file, uint64_t *low)
+{
+  const struct file_spans *f = st_hashmap_get_u64 (s->files, (uintptr_t) file);
+  if (f == NULL || f->n == 0)
+    return false;
+  *low = f->v[0].low;
+  return true;
+}
+
 int
 st_module_spans_add (struct st_module_spans *s, const void *file, uint64_t low, uint64_t high)
 {

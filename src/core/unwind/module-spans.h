@@ -24,6 +24,8 @@ void st_module_spans_free (struct st_module_spans *s);
    [LOW, HIGH) itself (the same load: another segment of it).  */
 bool st_module_spans_conflict (const struct st_module_spans *s, const void *file, uint64_t low,
                                uint64_t high);
+/* The lowest address of a module of FILE, when it has one.  */
+bool st_module_spans_first (const struct st_module_spans *s, const void *file, uint64_t *low);
 /* FILE has a module over [LOW, HIGH), which st_module_spans_conflict said
    overlaps none of its others.  0 or -ENOMEM.  */
 int st_module_spans_add (struct st_module_spans *s, const void *file, uint64_t low,

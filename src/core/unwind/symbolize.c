@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 
+#include "core/unwind/module-spans.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/symbolize.h"
 
@@ -52,22 +53,28 @@ add_inline_frames (Dwfl_Module *mod, uint64_t lookup, const struct st_frame *bas
 }
 
 /* The libdwfl module of M's file.  A mapping of the same code elsewhere
-   (another bias) has no module of its own: the first mapping's module
+   (another bias) has no module of its own: the file's first module
    serves for its symbol table, but its addresses are not M's, so
-   *OWN_ADDRESSES is false and no inline frames come from it.  */
+   *OWN_ADDRESSES is false and no inline frames come from it.  Asked of
+   the process's module ranges (module-spans.h), not of its mappings: a
+   process may have 65,530, and this runs for each frame with --inline.  */
 static Dwfl_Module *
 module_of (Dwfl *dwfl, const struct st_process *p, const struct st_mapping *m, uint64_t lookup,
            bool *own_addresses)
 {
   *own_addresses = true;
-  for (size_t i = 0; i < p->n_maps; i++)
+  uint64_t low;
+  if (m->reported || p->spans == NULL || !st_module_spans_first (p->spans, m->file, &low))
+    return dwfl_addrmodule (dwfl, lookup);
+  Dwfl_Module *mod = dwfl_addrmodule (dwfl, low);
+  void **userdata;
+  const struct st_mapping *o = NULL;
+  if (mod != NULL && dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) != NULL)
+    o = *userdata;
+  if (o != NULL && o->file == m->file && o->bias != m->bias)
     {
-      const struct st_mapping *o = p->maps[i];
-      if (o->file == m->file && o->reported && o->bias != m->bias)
-        {
-          *own_addresses = false;
-          return dwfl_addrmodule (dwfl, o->start);
-        }
+      *own_addresses = false;
+      return mod;
     }
   return dwfl_addrmodule (dwfl, lookup);
 }

@@ -65,13 +65,7 @@ for kind in sections phdrs; do
   "$EU_STACKTRACE" -p "$user" --stats -f folded -o "$tmp/out-$kind.folded" 2> "$tmp/err-$kind" &
   prof=$!
   # It ends with the process, at its alarm (4 s).
-  status=0
-  if wait_until 2400 gone "$prof"; then
-    wait "$prof"; status=$?
-  else
-    echo "# the profiler did not end within 2 minutes: killed"
-    kill -KILL "$prof"; wait "$prof"; status=137
-  fi
+  end_run "$prof" - 120
   prof=""
   wait "$user" 2> /dev/null
   user=""

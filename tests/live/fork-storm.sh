@@ -61,14 +61,7 @@ while [ $i -lt "$SECONDS_RUN" ] && ! gone "$prof"; do
 done
 ticks1=$(cpu_ticks "$prof")
 t1=$(date +%s)
-kill -INT "$prof"
-status=0
-if wait_until 1200 gone "$prof"; then
-  wait "$prof"; status=$?
-else
-  echo "# the profiler did not end within 60 s of SIGINT: killed"
-  kill -KILL "$prof"; wait "$prof"; status=137
-fi
+end_run "$prof" INT 60
 prof=""
 for p in $loops; do kill "$p" 2> /dev/null; done
 for p in $loops; do wait "$p" 2> /dev/null; done

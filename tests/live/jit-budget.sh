@@ -103,14 +103,7 @@ for run in "1 long" "2 long" "1 short"; do
   else
     echo "# no budget warning within 60 s"
   fi
-  kill -INT "$prof"
-  status=0
-  if wait_until 1200 gone "$prof"; then
-    wait "$prof"; status=$?
-  else
-    echo "# the profiler did not end within 60 s of SIGINT: killed"
-    kill -KILL "$prof"; wait "$prof"; status=137
-  fi
+  end_run "$prof" INT 60
   prof=""
   for pid in $users; do
     kill -KILL "$pid" 2> /dev/null

@@ -57,14 +57,7 @@ for jobs in 1 2; do
   setpriv --reuid=65534 --regid=65534 --clear-groups "$NAMES" paths 100000 "$tmp/user" \
     >> "$tmp/names-$jobs.out" 2>&1 || problem="the paths failed: $(tail -1 "$tmp/names-$jobs.out")"
   sed 's/^/# user: /' "$tmp/names-$jobs.out"
-  kill -INT "$prof"
-  status=0
-  if wait_until 1200 gone "$prof"; then
-    wait "$prof"; status=$?
-  else
-    echo "# the profiler did not end within 60 s of SIGINT: killed"
-    kill -KILL "$prof"; wait "$prof"; status=137
-  fi
+  end_run "$prof" INT 60
   prof=""
   grep -E 'samples read|lost|peak RSS' "$tmp/err-$jobs" | sed 's/^/# /'
   # The peak once every record read was handled: the run's own --stats.

@@ -76,6 +76,64 @@ st_elf_check_header_bytes (const unsigned char *ehdr, size_t ehdr_len,
                        (unsigned long long) phdr_bytes, ST_ELF_MAX_PROGRAM_HEADER_BYTES);
   return 0;
 }
+
+bool
+st_elf_header_section_table (const unsigned char *ehdr, size_t len, uint64_t *at, size_t *bytes)
+{
+  bool is64, big;
+  if (!header_kind (ehdr, len, &is64, &big) || EHDR (e_shoff) == 0)
+    return false;
+  *at = EHDR (e_shoff);
+  *bytes = ST_ELF_MAX_SECTIONS * (is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr));
+  return true;
+}
+
+int
+st_elf_check_no_compressed (const unsigned char *ehdr, size_t len, const unsigned char *table,
+                            size_t table_len, struct st_why *why)
+{
+  bool is64, big;
+  if (!header_kind (ehdr, len, &is64, &big))
+    return 0;
+  size_t size = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
+  for (size_t i = 0; (i + 1) * size <= table_len; i++)
+    {
+      uint64_t flags = is64 ? field (table + i * size + offsetof (Elf64_Shdr, sh_flags), 8, big)
+                            : field (table + i * size + offsetof (Elf32_Shdr, sh_flags), 4, big);
+      if (flags & SHF_COMPRESSED)
+        return st_why_set (why, E2BIG, "its section %zu is compressed", i);
+    }
+  return 0;
+}
+
+/* Whether FD's section name table (its header EHDR, LEN bytes) is marked
+   compressed: libelf inflates it whole at the first elf_strptr, before
+   any bound here could be applied.  */
+static bool
+names_compressed (int fd, const unsigned char *ehdr, size_t len)
+{
+  bool is64, big;
+  if (!header_kind (ehdr, len, &is64, &big))
+    return false;
+  uint64_t shoff = EHDR (e_shoff), index = EHDR (e_shstrndx);
+  size_t size = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
+  unsigned char shdr[sizeof (Elf64_Shdr)];
+#define SHDR(name) \
+  (is64 ? field (shdr + offsetof (Elf64_Shdr, name), sizeof ((Elf64_Shdr *) 0)->name, big) \
+        : field (shdr + offsetof (Elf32_Shdr, name), sizeof ((Elf32_Shdr *) 0)->name, big))
+  /* Past 65,279 sections the index is in section 0's sh_link.  */
+  if (index == SHN_XINDEX)
+    {
+      if (shoff == 0 || st_pread_full (fd, shdr, size, shoff) != (ssize_t) size)
+        return false;
+      index = SHDR (sh_link);
+    }
+  if (shoff == 0 || index == 0 || index > ST_ELF_MAX_SECTIONS
+      || st_pread_full (fd, shdr, size, shoff + index * size) != (ssize_t) size)
+    return false;
+  return (SHDR (sh_flags) & SHF_COMPRESSED) != 0;
+#undef SHDR
+}
 #undef EHDR
 
 int
@@ -87,8 +145,11 @@ st_elf_check_header (int fd, struct st_why *why)
     return 0;
   uint64_t at = st_elf_header_section0_at (ehdr, (size_t) got);
   ssize_t got0 = at != UINT64_MAX ? st_pread_full (fd, section0, sizeof section0, at) : 0;
-  return st_elf_check_header_bytes (ehdr, (size_t) got, section0, got0 > 0 ? (size_t) got0 : 0,
-                                    why);
+  int r = st_elf_check_header_bytes (ehdr, (size_t) got, section0, got0 > 0 ? (size_t) got0 : 0,
+                                     why);
+  if (r == 0 && names_compressed (fd, ehdr, (size_t) got))
+    r = st_why_set (why, E2BIG, "its section name table is compressed");
+  return r;
 }
 
 int

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,9 +30,10 @@
 
 /* 0 when FD is not an ELF file, or is one whose header counts at most
    ST_ELF_MAX_SECTIONS sections and ST_ELF_MAX_PROGRAM_HEADER_BYTES of
-   program headers; else -E2BIG, and WHY (may be NULL) says what the
-   header counts.  For a descriptor handed to libdwfl, which begins its
-   own Elf.  */
+   program headers, and whose section name table is not compressed (libelf
+   would inflate it whole at the first name asked); else -E2BIG, and WHY
+   (may be NULL) says which.  For a descriptor handed to libdwfl too, which
+   begins its own Elf.  */
 int st_elf_check_header (int fd, struct st_why *why);
 /* The same for an ELF file in memory (libdwfl's elf_memory of an image it
    inflated): EHDR holds its first EHDR_LEN bytes (the header: 64 are
@@ -42,6 +44,17 @@ int st_elf_check_header_bytes (const unsigned char *ehdr, size_t ehdr_len,
                                const unsigned char *section0, size_t section0_len,
                                struct st_why *why);
 uint64_t st_elf_header_section0_at (const unsigned char *ehdr, size_t len);
+/* Where the ELF header EHDR (LEN bytes) says its section headers are, and
+   how many bytes ST_ELF_MAX_SECTIONS of them take; false when it has none
+   (or EHDR is no ELF header).  */
+bool st_elf_header_section_table (const unsigned char *ehdr, size_t len, uint64_t *at,
+                                  size_t *bytes);
+/* -E2BIG, WHY saying so, when one of the section headers in TABLE
+   (TABLE_LEN bytes, from the offset above) is marked compressed: for an
+   image whose sections are inflated on demand with no bound of ours.  */
+int st_elf_check_no_compressed (const unsigned char *ehdr, size_t len,
+                                const unsigned char *table, size_t table_len,
+                                struct st_why *why);
 /* st_elf_check_header, then *ELF gets elf_begin (FD, ELF_C_READ_MMAP)
    (NULL when libelf fails: not an ELF file) and 0 is returned; -E2BIG
    and *ELF NULL when the check fails.  */

@@ -156,12 +156,48 @@ test_real_and_foreign_files_pass (void **state)
   close (fd);
 }
 
+/* A section name table marked compressed is refused: libelf inflates it
+   whole at the first elf_strptr, before any bound applies.  Its index in
+   the header, or past 65,279 sections in section 0's sh_link.  */
+static void
+test_compressed_names_refused (void **state)
+{
+  for (int xindex = 0; xindex <= 1; xindex++)
+    {
+      char path[] = "/tmp/test-elf-begin.XXXXXX";
+      int fd = mkstemp (path);
+      assert_true (fd >= 0);
+      unlink (path);
+      Elf64_Ehdr ehdr = { .e_type = ET_DYN, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+                          .e_shoff = 4096, .e_shentsize = sizeof (Elf64_Shdr), .e_shnum = 3,
+                          .e_shstrndx = xindex ? SHN_XINDEX : 2 };
+      memcpy (ehdr.e_ident, ELFMAG, SELFMAG);
+      ehdr.e_ident[EI_CLASS] = ELFCLASS64;
+      ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
+      ehdr.e_ident[EI_VERSION] = EV_CURRENT;
+      Elf64_Shdr shdrs[3] = { { .sh_link = xindex ? 2 : 0 },
+                              { .sh_type = SHT_PROGBITS },
+                              { .sh_type = SHT_STRTAB, .sh_flags = SHF_COMPRESSED } };
+      assert_int_equal (pwrite (fd, &ehdr, sizeof ehdr, 0), (ssize_t) sizeof ehdr);
+      assert_int_equal (pwrite (fd, shdrs, sizeof shdrs, 4096), (ssize_t) sizeof shdrs);
+      struct st_why why = { 0 };
+      assert_int_equal (st_elf_check_header (fd, &why), -E2BIG);
+      assert_string_equal (why.text, "its section name table is compressed");
+      /* Not compressed: passes.  */
+      shdrs[2].sh_flags = 0;
+      assert_int_equal (pwrite (fd, shdrs, sizeof shdrs, 4096), (ssize_t) sizeof shdrs);
+      assert_int_equal (st_elf_check_header (fd, NULL), 0);
+      close (fd);
+    }
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_counts_bounded_in_every_layout),
     cmocka_unit_test (test_real_and_foreign_files_pass),
+    cmocka_unit_test (test_compressed_names_refused),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

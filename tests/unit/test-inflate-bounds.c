@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <lzma.h>
 #include <setjmp.h>
@@ -125,7 +126,7 @@ test_within_passes_past_refused (void **state)
   assert_non_null (strstr (why.text, "inflates past 16 MiB"));
   /* Hidden: libdwfl finds no .gnu_debugdata by its name, and the file
      itself still has it.  */
-  Elf *hidden = st_inflate_hidden (fd, true, false);
+  Elf *hidden = st_inflate_hidden (fd, true);
   assert_non_null (hidden);
   assert_int_equal (st_inflate_check_minidebuginfo (hidden, NULL), 1);
   elf_end (hidden);
@@ -226,7 +227,7 @@ test_compressed_sections (void **state)
   fd = elf_with_compressed (64u << 20);
   assert_int_equal (check_sections_fd (fd, &why), -E2BIG);
   assert_non_null (strstr (why.text, "say they inflate to 64 MiB, past 16 MiB"));
-  Elf *hidden = st_inflate_hidden (fd, false, true);
+  Elf *hidden = st_inflate_hidden (fd, false);
   assert_non_null (hidden);
   /* libdw looks for .debug_info by its name.  */
   assert_false (has_section (hidden, ".debug_info"));
@@ -285,8 +286,111 @@ test_minidebuginfo_image_counts (void **state)
   fd = elf_with (xz, size);
   assert_int_equal (check_fd (fd, NULL), 0);
   close (fd);
+  /* With a section marked compressed (libdwfl would inflate a compressed
+     .symtab of the image with no bound of ours): refused.  */
+  ehdr.e_shnum = 2;
+  memcpy (image, &ehdr, sizeof ehdr);
+  section0.sh_size = 0;
+  Elf64_Shdr compressed = { .sh_type = SHT_SYMTAB, .sh_flags = SHF_COMPRESSED };
+  memcpy (image + 4096, &section0, sizeof section0);
+  memcpy (image + 4096 + sizeof section0, &compressed, sizeof compressed);
+  size = 0;
+  assert_int_equal (lzma_easy_buffer_encode (0, LZMA_CHECK_CRC64, NULL, image, nbytes, xz, &size,
+                                             cap),
+                    LZMA_OK);
+  fd = elf_with (xz, size);
+  assert_int_equal (check_fd (fd, &why), -E2BIG);
+  assert_non_null (strstr (why.text, "its section 1 is compressed"));
+  close (fd);
   free (xz);
   free (image);
+}
+
+/* An ELF64 file (unlinked, open) whose section name table is NAMES
+   (NAMES_LEN bytes; its own name at SHSTRTAB_NAME) and whose one other
+   section, named at NAME, holds SIZE bytes of DATA, compressed by libelf
+   when COMPRESS.  */
+static int
+elf_one_section (const char *names, size_t names_len, GElf_Word shstrtab_name, GElf_Word name,
+                 const void *data, size_t size, bool compress)
+{
+  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  unlink (path);
+  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
+  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
+  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
+  ehdr->e_type = ET_DYN;
+  ehdr->e_machine = EM_X86_64;
+  ehdr->e_version = EV_CURRENT;
+  Elf_Scn *strscn = elf_newscn (elf);
+  Elf_Data *d = elf_newdata (strscn);
+  d->d_buf = (void *) names;
+  d->d_size = names_len;
+  d->d_type = ELF_T_BYTE;
+  Elf64_Shdr *sh = elf64_getshdr (strscn);
+  sh->sh_name = shstrtab_name;
+  sh->sh_type = SHT_STRTAB;
+  ehdr->e_shstrndx = elf_ndxscn (strscn);
+  Elf_Scn *scn = elf_newscn (elf);
+  d = elf_newdata (scn);
+  d->d_buf = (void *) data;
+  d->d_size = size;
+  d->d_type = ELF_T_BYTE;
+  sh = elf64_getshdr (scn);
+  sh->sh_name = name;
+  sh->sh_type = SHT_PROGBITS;
+  if (compress)
+    assert_int_equal (elf_compress (scn, ELFCOMPRESS_ZLIB, 0), 1);
+  assert_true (elf_update (elf, ELF_C_WRITE) > 0);
+  elf_end (elf);
+  return fd;
+}
+
+/* The second section of ELF: its header.  */
+static GElf_Shdr
+second_section (Elf *elf)
+{
+  GElf_Shdr shdr;
+  assert_non_null (gelf_getshdr (elf_getscn (elf, 2), &shdr));
+  return shdr;
+}
+
+/* Ways around the first hiding (the second review): a bomb named at
+   offset 0 of a name table whose byte 0 is not NUL (hiding by naming it
+   0 left its name), and a GNU .zgnu_debugaltlink (libdw inflates any
+   .zNAME of a DWARF section).  Hidden now means empty: NOBITS, not
+   marked compressed, and libdw finds no debug section in it.  */
+static void
+test_hidden_is_empty_whatever_its_name (void **state)
+{
+  elf_version (EV_CURRENT);
+  static const char names[] = ".debug_info\0.shstrtab";
+  void *zeros = calloc (1, 64u << 20);
+  int fd = elf_one_section (names, sizeof names, 12, 0, zeros, 64u << 20, true);
+  free (zeros);
+  struct st_why why = { 0 };
+  assert_int_equal (check_sections_fd (fd, &why), -E2BIG);
+  Elf *hidden = st_inflate_hidden (fd, false);
+  assert_non_null (hidden);
+  GElf_Shdr shdr = second_section (hidden);
+  assert_int_equal (shdr.sh_type, SHT_NOBITS);
+  assert_false (shdr.sh_flags & SHF_COMPRESSED);
+  size_t shstrndx;
+  assert_int_equal (elf_getshdrstrndx (hidden, &shstrndx), 0);
+  assert_string_equal (elf_strptr (hidden, shstrndx, shdr.sh_name), "");
+  /* libdw: no debug section left to read (it skips NOBITS ones).  */
+  assert_null (dwarf_begin_elf (hidden, DWARF_C_READ, NULL));
+  elf_end (hidden);
+  close (fd);
+
+  static const char gnu_names[] = "\0.shstrtab\0.zgnu_debugaltlink";
+  static const uint8_t gnu[] = { 'Z', 'L', 'I', 'B', 0, 0, 0, 0, 0x40, 0, 0, 0, 0x78, 0x9c };
+  fd = elf_one_section (gnu_names, sizeof gnu_names, 1, 11, gnu, sizeof gnu, false);
+  assert_int_equal (check_sections_fd (fd, &why), -E2BIG);
+  assert_non_null (strstr (why.text, "inflate to 1024 MiB"));
+  close (fd);
 }
 
 int
@@ -298,6 +402,7 @@ main (void)
     cmocka_unit_test (test_none_or_damaged_is_libdwfl_s),
     cmocka_unit_test (test_compressed_sections),
     cmocka_unit_test (test_minidebuginfo_image_counts),
+    cmocka_unit_test (test_hidden_is_empty_whatever_its_name),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

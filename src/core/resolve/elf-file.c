@@ -335,19 +335,9 @@ refuse (struct st_elf_file *f, const char *what, const struct st_why *why)
 Elf *
 st_elf_file_for_libdwfl (struct st_elf_file *f)
 {
-  if (!f->sections_checked)
-    {
-      f->sections_checked = true;
-      struct st_why why = { 0 };
-      if (st_inflate_check_sections (f->elf, &why) < 0)
-        {
-          f->hide_compressed = true;
-          refuse (f, "compressed sections not read", &why);
-        }
-    }
-  if (!f->hide_compressed && !f->hide_minidebuginfo)
+  if (!f->hide_minidebuginfo)
     return elf_begin (-1, ELF_C_READ_MMAP, f->elf);
-  return f->fd >= 0 ? st_inflate_hidden (f->fd, f->hide_minidebuginfo, f->hide_compressed) : NULL;
+  return f->fd >= 0 ? st_inflate_hidden (f->fd, true) : NULL;
 }
 
 void

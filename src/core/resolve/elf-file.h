@@ -55,9 +55,9 @@ struct st_elf_file {
      served (a dup) to every later process that maps the file, with its
      compressed sections already inflated (find-debuginfo.c).  */
   bool symtab_building;     /* libdwfl's requests now are for symtab */
-  /* Its compressed sections, or its .gnu_debugdata, inflate past their
-     bound (inflate-bounds.h): libdwfl gets it with those unnamed.  */
-  bool sections_checked, hide_compressed;
+  /* Its .gnu_debugdata inflates past its bound (inflate-bounds.h):
+     libdwfl gets it hidden.  (Compressed sections past theirs are hidden
+     in ELF itself: resolver.c.)  */
   bool minidebuginfo_checked, hide_minidebuginfo;
   bool debug_searched;
   bool debug_inflate_tried;
@@ -77,10 +77,9 @@ struct st_elf_file {
 };
 
 /* The Elf libdwfl gets for F (its find_elf callback; libdwfl ends it):
-   a clone of F's, or when F's compressed contents are past their bound
-   (checked here once: its sections' declared sizes), one in which they
-   are unnamed; NULL when that cannot be made (no file rather than that
-   one).  */
+   a clone of F's, or when F's MiniDebugInfo is past its bound, one in
+   which it is hidden; NULL when that cannot be made (no file rather than
+   that one).  */
 Elf *st_elf_file_for_libdwfl (struct st_elf_file *f);
 /* Before libdwfl reads F's symbols: whether its MiniDebugInfo inflates
    within bounds (once; it is inflated to tell).  */

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <gelf.h>
 #include <lzma.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "basic/cleanup.h"
 #include "basic/elf-begin.h"
 #include "core/resolve/inflate-bounds.h"
 
@@ -18,13 +20,13 @@ st_inflate_max (uint64_t compressed, uint64_t ceiling)
   return ceiling != 0 && max > ceiling ? ceiling : max;
 }
 
-/* A GNU compressed section: .zdebug_NAME holding "ZLIB", the inflated
-   size (8 bytes, big-endian) and a zlib stream.  Its inflated size, or
-   false.  */
+/* A GNU compressed section: .zNAME (libdw takes .zdebug_info and
+   .zgnu_debugaltlink alike) holding "ZLIB", the inflated size (8 bytes,
+   big-endian) and a zlib stream.  Its inflated size, or false.  */
 static bool
 gnu_compressed (Elf_Scn *scn, const GElf_Shdr *shdr, const char *name, uint64_t *size)
 {
-  if (name == NULL || strncmp (name, ".zdebug", 7) != 0 || shdr->sh_type == SHT_NOBITS)
+  if (name == NULL || strncmp (name, ".z", 2) != 0 || shdr->sh_type == SHT_NOBITS)
     return false;
   Elf_Data *raw = elf_rawdata (scn, NULL);
   const unsigned char *p = raw != NULL ? raw->d_buf : NULL;
@@ -64,6 +66,10 @@ st_inflate_declared (Elf *elf, bool gnu, uint64_t *compressed)
       total += size;
       in_file += shdr.sh_size;
     }
+  /* Sections may overlap: the same compressed bytes count once.  */
+  size_t file_size = 0;
+  if (elf_rawfile (elf, &file_size) != NULL && in_file > file_size)
+    in_file = file_size;
   if (compressed != NULL)
     *compressed = in_file;
   return total;
@@ -106,23 +112,27 @@ find_minidebuginfo (Elf *elf)
   return NULL;
 }
 
-/* The bytes of an inflated ELF image that its header check reads (the
-   header, section 0's header), kept as the image streams by.  */
+/* The bytes of an inflated ELF image that its checks read (the header,
+   the section headers), kept as the image streams by.  */
 struct header_capture {
-  unsigned char ehdr[64], section0[64];
-  size_t ehdr_len, section0_len;
-  bool section0_known;
-  uint64_t section0_at;       /* UINT64_MAX: not needed */
+  unsigned char ehdr[64];
+  size_t ehdr_len;
+  bool table_known;
+  uint64_t table_at;          /* UINT64_MAX: none */
+  unsigned char *table;       /* TABLE_CAP bytes from TABLE_AT */
+  size_t table_cap, table_len;
 };
 
-/* Copies what of [AT, AT + N) falls in [FROM, FROM + 64) to TO.  */
+/* Copies what of [AT, AT + N) falls in [FROM, FROM + CAP) to TO.  */
 static void
-keep_range (unsigned char *to, size_t *len, uint64_t from, const uint8_t *p, size_t n,
+keep_range (unsigned char *to, size_t cap, size_t *len, uint64_t from, const uint8_t *p, size_t n,
             uint64_t at)
 {
-  if (from == UINT64_MAX || at + n <= from || at >= from + 64)
+  /* AT + N is within the image (at most 256 MiB): no overflow.  */
+  if (from == UINT64_MAX || at + n <= from || (at >= from && at - from >= cap))
     return;
-  uint64_t lo = at > from ? at : from, hi = at + n < from + 64 ? at + n : from + 64;
+  uint64_t lo = at > from ? at : from;
+  uint64_t hi = at + n - from < cap ? at + n : from + cap;
   memcpy (to + (lo - from), p + (lo - at), hi - lo);
   if (hi - from > *len)
     *len = hi - from;
@@ -131,14 +141,17 @@ keep_range (unsigned char *to, size_t *len, uint64_t from, const uint8_t *p, siz
 static void
 capture (struct header_capture *c, const uint8_t *p, size_t n, uint64_t at)
 {
-  keep_range (c->ehdr, &c->ehdr_len, 0, p, n, at);
-  if (!c->section0_known && c->ehdr_len == sizeof c->ehdr)
+  keep_range (c->ehdr, sizeof c->ehdr, &c->ehdr_len, 0, p, n, at);
+  if (!c->table_known && c->ehdr_len == sizeof c->ehdr)
     {
-      c->section0_known = true;
-      c->section0_at = st_elf_header_section0_at (c->ehdr, c->ehdr_len);
+      c->table_known = true;
+      if (st_elf_header_section_table (c->ehdr, c->ehdr_len, &c->table_at, &c->table_cap))
+        c->table = calloc (1, c->table_cap);
+      if (c->table == NULL)
+        c->table_at = UINT64_MAX;
     }
-  if (c->section0_known)
-    keep_range (c->section0, &c->section0_len, c->section0_at, p, n, at);
+  if (c->table != NULL)
+    keep_range (c->table, c->table_cap, &c->table_len, c->table_at, p, n, at);
 }
 
 int
@@ -155,8 +168,9 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
     return 0;   /* cannot tell: libdwfl would fail the same way */
   uint8_t out[64 << 10];
   uint64_t inflated = 0;
-  /* libdwfl reads the image with elf_memory: its header's counts too.  */
-  struct header_capture head = { .section0_at = UINT64_MAX };
+  /* libdwfl reads the image with elf_memory: its header's counts too, and
+     inflates its compressed symbol tables with no bound of ours.  */
+  struct header_capture head = { .table_at = UINT64_MAX };
   z.next_in = raw->d_buf;
   z.avail_in = raw->d_size;
   lzma_ret r;
@@ -170,6 +184,7 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
     }
   while (r == LZMA_OK && inflated <= max);
   lzma_end (&z);
+  _cleanup_free_ unsigned char *table = head.table;
   if (r == LZMA_MEMLIMIT_ERROR)
     return st_why_set (why, E2BIG,
                        "its MiniDebugInfo (.gnu_debugdata) needs more than %u MiB to inflate",
@@ -179,20 +194,43 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
                        "its MiniDebugInfo (.gnu_debugdata, %llu bytes) inflates past %llu MiB",
                        (unsigned long long) raw->d_size, (unsigned long long) (max >> 20));
   struct st_why inner = { 0 };
-  if (st_elf_check_header_bytes (head.ehdr, head.ehdr_len, head.section0, head.section0_len,
-                                 &inner) < 0)
+  if (st_elf_check_header_bytes (head.ehdr, head.ehdr_len, head.table, head.table_len, &inner) < 0
+      || st_elf_check_no_compressed (head.ehdr, head.ehdr_len, head.table, head.table_len,
+                                     &inner) < 0)
     return st_why_set (why, E2BIG, "its MiniDebugInfo (.gnu_debugdata): %s", inner.text);
   return 0;
 }
 
+/* The offset in ELF's section name table of an empty name: the NUL that
+   ends the table's own name (offset 0 is empty only by convention), or
+   false.  */
+static bool
+empty_name (Elf *elf, size_t shstrndx, GElf_Word *at)
+{
+  GElf_Shdr shdr;
+  Elf_Scn *scn = elf_getscn (elf, shstrndx);
+  const char *name = scn != NULL && gelf_getshdr (scn, &shdr) != NULL
+                       ? elf_strptr (elf, shstrndx, shdr.sh_name) : NULL;
+  if (name == NULL)
+    return false;
+  *at = shdr.sh_name + (GElf_Word) strlen (name);
+  return true;
+}
+
 Elf *
-st_inflate_hidden (int fd, bool minidebuginfo, bool compressed)
+st_inflate_hidden (int fd, bool minidebuginfo)
 {
   /* A private mapping: the section headers change in this process's copy
-     of their page only.  */
-  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+     of them only.  */
+  Elf *elf = NULL;
+  if (st_elf_check_header (fd, NULL) < 0
+      || (elf = elf_begin (fd, ELF_C_READ_MMAP_PRIVATE, NULL)) == NULL)
+    return NULL;
+  bool compressed = st_inflate_check_sections (elf, NULL) < 0;
   size_t shstrndx;
-  if (elf == NULL || elf_kind (elf) != ELF_K_ELF || elf_getshdrstrndx (elf, &shstrndx) != 0)
+  GElf_Word empty;
+  if (elf_kind (elf) != ELF_K_ELF || elf_getshdrstrndx (elf, &shstrndx) != 0
+      || !empty_name (elf, shstrndx, &empty))
     {
       elf_end (elf);
       return NULL;
@@ -200,18 +238,21 @@ st_inflate_hidden (int fd, bool minidebuginfo, bool compressed)
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
     {
       GElf_Shdr shdr;
-      if (gelf_getshdr (scn, &shdr) == NULL)
+      if (gelf_getshdr (scn, &shdr) == NULL || shdr.sh_type == SHT_NOBITS)
         continue;
       const char *name = elf_strptr (elf, shstrndx, shdr.sh_name);
       uint64_t size;
       bool hide = (minidebuginfo && name != NULL && strcmp (name, ".gnu_debugdata") == 0)
-                  || (compressed && shdr.sh_type != SHT_NOBITS
-                      && ((shdr.sh_flags & SHF_COMPRESSED)
-                          || gnu_compressed (scn, &shdr, name, &size)));
+                  || (compressed && ((shdr.sh_flags & SHF_COMPRESSED)
+                                     || gnu_compressed (scn, &shdr, name, &size)));
       if (!hide)
         continue;
-      /* Offset 0 of the section name table is the empty name.  */
-      shdr.sh_name = 0;
+      /* libdw skips a NOBITS section, libdwfl finds .gnu_debugdata by its
+         name and symbol tables by their type, and libelf inflates only
+         what has SHF_COMPRESSED (or a GNU name): no name, no bits.  */
+      shdr.sh_name = empty;
+      shdr.sh_type = SHT_NOBITS;
+      shdr.sh_flags &= ~(GElf_Xword) SHF_COMPRESSED;
       if (!gelf_update_shdr (scn, &shdr))
         {
           elf_end (elf);

@@ -20,7 +20,8 @@
  * headers only; MiniDebugInfo says nothing reliable of its size, so it is
  * inflated once here, into a small buffer, counting.  Past the bound the
  * file is handed to libdwfl with those sections unnamed
- * (st_inflate_hidden): libdwfl and libdw look for them by name.  */
+ * (st_inflate_hidden) as empty sections: libdw skips those, and libelf
+ * inflates only what is marked compressed.  */
 #pragma once
 
 #include <libelf.h>
@@ -54,7 +55,9 @@ int st_inflate_check_sections (Elf *elf, struct st_why *why);
    allows (libdwfl reads it with elf_memory), WHY saying so.  */
 int st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why);
 
-/* An Elf of FD (mapped privately) in which .gnu_debugdata (MINIDEBUGINFO)
-   and the compressed sections (COMPRESSED) have no name; NULL when it
-   cannot be made.  */
-Elf *st_inflate_hidden (int fd, bool minidebuginfo, bool compressed);
+/* An Elf of FD (mapped privately; its header checked again) in which
+   .gnu_debugdata (when MINIDEBUGINFO) and, when st_inflate_check_sections
+   refuses them, the compressed sections are empty sections without a
+   name (SHT_NOBITS, SHF_COMPRESSED cleared); NULL when it cannot be
+   made.  */
+Elf *st_inflate_hidden (int fd, bool minidebuginfo);

@@ -14,6 +14,7 @@
 #include "basic/log.h"
 #include "basic/procfs.h"
 #include "core/resolve/file-shared.h"
+#include "core/resolve/inflate-bounds.h"
 #include "core/resolve/ns-client.h"
 #include "core/resolve/resolver.h"
 #include "core/resolve/resolver-private.h"
@@ -55,6 +56,21 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
                       n ? have : "(none)", want);
           return false;
         }
+    }
+  /* Compressed sections that say they inflate past their bound: the file
+     is read with them empty, by us and by libdwfl (inflate-bounds.h).  */
+  struct st_why bomb = { 0 };
+  if (c->fd >= 0 && st_inflate_check_sections (c->elf, &bomb) < 0)
+    {
+      Elf *hidden = st_inflate_hidden (c->fd, false);
+      st_untrusted_refuse (req->path, "compressed sections not read", bomb.text);
+      if (hidden == NULL)
+        {
+          st_why_set (&c->why, E2BIG, "%s", bomb.text);
+          return false;
+        }
+      elf_end (c->elf);
+      c->elf = hidden;
     }
   return true;
 }

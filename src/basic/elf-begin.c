@@ -96,7 +96,12 @@ st_elf_check_no_compressed (const unsigned char *ehdr, size_t len, const unsigne
   if (!header_kind (ehdr, len, &is64, &big))
     return 0;
   size_t size = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
-  for (size_t i = 0; (i + 1) * size <= table_len; i++)
+  /* The table's own entries only: what follows it is other data.  */
+  uint64_t count = EHDR (e_shnum);
+  if (count == 0 && table_len >= size)
+    count = is64 ? field (table + offsetof (Elf64_Shdr, sh_size), 8, big)
+                 : field (table + offsetof (Elf32_Shdr, sh_size), 4, big);
+  for (size_t i = 0; i < count && (i + 1) * size <= table_len; i++)
     {
       uint64_t flags = is64 ? field (table + i * size + offsetof (Elf64_Shdr, sh_flags), 8, big)
                             : field (table + i * size + offsetof (Elf32_Shdr, sh_flags), 4, big);

@@ -184,9 +184,9 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
   return true;
 }
 
-/* Past this many inflated bytes the copy is not made, and libdw inflates
-   the sections itself, as it would have: the copy saves time, never
-   memory.  */
+/* Past this many inflated bytes, or for a file this large, the copy is not
+   made, and libdw inflates the sections itself, as it would have: the
+   copy saves time, never memory.  */
 #define INFLATE_MAX ((uint64_t) 1 << 30)
 
 static bool
@@ -212,8 +212,10 @@ st_elf_inflated_copy (int fd)
   elf_end (elf);
   if (size == 0 || size > INFLATE_MAX)
     return -1;
+  /* The copy holds the whole file too: a sparse file of a terabyte with
+     one small compressed section would fill memory with its holes.  */
   struct stat st;
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > INFLATE_MAX)
     return -1;
   int copy = memfd_create ("eu-stacktrace-debuginfo", MFD_CLOEXEC);
   if (copy < 0)

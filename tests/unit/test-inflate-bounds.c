@@ -42,12 +42,15 @@ xz_of_zeros (size_t nbytes, size_t *size)
   return out;
 }
 
-/* An ELF64 file (unlinked, open) with a .gnu_debugdata of DATA, or none
-   when DATA is NULL.  */
+/* An ELF64 file (unlinked, open) whose section name table is NAMES
+   (NAMES_LEN bytes; its own name at SHSTRTAB_NAME) and whose one other
+   section, named at NAME, holds SIZE bytes of DATA (none when DATA is
+   NULL), compressed by libelf when COMPRESS.  */
 static int
-elf_with (const uint8_t *data, size_t size)
+elf_one_section (const char *names, size_t names_len, GElf_Word shstrtab_name, GElf_Word name,
+                 const void *data, size_t size, bool compress)
 {
-  char path[] = "/tmp/test-minidebuginfo.XXXXXX";
+  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
   int fd = mkstemp (path);
   assert_true (fd >= 0);
   unlink (path);
@@ -59,14 +62,13 @@ elf_with (const uint8_t *data, size_t size)
   ehdr->e_type = ET_DYN;
   ehdr->e_machine = EM_X86_64;
   ehdr->e_version = EV_CURRENT;
-  static char names[] = "\0.shstrtab\0.gnu_debugdata";
   Elf_Scn *strscn = elf_newscn (elf);
   Elf_Data *d = elf_newdata (strscn);
-  d->d_buf = names;
-  d->d_size = sizeof names;
+  d->d_buf = (void *) names;
+  d->d_size = names_len;
   d->d_type = ELF_T_BYTE;
   Elf64_Shdr *sh = elf64_getshdr (strscn);
-  sh->sh_name = 1;
+  sh->sh_name = shstrtab_name;
   sh->sh_type = SHT_STRTAB;
   ehdr->e_shstrndx = elf_ndxscn (strscn);
   if (data != NULL)
@@ -77,12 +79,23 @@ elf_with (const uint8_t *data, size_t size)
       d->d_size = size;
       d->d_type = ELF_T_BYTE;
       sh = elf64_getshdr (scn);
-      sh->sh_name = 11;
+      sh->sh_name = name;
       sh->sh_type = SHT_PROGBITS;
+      if (compress)
+        assert_int_equal (elf_compress (scn, ELFCOMPRESS_ZLIB, 0), 1);
     }
   assert_true (elf_update (elf, ELF_C_WRITE) > 0);
   elf_end (elf);
   return fd;
+}
+
+/* An ELF64 file (unlinked, open) with a .gnu_debugdata of DATA, or none
+   when DATA is NULL.  */
+static int
+elf_with (const uint8_t *data, size_t size)
+{
+  static const char names[] = "\0.shstrtab\0.gnu_debugdata";
+  return elf_one_section (names, sizeof names, 1, 11, data, size, false);
 }
 
 static int
@@ -153,39 +166,10 @@ test_none_or_damaged_is_libdwfl_s (void **state)
 static int
 elf_with_compressed (size_t nbytes)
 {
-  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
-  int fd = mkstemp (path);
-  assert_true (fd >= 0);
-  unlink (path);
-  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
-  assert_non_null (elf);
-  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
-  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
-  ehdr->e_type = ET_DYN;
-  ehdr->e_machine = EM_X86_64;
-  ehdr->e_version = EV_CURRENT;
-  static char names[] = "\0.shstrtab\0.debug_info";
-  Elf_Scn *strscn = elf_newscn (elf);
-  Elf_Data *d = elf_newdata (strscn);
-  d->d_buf = names;
-  d->d_size = sizeof names;
-  d->d_type = ELF_T_BYTE;
-  Elf64_Shdr *sh = elf64_getshdr (strscn);
-  sh->sh_name = 1;
-  sh->sh_type = SHT_STRTAB;
-  ehdr->e_shstrndx = elf_ndxscn (strscn);
-  Elf_Scn *scn = elf_newscn (elf);
+  static const char names[] = "\0.shstrtab\0.debug_info";
   void *zeros = calloc (1, nbytes);
-  d = elf_newdata (scn);
-  d->d_buf = zeros;
-  d->d_size = nbytes;
-  d->d_type = ELF_T_BYTE;
-  sh = elf64_getshdr (scn);
-  sh->sh_name = 11;
-  sh->sh_type = SHT_PROGBITS;
-  assert_int_equal (elf_compress (scn, ELFCOMPRESS_ZLIB, 0), 1);
-  assert_true (elf_update (elf, ELF_C_WRITE) > 0);
-  elf_end (elf);
+  assert_non_null (zeros);
+  int fd = elf_one_section (names, sizeof names, 1, 11, zeros, nbytes, true);
   free (zeros);
   return fd;
 }
@@ -304,48 +288,6 @@ test_minidebuginfo_image_counts (void **state)
   close (fd);
   free (xz);
   free (image);
-}
-
-/* An ELF64 file (unlinked, open) whose section name table is NAMES
-   (NAMES_LEN bytes; its own name at SHSTRTAB_NAME) and whose one other
-   section, named at NAME, holds SIZE bytes of DATA, compressed by libelf
-   when COMPRESS.  */
-static int
-elf_one_section (const char *names, size_t names_len, GElf_Word shstrtab_name, GElf_Word name,
-                 const void *data, size_t size, bool compress)
-{
-  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
-  int fd = mkstemp (path);
-  assert_true (fd >= 0);
-  unlink (path);
-  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
-  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
-  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
-  ehdr->e_type = ET_DYN;
-  ehdr->e_machine = EM_X86_64;
-  ehdr->e_version = EV_CURRENT;
-  Elf_Scn *strscn = elf_newscn (elf);
-  Elf_Data *d = elf_newdata (strscn);
-  d->d_buf = (void *) names;
-  d->d_size = names_len;
-  d->d_type = ELF_T_BYTE;
-  Elf64_Shdr *sh = elf64_getshdr (strscn);
-  sh->sh_name = shstrtab_name;
-  sh->sh_type = SHT_STRTAB;
-  ehdr->e_shstrndx = elf_ndxscn (strscn);
-  Elf_Scn *scn = elf_newscn (elf);
-  d = elf_newdata (scn);
-  d->d_buf = (void *) data;
-  d->d_size = size;
-  d->d_type = ELF_T_BYTE;
-  sh = elf64_getshdr (scn);
-  sh->sh_name = name;
-  sh->sh_type = SHT_PROGBITS;
-  if (compress)
-    assert_int_equal (elf_compress (scn, ELFCOMPRESS_ZLIB, 0), 1);
-  assert_true (elf_update (elf, ELF_C_WRITE) > 0);
-  elf_end (elf);
-  return fd;
 }
 
 /* The second section of ELF: its header.  */

@@ -420,6 +420,27 @@ count_module (Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr st
   return DWARF_CB_OK;
 }
 
+/* A new table (*R, *T) in which this process maps this program (SELF gets
+   its path) once, at BASE, and has its Dwfl: the span of the file's
+   module at that bias.  */
+static uint64_t
+mapped_once (char self[4096], uint64_t base, struct st_resolver **r, struct st_process_table **t)
+{
+  ssize_t len = readlink ("/proc/self/exe", self, 4095);
+  assert_true (len > 0);
+  self[len] = '\0';
+  *r = st_resolver_new ();
+  assert_int_equal (st_process_table_new (*r, t), 0);
+  struct st_mmap_event first = exec_map (getpid (), base, 0x1000, self);
+  assert_int_equal (st_process_table_mmap (*t, &first), 0);
+  struct st_process *p = st_process_table_get (*t, getpid ());
+  assert_non_null (st_process_dwfl (*t, p));
+  assert_non_null (p->maps[0]->file);
+  uint64_t bias, low, high;
+  assert_true (st_elf_file_mapping_bias (p->maps[0]->file, base, 0, true, &bias, &low, &high));
+  return high - low;
+}
+
 /* One file mapped again and again (V8's built-ins in node; a user's
    process with 65,530 such mappings): a mapping gets a module of its own
    only when its range overlaps no module of the file at another bias.
@@ -430,23 +451,12 @@ static void
 test_mappings_of_one_file_get_modules_apart (void **state)
 {
   char self[4096];
-  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
-  assert_true (len > 0);
-  self[len] = '\0';
   pid_t pid = getpid ();
   const uint64_t base = 0x100000000000;
-  /* The file's span at a bias: one mapping, one module.  */
-  struct st_resolver *r = st_resolver_new ();
+  struct st_resolver *r = NULL;
   struct st_process_table *t = NULL;
-  assert_int_equal (st_process_table_new (r, &t), 0);
-  struct st_mmap_event first = exec_map (pid, base, 0x1000, self);
-  assert_int_equal (st_process_table_mmap (t, &first), 0);
+  uint64_t span = mapped_once (self, base, &r, &t);
   struct st_process *p = st_process_table_get (t, pid);
-  assert_non_null (st_process_dwfl (t, p));
-  assert_non_null (p->maps[0]->file);
-  uint64_t bias, low, high;
-  assert_true (st_elf_file_mapping_bias (p->maps[0]->file, base, 0, true, &bias, &low, &high));
-  uint64_t span = high - low;
   /* Half a span and a page apart: a mapping's range overlaps its
      neighbours' only.  */
   uint64_t step = ((span / 2) & ~(uint64_t) 0xfff) + 0x1000;
@@ -495,21 +505,13 @@ static void
 test_modules_of_a_process_bounded (void **state)
 {
   char self[4096];
-  ssize_t len = readlink ("/proc/self/exe", self, sizeof self - 1);
-  assert_true (len > 0);
-  self[len] = '\0';
   pid_t pid = getpid ();
   const uint64_t base = 0x100000000000;
-  struct st_resolver *r = st_resolver_new ();
+  struct st_resolver *r = NULL;
   struct st_process_table *t = NULL;
-  assert_int_equal (st_process_table_new (r, &t), 0);
-  struct st_mmap_event first = exec_map (pid, base, 0x1000, self);
-  assert_int_equal (st_process_table_mmap (t, &first), 0);
+  uint64_t span = mapped_once (self, base, &r, &t);
   struct st_process *p = st_process_table_get (t, pid);
-  assert_non_null (st_process_dwfl (t, p));
-  uint64_t bias, low, high;
-  assert_true (st_elf_file_mapping_bias (p->maps[0]->file, base, 0, true, &bias, &low, &high));
-  uint64_t step = ((high - low) | 0xfff) + 1;   /* a span apart: no overlap */
+  uint64_t step = (span | 0xfff) + 1;   /* a span apart: no overlap */
   enum { N = ST_PROCESS_MAX_MODULES + 100 };
   for (unsigned i = 1; i < N; i++)
     {

@@ -364,6 +364,8 @@ test_instance_answer_needs_descent (void **state)
   snprintf (rt, sizeof rt, "/var/lib/flatpak/runtime/org.stacktrace.TestRt%d", (int) getpid ());
   const char *const sub[] = { "", "/x86_64", "/x86_64/master", "/x86_64/master/0123abcd",
                               "/x86_64/master/0123abcd/files" };
+  /* A machine where flatpak never installed anything has no runtime/.  */
+  bool made_runtime = mkdir ("/var/lib/flatpak/runtime", 0755) == 0;
   for (size_t i = 0; i < 5; i++)
     {
       snprintf (path, sizeof path, "%s%s", rt, sub[i]);
@@ -395,13 +397,20 @@ test_instance_answer_needs_descent (void **state)
       close (go[1]);
       char msg[1 + sizeof (pid_t)] = { unshare (CLONE_NEWNS) == 0 ? 'y' : 'n' };
       pid_t a = -1;
+      int a_ready[2];
+      if (pipe (a_ready) != 0)
+        _exit (1);
       if (msg[0] == 'y' && (a = fork ()) == 0)
         {
-          char ch;
-          _exit (setresuid (uid, uid, uid) != 0 || read (go[0], &ch, 1) < 0);
+          char ch = setresuid (uid, uid, uid) == 0 ? 'y' : 'n';
+          _exit (write (a_ready[1], &ch, 1) != 1 || ch != 'y' || read (go[0], &ch, 1) < 0);
         }
+      close (a_ready[1]);
+      /* A has its uid before anyone looks at it.  */
+      char ch = 'n';
+      if (a > 0 && (read (a_ready[0], &ch, 1) != 1 || ch != 'y'))
+        msg[0] = 'n';
       memcpy (msg + 1, &a, sizeof a);
-      char ch;
       if (write (ready[1], msg, sizeof msg) != (ssize_t) sizeof msg || read (go[0], &ch, 1) < 0)
         _exit (1);
       if (a > 0)
@@ -427,7 +436,6 @@ test_instance_answer_needs_descent (void **state)
   char ok = 'n';
   if (b > 0)
     assert_int_equal (read (ready[0], &ok, 1), 1);
-  usleep (100000);   /* A's setresuid */
 
   struct stat ns;
   snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) c);
@@ -480,6 +488,8 @@ test_instance_answer_needs_descent (void **state)
       snprintf (path, sizeof path, "%s%s", rt, sub[i]);
       rmdir (path);
     }
+  if (made_runtime)
+    rmdir ("/var/lib/flatpak/runtime");
   if (ok != 'y')
     skip ();
   /* A descends from the instance's child: the instance describes it.  */

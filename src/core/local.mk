@@ -4,6 +4,7 @@ noinst_LIBRARIES += src/core/libcore.a
 src_core_libcore_a_SOURCES += \
 	src/core/unwind/callchain.c src/core/unwind/callchain.h \
 	src/core/resolve/debuginfo-host.c src/core/resolve/debuginfo-host.h \
+	src/core/resolve/dwarf-alt.c src/core/resolve/dwarf-alt.h \
 	src/core/resolve/elf-file.c src/core/resolve/elf-file.h \
 	src/core/resolve/file-shared.c src/core/resolve/file-shared.h \
 	src/core/event.h \

@@ -18,6 +18,7 @@ E2E_TESTS = \
 	tests/e2e/output-errors.sh \
 	tests/e2e/jit.sh \
 	tests/e2e/inflate-bounds.sh \
+	tests/e2e/libdw-opens.sh \
 	tests/e2e/go.sh \
 	tests/e2e/demangle.sh \
 	tests/e2e/golden.sh \
@@ -43,6 +44,7 @@ EXTRA_DIST += \
 	tests/e2e/perf-dir-variant.py \
 	tests/e2e/check-names.py \
 	tests/e2e/epilogue.c \
+	tests/e2e/dwarf-alt/inl.c \
 	tests/e2e/epilogue-gdb.py \
 	tests/e2e/epilogue-check.py \
 	tests/workloads/jit-hot.js \

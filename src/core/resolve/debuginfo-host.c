@@ -137,8 +137,13 @@ search_paths (const struct st_debuginfo_want *w, const char *file_name, char **p
       if (w->debuglink == NULL)
         return -1;
       const char *name = base_of (w->debuglink);
-      /* "" then ".debug" entries: beside the debug file; "/usr/lib/debug":
-         its basename; each also in a .dwz subdirectory.  */
+      /* An absolute name as it is (Debian's dh_dwz writes
+         /usr/lib/debug/.dwz/TRIPLET/PACKAGE.debug, with no build-id link),
+         as libdw's own search has it; then "" and ".debug" entries: beside
+         the debug file; "/usr/lib/debug": its basename; each also in a
+         .dwz subdirectory.  */
+      if (w->debuglink[0] == '/' && (fd = try_candidate (w->debuglink, w, path)) >= 0)
+        return fd;
       if (beside && w->debuglink[0] != '/' && (fd = try_join (dir, NULL, w->debuglink, w, path)) >= 0)
         return fd;
       if (beside && (fd = try_join (dir, ".dwz", name, w, path)) >= 0)

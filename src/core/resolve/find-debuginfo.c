@@ -10,6 +10,7 @@
 
 #include "basic/elf-begin.h"
 #include "core/resolve/debuginfo-host.h"
+#include "core/resolve/dwarf-alt.h"
 #include "core/resolve/find-debuginfo.h"
 #include "basic/log.h"
 #include "core/resolve/ns-client.h"
@@ -59,6 +60,19 @@ altlink_build_id (const struct request *q, const void **id)
   Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
   const char *alt_name;
   return dw != NULL ? dwelf_dwarf_gnu_debugaltlink (dw, &alt_name, id) : -1;
+}
+
+/* libdw 0.188 looks for a dwz file on its own, with a blocking open, when
+   none was set (dwarf-alt.h): the module's Dwarf gets the stand-in before
+   the steps look, and libdwfl replaces it with what they find.  */
+static void
+give_alt_stand_in (const struct request *q)
+{
+  const struct st_debuginfo_finder *finder = q->mapping->finder;
+  Dwarf_Addr bias;
+  Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
+  if (dw != NULL && finder != NULL && finder->alt_stand_in != NULL)
+    st_dwarf_alt_stand_in_give (finder->alt_stand_in, dw);
 }
 
 /* The host's debug directories and the module's own, searched our way
@@ -308,7 +322,10 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
      file, asked for by the debug file's name for it, is searched each
      time.)  */
   struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
-  bool cacheable = file != NULL && !is_altlink_request (&q, file->elf);
+  bool altlink = file != NULL && is_altlink_request (&q, file->elf);
+  bool cacheable = file != NULL && !altlink;
+  if (altlink)
+    give_alt_stand_in (&q);
   if (!cacheable || !file->debug_searched)
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
       {

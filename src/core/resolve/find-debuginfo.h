@@ -18,6 +18,7 @@
 #include <elfutils/libdwfl.h>
 
 struct st_debuginfod;
+struct st_dwarf_alt_stand_in;
 struct st_ns_client;
 
 /* What the steps may use.  One per unwinder; each mapping that a module
@@ -29,6 +30,9 @@ struct st_debuginfo_finder {
      debug file without .debug_frame is of no more use once the file's
      symbol table is built.  */
   bool cfi_only;
+  /* Given to each module's Dwarf that has a dwz file to look for, before
+     the steps look (dwarf-alt.h says why); NULL: none.  */
+  struct st_dwarf_alt_stand_in *alt_stand_in;
 };
 
 /* The Dwfl_Callbacks.find_debuginfo of every Dwfl: the module's userdata

@@ -12,6 +12,7 @@
 #include "basic/hashmap.h"
 #include "basic/log.h"
 #include "core/resolve/demangle.h"
+#include "core/resolve/dwarf-alt.h"
 #include "core/unwind/process.h"
 #include "core/unwind/symbolize.h"
 #include "core/unwind/unwinder.h"
@@ -65,7 +66,10 @@ st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **ou
   u->strings = st_hashmap_new (free);
   if (u->resolver == NULL || u->raw == NULL || u->strings == NULL)
     return -ENOMEM;
-  int r = st_containers_new (opts->containers, &u->containers);
+  int r = st_dwarf_alt_stand_in_new (&u->finder.alt_stand_in);
+  if (r < 0)
+    return r;
+  r = st_containers_new (opts->containers, &u->containers);
   if (r < 0)
     return r;
   st_resolver_set_ways (u->resolver, &(struct st_resolver_ways) {
@@ -92,6 +96,8 @@ st_unwinder_free (struct st_unwinder *u)
   /* Processes hold references into the resolver's files: they go first. */
   st_process_table_free (u->processes);
   st_resolver_free (u->resolver);
+  /* After every Dwfl that may hold it as a Dwarf's dwz file.  */
+  st_dwarf_alt_stand_in_free (u->finder.alt_stand_in);
   st_containers_free (u->containers);
   st_hashmap_free (u->strings);
   free (u->raw);

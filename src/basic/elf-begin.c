@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "basic/elf-begin.h"
 #include "basic/io.h"
@@ -114,8 +117,12 @@ st_elf_check_no_compressed (const unsigned char *ehdr, size_t len, const unsigne
 /* Whether FD's section name table (its header EHDR, LEN bytes) is marked
    compressed: libelf inflates it whole at the first elf_strptr, before
    any bound here could be applied.  */
+/* Reads LEN bytes at OFF into BUF: the count (short at the end of the
+   file), or -1.  */
+typedef ssize_t (*read_at_fn) (void *ctx, void *buf, size_t len, uint64_t off);
+
 static bool
-names_compressed (int fd, const unsigned char *ehdr, size_t len)
+names_compressed (read_at_fn read_at, void *ctx, const unsigned char *ehdr, size_t len)
 {
   bool is64, big;
   if (!header_kind (ehdr, len, &is64, &big))
@@ -129,41 +136,191 @@ names_compressed (int fd, const unsigned char *ehdr, size_t len)
   /* Past 65,279 sections the index is in section 0's sh_link.  */
   if (index == SHN_XINDEX)
     {
-      if (shoff == 0 || st_pread_full (fd, shdr, size, shoff) != (ssize_t) size)
+      if (shoff == 0 || read_at (ctx, shdr, size, shoff) != (ssize_t) size)
         return false;
       index = SHDR (sh_link);
     }
   if (shoff == 0 || index == 0 || index > ST_ELF_MAX_SECTIONS
-      || st_pread_full (fd, shdr, size, shoff + index * size) != (ssize_t) size)
+      || read_at (ctx, shdr, size, shoff + index * size) != (ssize_t) size)
     return false;
   return (SHDR (sh_flags) & SHF_COMPRESSED) != 0;
 #undef SHDR
 }
 #undef EHDR
 
-int
-st_elf_check_header (int fd, struct st_why *why)
+/* The check of st_elf_check_header, on what READ_AT reads.  */
+static int
+check_header (read_at_fn read_at, void *ctx, struct st_why *why)
 {
   unsigned char ehdr[sizeof (Elf64_Ehdr)], section0[sizeof (Elf64_Shdr)];
-  ssize_t got = st_pread_full (fd, ehdr, sizeof ehdr, 0);
+  ssize_t got = read_at (ctx, ehdr, sizeof ehdr, 0);
   if (got <= 0)
     return 0;
   uint64_t at = st_elf_header_section0_at (ehdr, (size_t) got);
-  ssize_t got0 = at != UINT64_MAX ? st_pread_full (fd, section0, sizeof section0, at) : 0;
+  ssize_t got0 = at != UINT64_MAX ? read_at (ctx, section0, sizeof section0, at) : 0;
   int r = st_elf_check_header_bytes (ehdr, (size_t) got, section0, got0 > 0 ? (size_t) got0 : 0,
                                      why);
-  if (r == 0 && names_compressed (fd, ehdr, (size_t) got))
+  if (r == 0 && names_compressed (read_at, ctx, ehdr, (size_t) got))
     r = st_why_set (why, E2BIG, "its section name table is compressed");
   return r;
+}
+
+static ssize_t
+read_fd (void *ctx, void *buf, size_t len, uint64_t off)
+{
+  return st_pread_full (*(const int *) ctx, buf, len, (off_t) off);
+}
+
+int
+st_elf_check_header (int fd, struct st_why *why)
+{
+  return check_header (read_fd, &fd, why);
+}
+
+/* The file mapped whole and private, and the runs of its pages that hold
+   a copy read at the check (they no longer follow the file).  */
+struct frozen {
+  int fd;
+  unsigned char *map;
+  size_t size;
+  size_t page;
+  struct { uint64_t first, end; } runs[8];
+  size_t n_runs;
+};
+
+static bool
+is_frozen (const struct frozen *z, uint64_t page_at)
+{
+  for (size_t i = 0; i < z->n_runs; i++)
+    if (page_at >= z->runs[i].first && page_at < z->runs[i].end)
+      return true;
+  return false;
+}
+
+/* Makes the pages of Z's mapping that hold [OFF, OFF + LEN) private copies
+   of what the file holds now, pages already copied left as they are (a
+   page read twice could differ the second time).  0 or -1.  */
+static int
+freeze (struct frozen *z, uint64_t off, uint64_t len)
+{
+  if (off >= z->size || len == 0)
+    return 0;
+  if (len > z->size - off)
+    len = z->size - off;
+  if (z->n_runs == sizeof z->runs / sizeof z->runs[0])
+    return -1;
+  uint64_t first = off & ~(uint64_t) (z->page - 1);
+  uint64_t end = (off + len + z->page - 1) & ~(uint64_t) (z->page - 1);
+  for (uint64_t p = first; p < end;)
+    {
+      if (is_frozen (z, p))
+        {
+          p += z->page;
+          continue;
+        }
+      uint64_t q = p;
+      while (q < end && !is_frozen (z, q))
+        q += z->page;
+      /* Anonymous pages over the file's, filled by a read: no SIGBUS if
+         the file was cut short, zeros past its end.  */
+      void *at = z->map + p;
+      if (mmap (at, q - p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+          != at)
+        return -1;
+      uint64_t want = (q < z->size ? q : z->size) - p;
+      if (st_pread_full (z->fd, at, want, (off_t) p) < 0)
+        return -1;
+      p = q;
+    }
+  z->runs[z->n_runs].first = first;
+  z->runs[z->n_runs].end = end;
+  z->n_runs++;
+  return 0;
+}
+
+/* read_at_fn of a frozen mapping: what it reads is frozen first.  */
+static ssize_t
+read_frozen (void *ctx, void *buf, size_t len, uint64_t off)
+{
+  struct frozen *z = ctx;
+  if (off >= z->size)
+    return 0;
+  if (len > z->size - off)
+    len = z->size - off;
+  if (freeze (z, off, len) < 0)
+    return -1;
+  memcpy (buf, z->map + off, len);
+  return (ssize_t) len;
+}
+
+/* Freezes the section and program header tables that the (checked) header
+   of Z gives: what libelf reads by the counts.  */
+static int
+freeze_tables (struct frozen *z)
+{
+  const unsigned char *ehdr = z->map;
+  size_t len = z->size < sizeof (Elf64_Ehdr) ? z->size : sizeof (Elf64_Ehdr);
+  bool is64, big;
+  if (!header_kind (ehdr, len, &is64, &big))
+    return 0;
+#define EHDR(name) \
+  (is64 ? field (ehdr + offsetof (Elf64_Ehdr, name), sizeof ((Elf64_Ehdr *) 0)->name, big) \
+        : field (ehdr + offsetof (Elf32_Ehdr, name), sizeof ((Elf32_Ehdr *) 0)->name, big))
+  uint64_t shoff = EHDR (e_shoff), phoff = EHDR (e_phoff);
+  uint64_t shnum = EHDR (e_shnum), phnum = EHDR (e_phnum);
+#undef EHDR
+  size_t shsize = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
+  size_t phsize = is64 ? sizeof (Elf64_Phdr) : sizeof (Elf32_Phdr);
+  /* Section 0 (frozen by the check) holds the count past 65,279.  */
+  if (shnum == 0 && shoff != 0 && shoff < z->size && z->size - shoff >= shsize)
+    shnum = is64 ? field (z->map + shoff + offsetof (Elf64_Shdr, sh_size), 8, big)
+                 : field (z->map + shoff + offsetof (Elf32_Shdr, sh_size), 4, big);
+  if (shnum > ST_ELF_MAX_SECTIONS || phnum * phsize > ST_ELF_MAX_PROGRAM_HEADER_BYTES)
+    return -1;   /* the check let it through: cannot be */
+  if ((shoff != 0 && freeze (z, shoff, shnum * shsize) < 0)
+      || (phoff != 0 && freeze (z, phoff, phnum * phsize) < 0))
+    return -1;
+  return 0;
 }
 
 int
 st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why)
 {
   *elf = NULL;
-  int r = st_elf_check_header (fd, why);
+  struct stat st;
+  if (fstat (fd, &st) != 0)
+    return st_why_set (why, errno, "cannot stat it: %s", strerror (errno));
+  if (st.st_size <= 0 || (uint64_t) st.st_size > SIZE_MAX)
+    return 0;   /* nothing libelf would read as ELF */
+  struct frozen z = { .fd = fd, .size = (size_t) st.st_size, .page = (size_t) sysconf (_SC_PAGESIZE) };
+  z.map = mmap (NULL, z.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (z.map == MAP_FAILED)
+    return st_why_set (why, errno, "cannot map it: %s", strerror (errno));
+  /* Everything the check reads is frozen as it reads it: libelf reads
+     the counts the check saw, whatever the owner writes in between.  */
+  int r = check_header (read_frozen, &z, why);
+  if (r == 0 && freeze_tables (&z) < 0)
+    r = st_why_set (why, EIO, "cannot copy its ELF header tables");
   if (r < 0)
-    return r;
-  *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+    {
+      munmap (z.map, z.size);
+      return r;
+    }
+  *elf = elf_memory ((char *) z.map, z.size);
+  if (*elf == NULL)
+    munmap (z.map, z.size);
   return 0;
+}
+
+void
+st_elf_end_untrusted (Elf *elf)
+{
+  if (elf == NULL)
+    return;
+  size_t size = 0;
+  char *map = elf_rawfile (elf, &size);
+  /* Another reference (a clone libdwfl still holds) keeps the mapping:
+     it is then left mapped rather than pulled from under it.  */
+  if (elf_end (elf) == 0 && map != NULL)
+    munmap (map, size);
 }

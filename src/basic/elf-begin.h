@@ -55,7 +55,19 @@ bool st_elf_header_section_table (const unsigned char *ehdr, size_t len, uint64_
 int st_elf_check_no_compressed (const unsigned char *ehdr, size_t len,
                                 const unsigned char *table, size_t table_len,
                                 struct st_why *why);
-/* st_elf_check_header, then *ELF gets elf_begin (FD, ELF_C_READ_MMAP)
-   (NULL when libelf fails: not an ELF file) and 0 is returned; -E2BIG
-   and *ELF NULL when the check fails.  */
+/* st_elf_check_header, then *ELF gets libelf's Elf of FD (NULL when
+ * libelf fails: not an ELF file) and 0 is returned; -E2BIG (or -errno:
+ * FD cannot be mapped) and *ELF NULL when the check fails.
+ *
+ * The owner of the file may rewrite it at any time: a header that passed
+ * the check and said a million sections when libelf read it again would
+ * undo the check.  So the file is mapped private, and every byte the check
+ * reads, and the section and program header tables libelf reads by the
+ * counts, are first replaced in the mapping by a copy read then (anonymous
+ * pages: the file's later writes do not reach them); libelf reads that
+ * mapping (elf_memory).  Section contents still follow the file.  End the
+ * Elf with st_elf_end_untrusted, which unmaps it.  */
 int st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why);
+/* elf_end of an Elf from st_elf_begin_untrusted (NULL: nothing), and the
+   mapping's munmap when that was the last reference.  */
+void st_elf_end_untrusted (Elf *elf);

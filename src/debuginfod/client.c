@@ -340,7 +340,7 @@ count_fetched (struct st_debuginfod *d, enum kind kind, int fd, unsigned want)
   (void) st_elf_begin_untrusted (fd, &elf, NULL);
   bool cfi, symtab;
   elf_contents (elf, &cfi, &symtab);
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   if (want & ST_DEBUGINFOD_WANT_CFI)
     {
       if (cfi)

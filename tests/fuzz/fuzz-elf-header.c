@@ -71,7 +71,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (fuzz_verbose >= 2)
         fprintf (stderr, "passed: %zu sections, %zu program headers\n", shnum, phnum);
     }
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   close (fd);
   return 0;
 }

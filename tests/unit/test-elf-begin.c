@@ -15,7 +15,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -138,7 +140,7 @@ test_real_and_foreign_files_pass (void **state)
   assert_int_equal (st_elf_begin_untrusted (fd, &elf, NULL), 0);
   assert_non_null (elf);
   assert_int_equal (elf_kind (elf), ELF_K_ELF);
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   close (fd);
   /* A file that is no ELF file is libelf's to say so.  */
   char path[] = "/tmp/test-elf-begin.XXXXXX";
@@ -191,6 +193,56 @@ test_compressed_names_refused (void **state)
     }
 }
 
+/* The file's owner rewrites its header while the profiler reads it:
+   libelf's count is one the check passed, however the writes fall.  A
+   child toggles e_shnum between 1 (section 0 alone) and 0 (the count then
+   in section 0: 100,000) as fast as it can while the file is begun again
+   and again, until each answer has come 100 times.  Before the copy of
+   what the check reads (basic/elf-begin.h), libelf read the header again
+   after the check and met a count the check never saw.  */
+static void
+test_header_rewritten_while_read (void **state)
+{
+  (void) state;
+  elf_version (EV_CURRENT);
+  int fd = crafted (true, false, 100000, 1);
+  const unsigned char one[2] = { 1, 0 }, zero[2] = { 0, 0 };
+  const off_t at = offsetof (Elf64_Ehdr, e_shnum);
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    for (;;)
+      if (pwrite (fd, one, 2, at) != 2 || pwrite (fd, zero, 2, at) != 2)
+        _exit (1);
+  unsigned passed = 0, refused = 0, i;
+  size_t shnum = 0;
+  bool begun = true;
+  for (i = 0; i < 100000 && (passed < 100 || refused < 100); i++)
+    {
+      Elf *elf = NULL;
+      if (st_elf_begin_untrusted (fd, &elf, NULL) < 0)
+        {
+          refused++;
+          continue;
+        }
+      begun = elf != NULL && elf_getshdrnum (elf, &shnum) == 0;
+      st_elf_end_untrusted (elf);
+      if (!begun || shnum > ST_ELF_MAX_SECTIONS)
+        break;
+      passed++;
+    }
+  /* The writer goes before any assertion can end the test.  */
+  kill (kid, SIGKILL);
+  waitpid (kid, NULL, 0);
+  close (fd);
+  assert_true (begun);
+  if (shnum > ST_ELF_MAX_SECTIONS)
+    fail_msg ("begin %u: the check passed, libelf counts %zu sections", i, shnum);
+  /* Both sides of the writes were met: the race ran.  */
+  assert_true (passed >= 100);
+  assert_true (refused >= 100);
+}
+
 int
 main (void)
 {
@@ -198,6 +250,7 @@ main (void)
     cmocka_unit_test (test_counts_bounded_in_every_layout),
     cmocka_unit_test (test_real_and_foreign_files_pass),
     cmocka_unit_test (test_compressed_names_refused),
+    cmocka_unit_test (test_header_rewritten_while_read),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

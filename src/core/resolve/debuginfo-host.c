@@ -63,7 +63,7 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
       (void) st_elf_begin_untrusted (fd, &elf, NULL);
       uint8_t id[ST_BUILD_ID_MAX];
       size_t n = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, id) : 0;
-      elf_end (elf);
+      st_elf_end_untrusted (elf);
       ok = n == w->build_id_size && memcmp (id, w->build_id, n) == 0;
     }
   else

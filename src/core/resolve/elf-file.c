@@ -106,7 +106,13 @@ st_elf_file_free (struct st_elf_file *f)
   if (f->debug_stand_in_fd >= 0)
     close (f->debug_stand_in_fd);
   free (f->debug_path);
-  elf_end (f->elf);
+  st_elf_end_untrusted (f->hidden_for_libdwfl);
+  /* The vdso's Elf reads its image; every other one a file's frozen
+     mapping (basic/elf-begin.h).  */
+  if (f->image != NULL)
+    elf_end (f->elf);
+  else
+    st_elf_end_untrusted (f->elf);
   if (f->fd >= 0)
     close (f->fd);
   free (f->image);
@@ -207,9 +213,10 @@ copy_fd (int from, int to, off_t size)
 int
 st_elf_inflated_copy (int fd)
 {
-  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  Elf *elf = NULL;
+  (void) st_elf_begin_untrusted (fd, &elf, NULL);
   uint64_t size = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_inflate_declared (elf, false, NULL) : 0;
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   if (size == 0 || size > INFLATE_MAX)
     return -1;
   /* The copy holds the whole file too: a sparse file of a terabyte with
@@ -221,6 +228,16 @@ st_elf_inflated_copy (int fd)
   if (copy < 0)
     return -1;
   if (!copy_fd (fd, copy, st.st_size))
+    goto fail;
+  /* What is inflated is the copy, which the file's owner may have
+     changed before it was made: its header and sizes are checked again.  */
+  Elf *again = NULL;
+  (void) st_elf_begin_untrusted (copy, &again, NULL);
+  size = again != NULL && elf_kind (again) == ELF_K_ELF
+         && st_inflate_check_sections (again, NULL) == 0
+           ? st_inflate_declared (again, false, NULL) : 0;
+  st_elf_end_untrusted (again);
+  if (size == 0 || size > INFLATE_MAX)
     goto fail;
   Elf *out = elf_begin (copy, ELF_C_RDWR, NULL);
   if (out == NULL)
@@ -271,13 +288,14 @@ st_elf_dwarf_stand_in (int fd)
 {
   static char shstrtab[] = "\0.shstrtab\0.debug_line";
   static char debug_line[4];
-  Elf *in = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  Elf *in = NULL;
+  (void) st_elf_begin_untrusted (fd, &in, NULL);
   GElf_Ehdr ehdr;
   size_t phnum;
   int cls = in != NULL ? gelf_getclass (in) : ELFCLASSNONE;
   if (cls == ELFCLASSNONE || gelf_getehdr (in, &ehdr) == NULL || elf_getphdrnum (in, &phnum) != 0)
     {
-      elf_end (in);
+      st_elf_end_untrusted (in);
       return -1;
     }
   int copy = memfd_create ("eu-stacktrace-dwarf-stand-in", MFD_CLOEXEC);
@@ -310,7 +328,7 @@ st_elf_dwarf_stand_in (int fd)
         }
     }
   elf_end (out);
-  elf_end (in);
+  st_elf_end_untrusted (in);
   /* Sparse past what any address space maps: libelf's mmap of it fails
      and it reads the few bytes it needs instead.  A mapping costs a page
      fault and an munmap in every process (each ~100 us on a VM), reading
@@ -339,7 +357,12 @@ st_elf_file_for_libdwfl (struct st_elf_file *f)
 {
   if (!f->hide_minidebuginfo)
     return elf_begin (-1, ELF_C_READ_MMAP, f->elf);
-  return f->fd >= 0 ? st_inflate_hidden (f->fd, true) : NULL;
+  /* Made once: its mapping goes with the file, after every Dwfl that
+     holds a reference to it.  */
+  if (f->hidden_for_libdwfl == NULL && f->fd >= 0)
+    f->hidden_for_libdwfl = st_inflate_hidden (f->fd, true);
+  return f->hidden_for_libdwfl != NULL ? elf_begin (-1, ELF_C_READ_MMAP, f->hidden_for_libdwfl)
+                                       : NULL;
 }
 
 void

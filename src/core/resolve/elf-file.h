@@ -41,6 +41,7 @@ struct st_elf_file {
   int fd;                   /* -1 for in-memory images */
   Elf *elf;                 /* our reference; Dwfls get elf_begin() dups */
   void *image;              /* in-memory copy (the vdso), or NULL */
+  Elf *hidden_for_libdwfl;  /* with .gnu_debugdata hidden, made once, or NULL */
   char *path;               /* where it was found */
   uint8_t build_id[ST_BUILD_ID_MAX];
   uint8_t build_id_size;

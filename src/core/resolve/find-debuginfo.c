@@ -185,7 +185,9 @@ static const struct {
 static bool
 has_debug_frame (int fd)
 {
-  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  Elf *elf = NULL;
+  if (st_elf_begin_untrusted (fd, &elf, NULL) < 0)
+    return true;   /* cannot tell: keep serving it */
   size_t shstrndx;
   bool found = false;
   if (elf != NULL && elf_getshdrstrndx (elf, &shstrndx) == 0)
@@ -199,7 +201,7 @@ has_debug_frame (int fd)
       }
   else
     found = true;   /* cannot tell: keep serving it */
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   return found;
 }
 
@@ -217,12 +219,12 @@ debug_file_within_bounds (int fd, struct st_why *why)
      ELF file inside, which the header check never saw.  */
   if (elf == NULL || elf_kind (elf) != ELF_K_ELF)
     {
-      elf_end (elf);
+      st_elf_end_untrusted (elf);
       st_why_set (why, ENOEXEC, "not an ELF file");
       return false;
     }
   bool ok = st_inflate_check_sections (elf, why) == 0;
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   return ok;
 }
 

@@ -221,10 +221,9 @@ Elf *
 st_inflate_hidden (int fd, bool minidebuginfo)
 {
   /* A private mapping: the section headers change in this process's copy
-     of them only.  */
+     of them only (frozen copies: basic/elf-begin.h).  */
   Elf *elf = NULL;
-  if (st_elf_check_header (fd, NULL) < 0
-      || (elf = elf_begin (fd, ELF_C_READ_MMAP_PRIVATE, NULL)) == NULL)
+  if (st_elf_begin_untrusted (fd, &elf, NULL) < 0 || elf == NULL)
     return NULL;
   bool compressed = st_inflate_check_sections (elf, NULL) < 0;
   size_t shstrndx;
@@ -232,7 +231,7 @@ st_inflate_hidden (int fd, bool minidebuginfo)
   if (elf_kind (elf) != ELF_K_ELF || elf_getshdrstrndx (elf, &shstrndx) != 0
       || !empty_name (elf, shstrndx, &empty))
     {
-      elf_end (elf);
+      st_elf_end_untrusted (elf);
       return NULL;
     }
   for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
@@ -255,7 +254,7 @@ st_inflate_hidden (int fd, bool minidebuginfo)
       shdr.sh_flags &= ~(GElf_Xword) SHF_COMPRESSED;
       if (!gelf_update_shdr (scn, &shdr))
         {
-          elf_end (elf);
+          st_elf_end_untrusted (elf);
           return NULL;
         }
     }

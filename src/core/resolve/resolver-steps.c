@@ -226,7 +226,7 @@ storage_matches (const struct st_mapping_request *req, struct candidate *c)
       (void) st_elf_begin_untrusted (c->fd, &elf, NULL);
       uint8_t id[ST_BUILD_ID_MAX];
       size_t n = elf ? st_elf_read_build_id (elf, id) : 0;
-      elf_end (elf);
+      st_elf_end_untrusted (elf);
       return n == req->build_id_size && memcmp (id, req->build_id, n) == 0;
     }
   struct stat st;

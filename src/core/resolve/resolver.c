@@ -12,6 +12,7 @@
 #include "container/container.h"
 #include "basic/hashmap.h"
 #include "basic/log.h"
+#include "basic/elf-begin.h"
 #include "basic/procfs.h"
 #include "core/resolve/file-shared.h"
 #include "core/resolve/inflate-bounds.h"
@@ -25,7 +26,12 @@
 static void
 candidate_discard (struct candidate *c)
 {
-  elf_end (c->elf);
+  /* The vdso's Elf reads its image; every other one a file's frozen
+     mapping (basic/elf-begin.h).  */
+  if (c->image != NULL)
+    elf_end (c->elf);
+  else
+    st_elf_end_untrusted (c->elf);
   if (c->fd >= 0)
     close (c->fd);
   free (c->image);
@@ -69,7 +75,7 @@ candidate_verify (const struct st_mapping_request *req, struct candidate *c)
           st_why_set (&c->why, E2BIG, "%s", bomb.text);
           return false;
         }
-      elf_end (c->elf);
+      st_elf_end_untrusted (c->elf);
       c->elf = hidden;
     }
   return true;

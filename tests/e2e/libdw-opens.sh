@@ -20,6 +20,14 @@
 #     program's .debug_str, a .debug_line and the build-id the link asks
 #     for): the inlined function is named from it, beside the program and
 #     by an absolute name (Debian's /usr/lib/debug/.dwz/ layout);
+#  nested: the dwz file found names a FIFO as its own dwz file, and the
+#     inlined function's name is read through it (DW_AT_specification by
+#     DW_FORM_GNU_ref_alt, then an alt string in the dwz file): libdwfl
+#     sets no dwz file of a dwz file, and libdw looked for it (review of
+#     the first version of this fix);
+#  crc0: fifo-absolute's program with a .gnu_debuglink of the same name
+#     and CRC 0, so that libdwfl's request for the dwz file reads like one
+#     for the program's own debug file (review);
 #  dwo-fifo: split DWARF (-gsplit-dwarf), its .dwo replaced by a FIFO:
 #     libdw opens a .dwo only from calls eu-stacktrace does not make; the
 #     run ends.
@@ -29,19 +37,72 @@ LIMIT_KB=$((64 * 1024))
 LOOPS=400000
 ALT_ID="0x11,0x22,0x33,0x44,0x55,0x66,0x77,0x88,0x99,0xaa,0xbb,0xcc,0xdd,0xee,0xff,0x10,0x20,0x30,0x40,0x50"
 
-tap_plan 7
+tap_plan 9
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/dwarf-alt/inl.c"
 problem=$(tools_problem gcc:gcc objcopy:objcopy python3:"$PYTHON3")
 
-# altlink_program DIR NAME: DIR/inl, its names read through a dwz file
-# called NAME.
+# altlink_program DIR NAME [ID [OUT]]: DIR/OUT (default inl), its names
+# read through a dwz file called NAME, of build-id ID (.byte operands;
+# default ALT_ID).
 altlink_program () {
   sed 's/\.uleb128 0xe\([[:space:]]*\)# (DW_FORM_strp)/.uleb128 0x1f21\1# (DW_FORM_GNU_strp_alt)/' \
     "$tmp/inl.s" > "$1/inl.s" \
     && printf '\t.section .gnu_debugaltlink,"",@progbits\n\t.string "%s"\n\t.byte %s\n' \
-         "$2" "$ALT_ID" >> "$1/inl.s" \
-    && gcc -o "$1/inl" "$1/inl.s"
+         "$2" "${3:-$ALT_ID}" >> "$1/inl.s" \
+    && gcc -o "$1/${4:-inl}" "$1/inl.s"
+}
+
+# nested_program DIR: altlink_program's, whose inlined function's
+# abstract DIE has, for its name, a DW_AT_specification (DW_FORM_GNU_ref_alt)
+# of the DIE at 0xd of the dwz file DIR/the-dwz-file; that file (made here
+# by hand: one DWARF 5 unit, that DIE a subprogram named by an alt string)
+# has a .gnu_debugaltlink of its own, naming the FIFO DIR/fifo.
+nested_program () {
+  altlink_program "$1" the-dwz-file || return 1
+  code=$(awk '/DW_AT_name: "mix_the_values"/ { print prev; exit } { prev = $0 }' "$1/inl.s" \
+           | sed -n 's/^[[:space:]]*\.uleb128 \(0x[0-9a-f]*\)[[:space:]]*# (DIE .*DW_TAG_subprogram.*/\1/p')
+  [ -n "$code" ] \
+    && [ "$(grep -c "\.uleb128 ${code}[[:space:]]*# (DIE " "$1/inl.s")" -eq 1 ] || return 1
+  awk -v code="$code" '
+    /DW_AT_name: "mix_the_values"/ { sub(/\.LASF[0-9]+/, "0xd") }
+    $0 ~ "\\.uleb128 " code "[[:space:]]*# \\(abbrev code\\)" { in_abbrev = 1 }
+    in_abbrev && /# \(DW_AT_name\)/ {
+      sub(/0x3/, "0x47"); sub(/DW_AT_name/, "DW_AT_specification"); form = 1; print; next }
+    form { sub(/0x1f21/, "0x1f20"); sub(/DW_FORM_GNU_strp_alt/, "DW_FORM_GNU_ref_alt")
+           form = 0; in_abbrev = 0 }
+    { print }' "$1/inl.s" > "$1/nested.s" \
+    && grep -q 'DW_FORM_GNU_ref_alt' "$1/nested.s" \
+    && gcc -o "$1/inl" "$1/nested.s" || return 1
+  cat > "$1/dwz.s" <<EOF
+	.section .note.gnu.build-id,"a",@note
+	.long 4, 20, 3
+	.string "GNU"
+	.byte $ALT_ID
+	.section .debug_abbrev,"",@progbits
+	.uleb128 1, 0x11
+	.byte 1, 0, 0
+	.uleb128 2, 0x2e
+	.byte 0
+	.uleb128 0x3, 0x1f21
+	.byte 0, 0, 0
+	.section .debug_info,"",@progbits
+	.long .Lend - .Lstart
+.Lstart:
+	.value 5
+	.byte 1, 8
+	.long 0
+	.uleb128 1, 2
+	.long 0
+	.byte 0
+.Lend:
+	.section .debug_line,"",@progbits
+	.long 0
+	.section .gnu_debugaltlink,"",@progbits
+	.string "$1/fifo"
+	.byte 0xde, 0xad, 0xbe, 0xef
+EOF
+  gcc -c -o "$1/the-dwz-file" "$1/dwz.s" && mkfifo "$1/fifo"
 }
 
 if [ -z "$problem" ]; then
@@ -52,7 +113,7 @@ if [ -z "$problem" ]; then
   [ "$forms" -gt 0 ] || problem="gcc -dA wrote no DW_FORM_strp comment to rewrite"
 fi
 if [ -z "$problem" ]; then
-  for c in fifo-absolute fifo-relative bomb dwz-relative dwz-absolute dwo-fifo; do
+  for c in fifo-absolute fifo-relative bomb dwz-relative dwz-absolute nested crc0 dwo-fifo; do
     mkdir "$tmp/$c" || problem="mkdir"
   done
   altlink_program "$tmp/fifo-absolute" "$tmp/fifo-absolute/the-dwz-file" \
@@ -62,6 +123,13 @@ if [ -z "$problem" ]; then
     && altlink_program "$tmp/bomb" "$tmp/bomb/the-dwz-file" \
     && altlink_program "$tmp/dwz-relative" the-dwz-file \
     && altlink_program "$tmp/dwz-absolute" "$tmp/dwz-absolute/elsewhere/the-dwz-file" \
+    && nested_program "$tmp/nested" \
+    && altlink_program "$tmp/crc0" "$tmp/crc0/the-dwz-file" "$ALT_ID" plain \
+    && mkfifo "$tmp/crc0/the-dwz-file" \
+    && name="$tmp/crc0/the-dwz-file" \
+    && { printf '%s' "$name"; printf '\0\0\0\0\0\0\0\0'; } \
+         | head -c $(( (${#name} + 4) / 4 * 4 + 4 )) > "$tmp/crc0/debuglink" \
+    && objcopy --add-section .gnu_debuglink="$tmp/crc0/debuglink" "$tmp/crc0/plain" "$tmp/crc0/inl" \
     || problem="cannot build the programs"
   # The bomb: ELF64, e_shnum 0 and section 0's sh_size a million (the
   # extended count), sparse: 64 MB long, a few KB on disk.
@@ -148,6 +216,20 @@ for c in dwz-relative dwz-absolute; do
     tap_not_ok "$c: status $status, $named of $stacks samples in spin_outer_loop;mix_the_values_[i]"
     tap_diag_file "$tmp/$c.err" 10
     sed 's/^/#   /' "$tmp/$c.folded" | head -5
+  fi
+done
+
+for c in nested crc0; do
+  if [ -n "$problem" ]; then
+    tap_not_ok "$c: $problem"
+    continue
+  fi
+  run "$c"
+  if [ "$status" -eq 0 ] && [ "$stacks" -gt 0 ]; then
+    tap_ok "$c: the run ends ($stacks samples in spin_outer_loop)"
+  else
+    tap_not_ok "$c: status $status (137: hung, killed), $stacks samples in spin_outer_loop"
+    tap_diag_file "$tmp/$c.err" 10
   fi
 done
 

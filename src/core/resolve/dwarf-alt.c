@@ -92,6 +92,17 @@ st_dwarf_alt_stand_in_free (struct st_dwarf_alt_stand_in *s)
 }
 
 void
+st_dwarf_alt_settle (struct st_dwarf_alt_stand_in *s, Dwarf *main, bool given)
+{
+  if (!given)
+    dwarf_setalt (main, s->dw);
+  /* Set either way by now: dwarf_getalt returns it without looking.  */
+  Dwarf *alt = dwarf_getalt (main);
+  if (alt != NULL && alt != s->dw)
+    dwarf_setalt (alt, s->dw);
+}
+
+void
 st_dwarf_alt_stand_in_give (struct st_dwarf_alt_stand_in *s, Dwarf *main)
 {
   /* dwarf_setalt takes no ownership (dwarf_end of MAIN ends only an alt

@@ -37,3 +37,17 @@ void st_dwarf_alt_stand_in_free (struct st_dwarf_alt_stand_in *s);
 
 /* Makes S the dwz file of MAIN until a better one is set.  */
 void st_dwarf_alt_stand_in_give (struct st_dwarf_alt_stand_in *s, Dwarf *main);
+/* Before MAIN's DIEs are first read: unless GIVEN (MAIN got S from the
+ * find_debuginfo callback, asked for MAIN's dwz file, and libdwfl set the
+ * file found in its place, if any), MAIN's dwz file becomes S; and the dwz
+ * file MAIN has then gets S as its own.  After this libdw looks for no
+ * file, whatever MAIN and its dwz file name:
+ *  - a request the callback could not tell from one for the module's own
+ *    debug file (its .gnu_debuglink with the same name and CRC 0) got
+ *    that file or none, not S;
+ *  - the callback is not asked when the section is not there, but the
+ *    section names live in the file, which its owner may rewrite after;
+ *  - a dwz file's DIEs may use alt forms too, and libdwfl sets no dwz
+ *    file of a dwz file: libdw would look for it by its own
+ *    .gnu_debugaltlink.  */
+void st_dwarf_alt_settle (struct st_dwarf_alt_stand_in *s, Dwarf *main, bool given);

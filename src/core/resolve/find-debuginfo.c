@@ -72,7 +72,12 @@ give_alt_stand_in (const struct request *q)
   Dwarf_Addr bias;
   Dwarf *dw = dwfl_module_getdwarf (q->mod, &bias);
   if (dw != NULL && finder != NULL && finder->alt_stand_in != NULL)
-    st_dwarf_alt_stand_in_give (finder->alt_stand_in, dw);
+    {
+      st_dwarf_alt_stand_in_give (finder->alt_stand_in, dw);
+      /* The module's userdata, ours to mark: what libdwfl sets from here
+         on is the file the steps found.  */
+      ((struct st_mapping *) q->mapping)->alt_given = true;
+    }
 }
 
 /* The host's debug directories and the module's own, searched our way

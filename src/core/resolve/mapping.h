@@ -42,5 +42,9 @@ struct st_mapping {
   bool has_bias;              /* bias is known: the mapping can be symbolized */
   bool reported;              /* a module of the current Dwfl points here */
   bool offered;               /* the current Dwfl was offered it (a module, or none) */
+  /* Its module's Dwarf in the current Dwfl (core/resolve/dwarf-alt.h):
+     given the stand-in dwz file when libdwfl asked for one, and settled
+     before its DIEs are first read.  */
+  bool alt_given, alt_settled;
   const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
 };

@@ -233,6 +233,8 @@ mapping_copy (struct st_process_table *t, const struct st_mapping *m)
   *c = *m;
   c->reported = false;
   c->offered = false;
+  c->alt_given = false;
+  c->alt_settled = false;
   c->file = m->file ? st_elf_file_ref (m->file) : NULL;
   counted_of (t, c->path)->refs++;
   return c;
@@ -252,6 +254,8 @@ process_drop_dwfl (struct st_process *p)
     {
       p->maps[i]->reported = false;
       p->maps[i]->offered = false;
+      p->maps[i]->alt_given = false;
+      p->maps[i]->alt_settled = false;
     }
   p->needs_report = p->n_maps > 0;
 }

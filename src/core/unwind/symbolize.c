@@ -4,6 +4,8 @@
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 
+#include "core/resolve/dwarf-alt.h"
+#include "core/resolve/find-debuginfo.h"
 #include "core/unwind/module-spans.h"
 #include "core/unwind/module-symbols.h"
 #include "core/unwind/symbolize.h"
@@ -26,11 +28,31 @@ inline_name (Dwarf_Die *die)
   return dwarf_diename (die);
 }
 
+/* MOD's Dwarf and its dwz file, before their DIEs are read: libdw may
+   look for no file by itself (core/resolve/dwarf-alt.h).  Once per module
+   and Dwfl.  */
+static void
+settle_alt (Dwfl_Module *mod)
+{
+  void **userdata;
+  Dwarf_Addr bias;
+  if (dwfl_module_info (mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) == NULL
+      || *userdata == NULL)
+    return;
+  struct st_mapping *m = *userdata;
+  Dwarf *dw = dwfl_module_getdwarf (mod, &bias);
+  if (m->alt_settled || dw == NULL || m->finder == NULL || m->finder->alt_stand_in == NULL)
+    return;
+  st_dwarf_alt_settle (m->finder->alt_stand_in, dw, m->alt_given);
+  m->alt_settled = true;
+}
+
 /* Adds the inlined calls at LOOKUP (innermost first) before FRAME's own.  */
 static size_t
 add_inline_frames (Dwfl_Module *mod, uint64_t lookup, const struct st_frame *base,
                    struct st_frame *out, size_t max)
 {
+  settle_alt (mod);
   Dwarf_Addr bias;
   Dwarf_Die *cu = dwfl_module_addrdie (mod, lookup, &bias);
   if (cu == NULL)

@@ -177,65 +177,30 @@ st_elf_check_header (int fd, struct st_why *why)
   return check_header (read_fd, &fd, why);
 }
 
-/* The file mapped whole and private, and the runs of its pages that hold
-   a copy read at the check (they no longer follow the file).  */
+/* The file mapped whole and private, whose pages the check reads are made
+   this process's own first.  */
 struct frozen {
-  int fd;
   unsigned char *map;
   size_t size;
   size_t page;
-  struct { uint64_t first, end; } runs[8];
-  size_t n_runs;
 };
 
-static bool
-is_frozen (const struct frozen *z, uint64_t page_at)
+/* Makes the pages of MAP (SIZE bytes) that hold [OFF, OFF + LEN) this
+   process's own copies of what the file holds now: a write to a page of a
+   private mapping copies it, and later writes to the file no longer reach
+   it.  The write adds 0 to a byte of each page, atomically: the copy is
+   made before the byte is read, so it is the file's.  A page past the end
+   of a file cut short meanwhile faults, and the SIGBUS guard
+   (sigbus-guard.h) puts a page of zeros there, which is as good a copy.  */
+static void
+freeze_pages (unsigned char *map, size_t size, size_t page, uint64_t off, uint64_t len)
 {
-  for (size_t i = 0; i < z->n_runs; i++)
-    if (page_at >= z->runs[i].first && page_at < z->runs[i].end)
-      return true;
-  return false;
-}
-
-/* Makes the pages of Z's mapping that hold [OFF, OFF + LEN) private copies
-   of what the file holds now, pages already copied left as they are (a
-   page read twice could differ the second time).  0 or -1.  */
-static int
-freeze (struct frozen *z, uint64_t off, uint64_t len)
-{
-  if (off >= z->size || len == 0)
-    return 0;
-  if (len > z->size - off)
-    len = z->size - off;
-  if (z->n_runs == sizeof z->runs / sizeof z->runs[0])
-    return -1;
-  uint64_t first = off & ~(uint64_t) (z->page - 1);
-  uint64_t end = (off + len + z->page - 1) & ~(uint64_t) (z->page - 1);
-  for (uint64_t p = first; p < end;)
-    {
-      if (is_frozen (z, p))
-        {
-          p += z->page;
-          continue;
-        }
-      uint64_t q = p;
-      while (q < end && !is_frozen (z, q))
-        q += z->page;
-      /* Anonymous pages over the file's, filled by a read: no SIGBUS if
-         the file was cut short, zeros past its end.  */
-      void *at = z->map + p;
-      if (mmap (at, q - p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
-          != at)
-        return -1;
-      uint64_t want = (q < z->size ? q : z->size) - p;
-      if (st_pread_full (z->fd, at, want, (off_t) p) < 0)
-        return -1;
-      p = q;
-    }
-  z->runs[z->n_runs].first = first;
-  z->runs[z->n_runs].end = end;
-  z->n_runs++;
-  return 0;
+  if (off >= size || len == 0)
+    return;
+  if (len > size - off)
+    len = size - off;
+  for (uint64_t p = off & ~(uint64_t) (page - 1); p < off + len; p += page)
+    __atomic_fetch_add ((volatile unsigned char *) map + p, 0, __ATOMIC_RELAXED);
 }
 
 /* read_at_fn of a frozen mapping: what it reads is frozen first.  */
@@ -247,14 +212,22 @@ read_frozen (void *ctx, void *buf, size_t len, uint64_t off)
     return 0;
   if (len > z->size - off)
     len = z->size - off;
-  if (freeze (z, off, len) < 0)
-    return -1;
+  freeze_pages (z->map, z->size, z->page, off, len);
   memcpy (buf, z->map + off, len);
   return (ssize_t) len;
 }
 
-/* Freezes the section and program header tables that the (checked) header
-   of Z gives: what libelf reads by the counts.  */
+/* Compressed sections whose headers are frozen at most; a file with more
+   (linked programs have a dozen debug sections) is not read.  */
+#define MAX_COMPRESSED 64
+/* The section name table is frozen whole: at most this long.  */
+#define MAX_NAMES 65536
+
+/* Freezes what libelf reads again after the check, by the (checked)
+   header of Z: the section and program header tables, the section name
+   table, and the header of each compressed section (libelf allocates what
+   it says when it inflates the section).  0, or -E2BIG when there is more
+   than the bounds above.  */
 static int
 freeze_tables (struct frozen *z)
 {
@@ -267,19 +240,58 @@ freeze_tables (struct frozen *z)
   (is64 ? field (ehdr + offsetof (Elf64_Ehdr, name), sizeof ((Elf64_Ehdr *) 0)->name, big) \
         : field (ehdr + offsetof (Elf32_Ehdr, name), sizeof ((Elf32_Ehdr *) 0)->name, big))
   uint64_t shoff = EHDR (e_shoff), phoff = EHDR (e_phoff);
-  uint64_t shnum = EHDR (e_shnum), phnum = EHDR (e_phnum);
+  uint64_t shnum = EHDR (e_shnum), phnum = EHDR (e_phnum), shstrndx = EHDR (e_shstrndx);
 #undef EHDR
   size_t shsize = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
   size_t phsize = is64 ? sizeof (Elf64_Phdr) : sizeof (Elf32_Phdr);
-  /* Section 0 (frozen by the check) holds the count past 65,279.  */
-  if (shnum == 0 && shoff != 0 && shoff < z->size && z->size - shoff >= shsize)
-    shnum = is64 ? field (z->map + shoff + offsetof (Elf64_Shdr, sh_size), 8, big)
-                 : field (z->map + shoff + offsetof (Elf32_Shdr, sh_size), 4, big);
-  if (shnum > ST_ELF_MAX_SECTIONS || phnum * phsize > ST_ELF_MAX_PROGRAM_HEADER_BYTES)
-    return -1;   /* the check let it through: cannot be */
-  if ((shoff != 0 && freeze (z, shoff, shnum * shsize) < 0)
-      || (phoff != 0 && freeze (z, phoff, phnum * phsize) < 0))
-    return -1;
+  if (phoff != 0)
+    freeze_pages (z->map, z->size, z->page, phoff, phnum * phsize);
+  if (shoff == 0 || shoff >= z->size || z->size - shoff < shsize)
+    return 0;
+  /* Section 0 (frozen by the check) holds the counts past 16 bits.  */
+  const unsigned char *table = z->map + shoff;
+#define SHDR(i, name) \
+  (is64 ? field (table + (i) * shsize + offsetof (Elf64_Shdr, name), \
+                 sizeof ((Elf64_Shdr *) 0)->name, big) \
+        : field (table + (i) * shsize + offsetof (Elf32_Shdr, name), \
+                 sizeof ((Elf32_Shdr *) 0)->name, big))
+  if (shnum == 0)
+    shnum = SHDR (0, sh_size);
+  if (shstrndx == SHN_XINDEX)
+    shstrndx = SHDR (0, sh_link);
+  if (shnum > ST_ELF_MAX_SECTIONS)
+    return -E2BIG;   /* the check let it through: cannot be */
+  if (shnum > (z->size - shoff) / shsize)
+    shnum = (z->size - shoff) / shsize;   /* libelf reads none of a table cut short */
+  freeze_pages (z->map, z->size, z->page, shoff, shnum * shsize);
+  const unsigned char *names = NULL;
+  uint64_t names_size = 0;
+  if (shstrndx != 0 && shstrndx < shnum && SHDR (shstrndx, sh_type) != SHT_NOBITS)
+    {
+      uint64_t at = SHDR (shstrndx, sh_offset);
+      names_size = SHDR (shstrndx, sh_size);
+      if (names_size > MAX_NAMES)
+        return -E2BIG;
+      freeze_pages (z->map, z->size, z->page, at, names_size);
+      if (at < z->size && names_size <= z->size - at)
+        names = z->map + at;
+    }
+  unsigned compressed = 0;
+  for (uint64_t i = 1; i < shnum; i++)
+    {
+      if (SHDR (i, sh_type) == SHT_NOBITS)
+        continue;
+      uint64_t name = SHDR (i, sh_name);
+      bool gnu = names != NULL && names_size >= 2 && name <= names_size - 2
+                 && names[name] == '.' && names[name + 1] == 'z';
+      if (!(SHDR (i, sh_flags) & SHF_COMPRESSED) && !gnu)
+        continue;
+      if (++compressed > MAX_COMPRESSED)
+        return -E2BIG;
+      /* Elf64_Chdr, or "ZLIB" and the size: 24 bytes at most.  */
+      freeze_pages (z->map, z->size, z->page, SHDR (i, sh_offset), sizeof (Elf64_Chdr));
+    }
+#undef SHDR
   return 0;
 }
 
@@ -292,15 +304,21 @@ st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why)
     return st_why_set (why, errno, "cannot stat it: %s", strerror (errno));
   if (st.st_size <= 0 || (uint64_t) st.st_size > SIZE_MAX)
     return 0;   /* nothing libelf would read as ELF */
-  struct frozen z = { .fd = fd, .size = (size_t) st.st_size, .page = (size_t) sysconf (_SC_PAGESIZE) };
-  z.map = mmap (NULL, z.size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  struct frozen z = { .size = (size_t) st.st_size, .page = (size_t) sysconf (_SC_PAGESIZE) };
+  /* Writable for the copies, and as libdwfl relocates an ET_REL file's
+     sections in place (nothing reaches the file); not charged against the
+     machine's memory commit: only the pages copied take memory.  */
+  z.map = mmap (NULL, z.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
   if (z.map == MAP_FAILED)
     return st_why_set (why, errno, "cannot map it: %s", strerror (errno));
   /* Everything the check reads is frozen as it reads it: libelf reads
      the counts the check saw, whatever the owner writes in between.  */
   int r = check_header (read_frozen, &z, why);
   if (r == 0 && freeze_tables (&z) < 0)
-    r = st_why_set (why, EIO, "cannot copy its ELF header tables");
+    r = st_why_set (why, E2BIG,
+                    "it has more than %d compressed sections or a section name table over %d "
+                    "bytes",
+                    MAX_COMPRESSED, MAX_NAMES);
   if (r < 0)
     {
       munmap (z.map, z.size);
@@ -309,6 +327,21 @@ st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why)
   *elf = elf_memory ((char *) z.map, z.size);
   if (*elf == NULL)
     munmap (z.map, z.size);
+  return 0;
+}
+
+int
+st_elf_untrusted_freeze (Elf *elf, const void *at, size_t len)
+{
+  if (len > ST_ELF_MAX_FROZEN)
+    return -E2BIG;
+  size_t size = 0;
+  unsigned char *map = (unsigned char *) elf_rawfile (elf, &size);
+  const unsigned char *p = at;
+  /* Bytes libelf copied (or inflated) are its own: nothing to freeze.  */
+  if (map == NULL || p < map || p >= map + size)
+    return 0;
+  freeze_pages (map, size, (size_t) sysconf (_SC_PAGESIZE), (uint64_t) (p - map), len);
   return 0;
 }
 

@@ -71,3 +71,11 @@ int st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why);
 /* elf_end of an Elf from st_elf_begin_untrusted (NULL: nothing), and the
    mapping's munmap when that was the last reference.  */
 void st_elf_end_untrusted (Elf *elf);
+/* The most st_elf_untrusted_freeze copies at once.  */
+#define ST_ELF_MAX_FROZEN ((size_t) 8 << 20)
+/* Freezes, as st_elf_begin_untrusted freezes the header, the LEN bytes at
+   AT of ELF's file (an Elf from st_elf_begin_untrusted; bytes not in its
+   mapping are libelf's copies, left alone): for section contents that a
+   check reads and libelf or libdwfl read again (a MiniDebugInfo).  0, or
+   -E2BIG past ST_ELF_MAX_FROZEN.  */
+int st_elf_untrusted_freeze (Elf *elf, const void *at, size_t len);

@@ -11,9 +11,10 @@
  * malformed file), and the page is counted: the run says so at its end.
  * Only a missing page (BUS_ADRERR) is papered over; any other SIGBUS goes
  * to the handler that was there before ours (the default: the process
- * ends, as without this guard).  The page is read-only: we map no file
- * for writing.  (The recording itself is read, never mapped: see
- * core/input/input.c.)  */
+ * ends, as without this guard).  The page is writable: basic/elf-begin.c
+ * maps files private and writes to the pages it copies, and a page of a
+ * file cut short is copied as zeros.  (The recording itself is read,
+ * never mapped: see core/input/input.c.)  */
 #include "config.h"
 
 #include <errno.h>
@@ -39,7 +40,8 @@ on_sigbus (int sig, siginfo_t *info, void *context)
     {
       uintptr_t at = (uintptr_t) info->si_addr;
       void *p = (void *) (at & ~(page_size - 1));
-      if (mmap (p, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p)
+      if (mmap (p, page_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+          == p)
         {
           atomic_fetch_add (&zero_pages, 1);
           return;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -193,29 +194,32 @@ test_compressed_names_refused (void **state)
     }
 }
 
-/* The file's owner rewrites its header while the profiler reads it:
-   libelf's count is one the check passed, however the writes fall.  A
-   child toggles e_shnum between 1 (section 0 alone) and 0 (the count then
-   in section 0: 100,000) as fast as it can while the file is begun again
-   and again, until each answer has come 100 times.  Before the copy of
-   what the check reads (basic/elf-begin.h), libelf read the header again
-   after the check and met a count the check never saw.  */
+/* The file's owner rewrites a count while the profiler reads the file:
+   libelf's counts are ones the check passed, however the writes fall.  A
+   child writes BENIGN and BOMB (LEN bytes) at AT of FD in turn, as fast as
+   it can, while the file is begun again and again, until each answer has
+   come 100 times.  Before the copy of what the check reads
+   (basic/elf-begin.h), libelf read the header again after the check and
+   met a count the check never saw.  */
 static void
-test_header_rewritten_while_read (void **state)
+race (int fd, off_t at, const void *benign, const void *bomb, size_t len)
 {
-  (void) state;
   elf_version (EV_CURRENT);
-  int fd = crafted (true, false, 100000, 1);
-  const unsigned char one[2] = { 1, 0 }, zero[2] = { 0, 0 };
-  const off_t at = offsetof (Elf64_Ehdr, e_shnum);
   pid_t kid = fork ();
   assert_true (kid >= 0);
   if (kid == 0)
-    for (;;)
-      if (pwrite (fd, one, 2, at) != 2 || pwrite (fd, zero, 2, at) != 2)
+    {
+      /* Ends with the test, however that ends.  */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
         _exit (1);
+      for (;;)
+        if (pwrite (fd, benign, len, at) != (ssize_t) len
+            || pwrite (fd, bomb, len, at) != (ssize_t) len || getppid () == 1)
+          _exit (1);
+    }
+  const size_t max_phnum = ST_ELF_MAX_PROGRAM_HEADER_BYTES / sizeof (Elf64_Phdr);
   unsigned passed = 0, refused = 0, i;
-  size_t shnum = 0;
+  size_t shnum = 0, phnum = 0;
   bool begun = true;
   for (i = 0; i < 100000 && (passed < 100 || refused < 100); i++)
     {
@@ -225,9 +229,9 @@ test_header_rewritten_while_read (void **state)
           refused++;
           continue;
         }
-      begun = elf != NULL && elf_getshdrnum (elf, &shnum) == 0;
+      begun = elf != NULL && elf_getshdrnum (elf, &shnum) == 0 && elf_getphdrnum (elf, &phnum) == 0;
       st_elf_end_untrusted (elf);
-      if (!begun || shnum > ST_ELF_MAX_SECTIONS)
+      if (!begun || shnum > ST_ELF_MAX_SECTIONS || phnum > max_phnum)
         break;
       passed++;
     }
@@ -236,11 +240,40 @@ test_header_rewritten_while_read (void **state)
   waitpid (kid, NULL, 0);
   close (fd);
   assert_true (begun);
-  if (shnum > ST_ELF_MAX_SECTIONS)
-    fail_msg ("begin %u: the check passed, libelf counts %zu sections", i, shnum);
+  if (shnum > ST_ELF_MAX_SECTIONS || phnum > max_phnum)
+    fail_msg ("begin %u: the check passed, libelf counts %zu sections, %zu program headers", i,
+              shnum, phnum);
   /* Both sides of the writes were met: the race ran.  */
   assert_true (passed >= 100);
   assert_true (refused >= 100);
+}
+
+/* e_shnum: 1 (section 0 alone), or 0 (the count in section 0: 100,000).  */
+static void
+test_section_count_rewritten (void **state)
+{
+  (void) state;
+  const unsigned char one[2] = { 1, 0 }, zero[2] = { 0, 0 };
+  race (crafted (true, false, 100000, 1), offsetof (Elf64_Ehdr, e_shnum), one, zero, 2);
+}
+
+/* Section 0's sh_size, with e_shnum 0: 10, or 100,000.  */
+static void
+test_extended_section_count_rewritten (void **state)
+{
+  (void) state;
+  uint64_t ten = 10, many = 100000;
+  race (crafted (true, false, 100000, 1), 4096 + offsetof (Elf64_Shdr, sh_size), &ten, &many,
+        sizeof ten);
+}
+
+/* e_phnum: 1, or PN_XNUM (the count in section 0's sh_info: 100,000).  */
+static void
+test_program_header_count_rewritten (void **state)
+{
+  (void) state;
+  const unsigned char one[2] = { 1, 0 }, xnum[2] = { 0xff, 0xff };
+  race (crafted (true, false, 3, 100000), offsetof (Elf64_Ehdr, e_phnum), one, xnum, 2);
 }
 
 int
@@ -250,7 +283,9 @@ main (void)
     cmocka_unit_test (test_counts_bounded_in_every_layout),
     cmocka_unit_test (test_real_and_foreign_files_pass),
     cmocka_unit_test (test_compressed_names_refused),
-    cmocka_unit_test (test_header_rewritten_while_read),
+    cmocka_unit_test (test_section_count_rewritten),
+    cmocka_unit_test (test_extended_section_count_rewritten),
+    cmocka_unit_test (test_program_header_count_rewritten),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -102,10 +105,11 @@ elf_with (const uint8_t *data, size_t size)
 static int
 check_fd (int fd, struct st_why *why)
 {
-  Elf *elf = elf_begin (fd, ELF_C_READ_MMAP, NULL);
+  Elf *elf = NULL;
+  assert_int_equal (st_elf_begin_untrusted (fd, &elf, NULL), 0);
   assert_non_null (elf);
   int r = st_inflate_check_minidebuginfo (elf, why);
-  elf_end (elf);
+  st_elf_end_untrusted (elf);
   return r;
 }
 
@@ -227,6 +231,132 @@ test_compressed_sections (void **state)
   close (fd);
 }
 
+/* An ELF64 file (unlinked, open) whose compressed .debug_info (48 KiB: a
+   quarter noise, so it stays over 12 KiB) starts on a page of its own, apart from
+   the pages the header check freezes anyway (the header, the name table
+   and, after the sections, the section header table): a 16 KiB .pad
+   comes before it.  */
+static int
+elf_compressed_apart (void)
+{
+  static const char names[] = "\0.shstrtab\0.debug_info\0.pad";
+  static uint8_t pad[16 << 10], noise[48 << 10];
+  uint64_t x = 88172645463325252u;   /* xorshift64: zlib cannot shrink it */
+  for (size_t i = 0; i < sizeof noise / 4; i++)
+    {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      noise[i] = (uint8_t) x;
+    }
+  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  unlink (path);
+  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
+  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
+  assert_non_null (ehdr);
+  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
+  ehdr->e_type = ET_DYN;
+  ehdr->e_machine = EM_X86_64;
+  ehdr->e_version = EV_CURRENT;
+  const struct { const void *buf; size_t size; GElf_Word name, type; } parts[] = {
+    { names, sizeof names, 1, SHT_STRTAB },
+    { pad, sizeof pad, 23, SHT_PROGBITS },
+    { noise, sizeof noise, 11, SHT_PROGBITS },
+  };
+  for (size_t i = 0; i < 3; i++)
+    {
+      Elf_Scn *scn = elf_newscn (elf);
+      Elf_Data *d = elf_newdata (scn);
+      d->d_buf = (void *) parts[i].buf;
+      d->d_size = parts[i].size;
+      d->d_type = ELF_T_BYTE;
+      Elf64_Shdr *sh = elf64_getshdr (scn);
+      sh->sh_name = parts[i].name;
+      sh->sh_type = parts[i].type;
+      if (i == 0)
+        ehdr->e_shstrndx = elf_ndxscn (scn);
+      if (i == 2)
+        assert_int_equal (elf_compress (scn, ELFCOMPRESS_ZLIB, 0), 1);
+    }
+  assert_true (elf_update (elf, ELF_C_WRITE) > 0);
+  elf_end (elf);
+  return fd;
+}
+
+/* The file's owner rewrites a compressed section's declared size while
+   the profiler reads the file: what libelf reads when it inflates the
+   section (gelf_getchdr, as elf_compress reads it) is what the check
+   passed.  A child writes 48 KiB and 1 TiB as the section's ch_size in
+   turn while the file is begun and checked again and again, until each
+   answer has come 100 times; each time the check passes, the size is read
+   1,000 times more.  Before the header of every compressed
+   section was frozen with the file's header (basic/elf-begin.h), the
+   second read met the size the check never saw.  */
+static void
+test_compressed_size_rewritten (void **state)
+{
+  (void) state;
+  elf_version (EV_CURRENT);
+  int fd = elf_compressed_apart ();
+  Elf *probe = elf_begin (fd, ELF_C_READ, NULL);
+  GElf_Shdr shdr;
+  assert_non_null (gelf_getshdr (elf_getscn (probe, 3), &shdr));
+  assert_true (shdr.sh_flags & SHF_COMPRESSED);
+  GElf_Ehdr ehdr;
+  assert_non_null (gelf_getehdr (probe, &ehdr));
+  elf_end (probe);
+  /* Apart indeed: not on the first pages, nor on the table's.  */
+  assert_true (shdr.sh_offset >= 8192 && ehdr.e_shoff - shdr.sh_offset >= 8192);
+  const off_t at = (off_t) (shdr.sh_offset + offsetof (Elf64_Chdr, ch_size));
+  const uint64_t small = 48u << 10, huge = (uint64_t) 1 << 40;
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    {
+      /* Ends with the test, however that ends.  */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
+        _exit (1);
+      for (;;)
+        if (pwrite (fd, &small, sizeof small, at) != (ssize_t) sizeof small
+            || pwrite (fd, &huge, sizeof huge, at) != (ssize_t) sizeof huge || getppid () == 1)
+          _exit (1);
+    }
+  unsigned passed = 0, refused = 0, i;
+  uint64_t inflates_to = 0;
+  for (i = 0; i < 100000 && (passed < 100 || refused < 100); i++)
+    {
+      Elf *elf = NULL;
+      assert_int_equal (st_elf_begin_untrusted (fd, &elf, NULL), 0);
+      if (st_inflate_check_sections (elf, NULL) < 0)
+        refused++;
+      else
+        {
+          /* Read again and again, as the writer writes on: each read is
+             one libelf could make when it inflates.  */
+          for (unsigned k = 0; k < 1000 && inflates_to <= st_inflate_max (1, 0); k++)
+            {
+              GElf_Chdr chdr;
+              inflates_to = gelf_getchdr (elf_getscn (elf, 3), &chdr) != NULL ? chdr.ch_size : 0;
+            }
+          passed++;
+        }
+      st_elf_end_untrusted (elf);
+      if (inflates_to > st_inflate_max (1, 0))
+        break;
+    }
+  /* The writer goes before any assertion can end the test.  */
+  kill (kid, SIGKILL);
+  waitpid (kid, NULL, 0);
+  close (fd);
+  if (inflates_to > st_inflate_max (1, 0))
+    fail_msg ("begin %u: the check passed, libelf would inflate %llu bytes", i,
+              (unsigned long long) inflates_to);
+  assert_true (passed >= 100);
+  assert_true (refused >= 100);
+}
+
 /* The image MiniDebugInfo holds is read by libdwfl with elf_memory, which
    believes its header: 1 MiB (so within every bound) whose header counts
    419,428 sections in section 0 is refused as a file would be.  */
@@ -344,6 +474,7 @@ main (void)
     cmocka_unit_test (test_within_passes_past_refused),
     cmocka_unit_test (test_none_or_damaged_is_libdwfl_s),
     cmocka_unit_test (test_compressed_sections),
+    cmocka_unit_test (test_compressed_size_rewritten),
     cmocka_unit_test (test_minidebuginfo_image_counts),
     cmocka_unit_test (test_hidden_is_empty_whatever_its_name),
   };

@@ -161,6 +161,11 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
   Elf_Data *raw = scn != NULL ? elf_rawdata (scn, NULL) : NULL;
   if (raw == NULL || raw->d_buf == NULL || raw->d_size == 0)
     return 1;
+  /* libdwfl inflates what it reads then, with no bound: the bytes counted
+     here must be those.  */
+  if (st_elf_untrusted_freeze (elf, raw->d_buf, raw->d_size) < 0)
+    return st_why_set (why, E2BIG, "its MiniDebugInfo (.gnu_debugdata) takes over %zu MiB",
+                       ST_ELF_MAX_FROZEN >> 20);
   const uint64_t max = st_inflate_max (raw->d_size, ST_MINIDEBUGINFO_CEILING);
   lzma_stream z = LZMA_STREAM_INIT;
   /* As libdwfl decodes it (libdwfl/gzip.c): xz or lzma, one stream.  */

@@ -5,11 +5,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "basic/elf-begin.h"
 #include "basic/io.h"
 
@@ -177,30 +179,81 @@ st_elf_check_header (int fd, struct st_why *why)
   return check_header (read_fd, &fd, why);
 }
 
-/* The file mapped whole and private, whose pages the check reads are made
-   this process's own first.  */
+/* The file mapped whole and private, and the runs of its pages replaced by
+   copies read at the check.  */
 struct frozen {
+  int fd;
   unsigned char *map;
   size_t size;
   size_t page;
+  struct run { uint64_t first, end; } *runs;
+  size_t n_runs, cap_runs;
+  /* A copy failed: pages may hold neither the file nor a copy of it, and
+     what the check read may not be what libelf would read.  The file is
+     refused.  */
+  bool failed;
 };
 
-/* Makes the pages of MAP (SIZE bytes) that hold [OFF, OFF + LEN) this
-   process's own copies of what the file holds now: a write to a page of a
-   private mapping copies it, and later writes to the file no longer reach
-   it.  The write adds 0 to a byte of each page, atomically: the copy is
-   made before the byte is read, so it is the file's.  A page past the end
-   of a file cut short meanwhile faults, and the SIGBUS guard
-   (sigbus-guard.h) puts a page of zeros there, which is as good a copy.  */
-static void
-freeze_pages (unsigned char *map, size_t size, size_t page, uint64_t off, uint64_t len)
+/* Runs of copied pages at most (each splits the mapping: two more areas
+   of the address space): room for the header, the tables, the names, 32
+   compressed sections and a MiniDebugInfo, each in a run or two.  */
+#define MAX_RUNS 80
+
+static bool
+is_frozen (const struct frozen *z, uint64_t page_at)
 {
-  if (off >= size || len == 0)
+  for (size_t i = 0; i < z->n_runs; i++)
+    if (page_at >= z->runs[i].first && page_at < z->runs[i].end)
+      return true;
+  return false;
+}
+
+/* Replaces the pages of Z's mapping that hold [OFF, OFF + LEN) by
+   anonymous pages holding what the file holds now (pread): nothing done
+   to the file later reaches them, a truncation included (which takes a
+   private mapping's copied file pages back).  A page already replaced is
+   left as it is: read again, it could differ.  On any failure Z->failed
+   is set.  */
+static void
+freeze (struct frozen *z, uint64_t off, uint64_t len)
+{
+  if (z->failed || off >= z->size || len == 0)
     return;
-  if (len > size - off)
-    len = size - off;
-  for (uint64_t p = off & ~(uint64_t) (page - 1); p < off + len; p += page)
-    __atomic_fetch_add ((volatile unsigned char *) map + p, 0, __ATOMIC_RELAXED);
+  if (len > z->size - off)
+    len = z->size - off;
+  uint64_t first = off & ~(uint64_t) (z->page - 1);
+  uint64_t end = (off + len + z->page - 1) & ~(uint64_t) (z->page - 1);
+  for (uint64_t p = first; p < end && !z->failed;)
+    {
+      if (is_frozen (z, p))
+        {
+          p += z->page;
+          continue;
+        }
+      uint64_t q = p;
+      while (q < end && !is_frozen (z, q))
+        q += z->page;
+      if (z->n_runs == MAX_RUNS
+          || (z->n_runs == z->cap_runs
+              && ST_GROW (z->runs, z->cap_runs, z->n_runs, 8) < 0))
+        {
+          z->failed = true;
+          break;
+        }
+      void *at = z->map + p;
+      uint64_t want = (q < z->size ? q : z->size) - p;
+      if (mmap (at, q - p, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+            != at
+          || st_pread_full (z->fd, at, want, (off_t) p) != (ssize_t) want)
+        {
+          z->failed = true;
+          break;
+        }
+      z->runs[z->n_runs].first = p;
+      z->runs[z->n_runs].end = q;
+      z->n_runs++;
+      p = q;
+    }
 }
 
 /* read_at_fn of a frozen mapping: what it reads is frozen first.  */
@@ -212,14 +265,16 @@ read_frozen (void *ctx, void *buf, size_t len, uint64_t off)
     return 0;
   if (len > z->size - off)
     len = z->size - off;
-  freeze_pages (z->map, z->size, z->page, off, len);
+  freeze (z, off, len);
+  if (z->failed)
+    return -1;
   memcpy (buf, z->map + off, len);
   return (ssize_t) len;
 }
 
 /* Compressed sections whose headers are frozen at most; a file with more
    (linked programs have a dozen debug sections) is not read.  */
-#define MAX_COMPRESSED 64
+#define MAX_COMPRESSED 32
 /* The section name table is frozen whole: at most this long.  */
 #define MAX_NAMES 65536
 
@@ -245,7 +300,7 @@ freeze_tables (struct frozen *z)
   size_t shsize = is64 ? sizeof (Elf64_Shdr) : sizeof (Elf32_Shdr);
   size_t phsize = is64 ? sizeof (Elf64_Phdr) : sizeof (Elf32_Phdr);
   if (phoff != 0)
-    freeze_pages (z->map, z->size, z->page, phoff, phnum * phsize);
+    freeze (z, phoff, phnum * phsize);
   if (shoff == 0 || shoff >= z->size || z->size - shoff < shsize)
     return 0;
   /* Section 0 (frozen by the check) holds the counts past 16 bits.  */
@@ -263,7 +318,7 @@ freeze_tables (struct frozen *z)
     return -E2BIG;   /* the check let it through: cannot be */
   if (shnum > (z->size - shoff) / shsize)
     shnum = (z->size - shoff) / shsize;   /* libelf reads none of a table cut short */
-  freeze_pages (z->map, z->size, z->page, shoff, shnum * shsize);
+  freeze (z, shoff, shnum * shsize);
   const unsigned char *names = NULL;
   uint64_t names_size = 0;
   if (shstrndx != 0 && shstrndx < shnum && SHDR (shstrndx, sh_type) != SHT_NOBITS)
@@ -272,7 +327,7 @@ freeze_tables (struct frozen *z)
       names_size = SHDR (shstrndx, sh_size);
       if (names_size > MAX_NAMES)
         return -E2BIG;
-      freeze_pages (z->map, z->size, z->page, at, names_size);
+      freeze (z, at, names_size);
       if (at < z->size && names_size <= z->size - at)
         names = z->map + at;
     }
@@ -289,7 +344,20 @@ freeze_tables (struct frozen *z)
       if (++compressed > MAX_COMPRESSED)
         return -E2BIG;
       /* Elf64_Chdr, or "ZLIB" and the size: 24 bytes at most.  */
-      freeze_pages (z->map, z->size, z->page, SHDR (i, sh_offset), sizeof (Elf64_Chdr));
+      freeze (z, SHDR (i, sh_offset), sizeof (Elf64_Chdr));
+    }
+  /* libdwfl inflates a MiniDebugInfo whole, with no bound: what the
+     bound counts (core/resolve/inflate-bounds.h) must be what it reads.
+     A larger one follows the file, and inflate-bounds.c does not let it
+     be read.  */
+  for (uint64_t i = 1; names != NULL && i < shnum; i++)
+    {
+      uint64_t name = SHDR (i, sh_name), size = SHDR (i, sh_size);
+      if (SHDR (i, sh_type) != SHT_NOBITS && name < names_size
+          && names_size - name > sizeof ".gnu_debugdata" - 1
+          && memcmp (names + name, ".gnu_debugdata", sizeof ".gnu_debugdata") == 0
+          && size <= ST_ELF_MAX_FROZEN)
+        freeze (z, SHDR (i, sh_offset), size);
     }
 #undef SHDR
   return 0;
@@ -304,10 +372,11 @@ st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why)
     return st_why_set (why, errno, "cannot stat it: %s", strerror (errno));
   if (st.st_size <= 0 || (uint64_t) st.st_size > SIZE_MAX)
     return 0;   /* nothing libelf would read as ELF */
-  struct frozen z = { .size = (size_t) st.st_size, .page = (size_t) sysconf (_SC_PAGESIZE) };
-  /* Writable for the copies, and as libdwfl relocates an ET_REL file's
-     sections in place (nothing reaches the file); not charged against the
-     machine's memory commit: only the pages copied take memory.  */
+  struct frozen z = { .fd = fd, .size = (size_t) st.st_size,
+                      .page = (size_t) sysconf (_SC_PAGESIZE) };
+  /* Writable, as libdwfl relocates an ET_REL file's sections in place
+     (nothing reaches the file); not charged against the machine's memory
+     commit: only the copied pages take memory.  */
   z.map = mmap (NULL, z.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
   if (z.map == MAP_FAILED)
     return st_why_set (why, errno, "cannot map it: %s", strerror (errno));
@@ -319,6 +388,10 @@ st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why)
                     "it has more than %d compressed sections or a section name table over %d "
                     "bytes",
                     MAX_COMPRESSED, MAX_NAMES);
+  if (r == 0 && z.failed)
+    r = st_why_set (why, EIO, "its header and tables could not be copied (a read or a mapping "
+                              "failed, or over %d parts)", MAX_RUNS);
+  free (z.runs);
   if (r < 0)
     {
       munmap (z.map, z.size);
@@ -327,21 +400,6 @@ st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why)
   *elf = elf_memory ((char *) z.map, z.size);
   if (*elf == NULL)
     munmap (z.map, z.size);
-  return 0;
-}
-
-int
-st_elf_untrusted_freeze (Elf *elf, const void *at, size_t len)
-{
-  if (len > ST_ELF_MAX_FROZEN)
-    return -E2BIG;
-  size_t size = 0;
-  unsigned char *map = (unsigned char *) elf_rawfile (elf, &size);
-  const unsigned char *p = at;
-  /* Bytes libelf copied (or inflated) are its own: nothing to freeze.  */
-  if (map == NULL || p < map || p >= map + size)
-    return 0;
-  freeze_pages (map, size, (size_t) sysconf (_SC_PAGESIZE), (uint64_t) (p - map), len);
   return 0;
 }
 

@@ -61,21 +61,24 @@ int st_elf_check_no_compressed (const unsigned char *ehdr, size_t len,
  *
  * The owner of the file may rewrite it at any time: a header that passed
  * the check and said a million sections when libelf read it again would
- * undo the check.  So the file is mapped private, and every byte the check
- * reads, and the section and program header tables libelf reads by the
- * counts, are first replaced in the mapping by a copy read then (anonymous
- * pages: the file's later writes do not reach them); libelf reads that
- * mapping (elf_memory).  Section contents still follow the file.  End the
- * Elf with st_elf_end_untrusted, which unmaps it.  */
+ * undo the check, and so would a compressed section's size that a bound
+ * counted.  So the file is mapped private, and the pages of what libelf
+ * reads again after a check are first replaced in the mapping by
+ * anonymous pages holding a copy read then (nothing done to the file
+ * later reaches them: not a write, not a truncation, which takes back a
+ * private mapping's copy-on-write pages): every byte the check reads, the
+ * section and program header tables, the section name table (at most
+ * 64 KiB), the first 24 bytes of each compressed section (at most 32) and
+ * a .gnu_debugdata (at most ST_ELF_MAX_FROZEN).  libelf reads that mapping
+ * (elf_memory).  Other section contents follow the file: libelf and libdw
+ * bound what they read of them by the copied section sizes.  A file with
+ * more than those bounds, or whose copy fails, is refused (-E2BIG, -EIO).
+ * End the Elf with st_elf_end_untrusted, which unmaps it.  */
 int st_elf_begin_untrusted (int fd, Elf **elf, struct st_why *why);
 /* elf_end of an Elf from st_elf_begin_untrusted (NULL: nothing), and the
    mapping's munmap when that was the last reference.  */
 void st_elf_end_untrusted (Elf *elf);
-/* The most st_elf_untrusted_freeze copies at once.  */
+/* A .gnu_debugdata (MiniDebugInfo) at most this big is copied with the
+   header (libdwfl inflates it whole after our bound counted it); a larger
+   one follows the file, and is not to be read.  */
 #define ST_ELF_MAX_FROZEN ((size_t) 8 << 20)
-/* Freezes, as st_elf_begin_untrusted freezes the header, the LEN bytes at
-   AT of ELF's file (an Elf from st_elf_begin_untrusted; bytes not in its
-   mapping are libelf's copies, left alone): for section contents that a
-   check reads and libelf or libdwfl read again (a MiniDebugInfo).  0, or
-   -E2BIG past ST_ELF_MAX_FROZEN.  */
-int st_elf_untrusted_freeze (Elf *elf, const void *at, size_t len);

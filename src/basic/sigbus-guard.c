@@ -12,9 +12,9 @@
  * Only a missing page (BUS_ADRERR) is papered over; any other SIGBUS goes
  * to the handler that was there before ours (the default: the process
  * ends, as without this guard).  The page is writable: basic/elf-begin.c
- * maps files private and writes to the pages it copies, and a page of a
- * file cut short is copied as zeros.  (The recording itself is read,
- * never mapped: see core/input/input.c.)  */
+ * maps the files of others private and writable, as libdwfl relocates an
+ * ET_REL file's sections in place.  (The recording itself is read, never
+ * mapped: see core/input/input.c.)  */
 #include "config.h"
 
 #include <errno.h>

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "basic/elf-begin.h"
+#include "basic/sigbus-guard.h"
 #include "core/resolve/inflate-bounds.h"
 
 /* NBYTES zero bytes, xz-compressed; *SIZE gets the compressed size.  */
@@ -289,16 +290,18 @@ elf_compressed_apart (void)
    the profiler reads the file: what libelf reads when it inflates the
    section (gelf_getchdr, as elf_compress reads it) is what the check
    passed.  A child writes 48 KiB and 1 TiB as the section's ch_size in
-   turn while the file is begun and checked again and again, until each
-   answer has come 100 times; each time the check passes, the size is read
-   1,000 times more.  Before the header of every compressed
-   section was frozen with the file's header (basic/elf-begin.h), the
-   second read met the size the check never saw.  */
+   turn (with pwrite, or TRUNCATING: cutting the file short before the
+   section's page and writing the rest again, which takes back a private
+   mapping's copies of the pages cut) while the file is begun and checked
+   again and again, until each answer has come 100 times; each time the
+   check passes, the size is read 1,000 times more.  Before the header of
+   every compressed section was copied with the file's header
+   (basic/elf-begin.h), the second read met the size the check never saw.  */
 static void
-test_compressed_size_rewritten (void **state)
+chdr_race (bool truncating)
 {
-  (void) state;
   elf_version (EV_CURRENT);
+  assert_int_equal (st_sigbus_guard (), 0);   /* pages of a file cut short */
   int fd = elf_compressed_apart ();
   Elf *probe = elf_begin (fd, ELF_C_READ, NULL);
   GElf_Shdr shdr;
@@ -310,7 +313,12 @@ test_compressed_size_rewritten (void **state)
   /* Apart indeed: not on the first pages, nor on the table's.  */
   assert_true (shdr.sh_offset >= 8192 && ehdr.e_shoff - shdr.sh_offset >= 8192);
   const off_t at = (off_t) (shdr.sh_offset + offsetof (Elf64_Chdr, ch_size));
-  const uint64_t small = 48u << 10, huge = (uint64_t) 1 << 40;
+  const uint64_t values[2] = { 48u << 10, (uint64_t) 1 << 40 };
+  const off_t cut = (off_t) (shdr.sh_offset & ~(uint64_t) 4095);
+  off_t end = lseek (fd, 0, SEEK_END);
+  unsigned char *tail = malloc ((size_t) (end - cut));
+  assert_non_null (tail);
+  assert_int_equal (pread (fd, tail, (size_t) (end - cut), cut), end - cut);
   pid_t kid = fork ();
   assert_true (kid >= 0);
   if (kid == 0)
@@ -318,25 +326,37 @@ test_compressed_size_rewritten (void **state)
       /* Ends with the test, however that ends.  */
       if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
         _exit (1);
-      for (;;)
-        if (pwrite (fd, &small, sizeof small, at) != (ssize_t) sizeof small
-            || pwrite (fd, &huge, sizeof huge, at) != (ssize_t) sizeof huge || getppid () == 1)
-          _exit (1);
+      for (unsigned n = 0;; n++)
+        {
+          const uint64_t *v = &values[n & 1];
+          memcpy (tail + (at - cut), v, sizeof *v);
+          if (getppid () == 1
+              || (truncating ? ftruncate (fd, cut) != 0
+                                 || pwrite (fd, tail, (size_t) (end - cut), cut) != end - cut
+                             : pwrite (fd, v, sizeof *v, at) != (ssize_t) sizeof *v))
+            _exit (1);
+        }
     }
   unsigned passed = 0, refused = 0, i;
   uint64_t inflates_to = 0;
   for (i = 0; i < 100000 && (passed < 100 || refused < 100); i++)
     {
       Elf *elf = NULL;
-      assert_int_equal (st_elf_begin_untrusted (fd, &elf, NULL), 0);
-      if (st_inflate_check_sections (elf, NULL) < 0)
+      /* Cut short, the file may be no ELF file or fail its copy.  */
+      if (st_elf_begin_untrusted (fd, &elf, NULL) < 0 || elf == NULL
+          || st_inflate_check_sections (elf, NULL) < 0 || elf_getscn (elf, 3) == NULL)
         refused++;
       else
         {
           /* Read again and again, as the writer writes on: each read is
-             one libelf could make when it inflates.  */
+             one libelf could make when it inflates.  A truncation that
+             meets a read ends in a page of zeros (the SIGBUS guard): the
+             reads pause now and then for the writer to cut the file and
+             write it again between two of them.  */
           for (unsigned k = 0; k < 1000 && inflates_to <= st_inflate_max (1, 0); k++)
             {
+              if (truncating && k % 50 == 0)
+                usleep (300);
               GElf_Chdr chdr;
               inflates_to = gelf_getchdr (elf_getscn (elf, 3), &chdr) != NULL ? chdr.ch_size : 0;
             }
@@ -350,11 +370,26 @@ test_compressed_size_rewritten (void **state)
   kill (kid, SIGKILL);
   waitpid (kid, NULL, 0);
   close (fd);
+  free (tail);
   if (inflates_to > st_inflate_max (1, 0))
     fail_msg ("begin %u: the check passed, libelf would inflate %llu bytes", i,
               (unsigned long long) inflates_to);
   assert_true (passed >= 100);
   assert_true (refused >= 100);
+}
+
+static void
+test_compressed_size_rewritten (void **state)
+{
+  (void) state;
+  chdr_race (false);
+}
+
+static void
+test_compressed_size_rewritten_after_truncation (void **state)
+{
+  (void) state;
+  chdr_race (true);
 }
 
 /* The image MiniDebugInfo holds is read by libdwfl with elf_memory, which
@@ -475,6 +510,7 @@ main (void)
     cmocka_unit_test (test_none_or_damaged_is_libdwfl_s),
     cmocka_unit_test (test_compressed_sections),
     cmocka_unit_test (test_compressed_size_rewritten),
+    cmocka_unit_test (test_compressed_size_rewritten_after_truncation),
     cmocka_unit_test (test_minidebuginfo_image_counts),
     cmocka_unit_test (test_hidden_is_empty_whatever_its_name),
   };

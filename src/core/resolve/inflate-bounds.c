@@ -162,8 +162,9 @@ st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why)
   if (raw == NULL || raw->d_buf == NULL || raw->d_size == 0)
     return 1;
   /* libdwfl inflates what it reads then, with no bound: the bytes counted
-     here must be those.  */
-  if (st_elf_untrusted_freeze (elf, raw->d_buf, raw->d_size) < 0)
+     here must be those, which st_elf_begin_untrusted copied (up to
+     ST_ELF_MAX_FROZEN).  */
+  if (raw->d_size > ST_ELF_MAX_FROZEN)
     return st_why_set (why, E2BIG, "its MiniDebugInfo (.gnu_debugdata) takes over %zu MiB",
                        ST_ELF_MAX_FROZEN >> 20);
   const uint64_t max = st_inflate_max (raw->d_size, ST_MINIDEBUGINFO_CEILING);

@@ -53,9 +53,9 @@ int st_inflate_check_sections (Elf *elf, struct st_why *why);
    more than ST_MINIDEBUGINFO_MEMLIMIT, or when the ELF image it holds
    counts more sections or program headers than st_elf_check_header
    allows (libdwfl reads it with elf_memory), WHY saying so.  ELF comes
-   from st_elf_begin_untrusted (or is an image in our memory): the section
-   is frozen first (st_elf_untrusted_freeze), so that what libdwfl
-   inflates later is what was counted; over ST_ELF_MAX_FROZEN, -E2BIG.  */
+   from st_elf_begin_untrusted, which copied the section with the header
+   (so that what libdwfl inflates later is what was counted); one over
+   ST_ELF_MAX_FROZEN, which it did not copy, is -E2BIG.  */
 int st_inflate_check_minidebuginfo (Elf *elf, struct st_why *why);
 
 /* An Elf of FD (mapped privately; its header checked again) in which

@@ -47,6 +47,26 @@ xz_of_zeros (size_t nbytes, size_t *size)
   return out;
 }
 
+/* A new ELF64 file (unlinked, open: *FD) for libelf to write, its header
+   (*EHDR) that of an x86-64 shared object.  */
+static Elf *
+elf_file_new (int *fd, Elf64_Ehdr **ehdr)
+{
+  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
+  *fd = mkstemp (path);
+  assert_true (*fd >= 0);
+  unlink (path);
+  Elf *elf = elf_begin (*fd, ELF_C_WRITE, NULL);
+  assert_non_null (elf);
+  *ehdr = elf64_newehdr (elf);
+  assert_non_null (*ehdr);
+  (*ehdr)->e_ident[EI_DATA] = ELFDATA2LSB;
+  (*ehdr)->e_type = ET_DYN;
+  (*ehdr)->e_machine = EM_X86_64;
+  (*ehdr)->e_version = EV_CURRENT;
+  return elf;
+}
+
 /* An ELF64 file (unlinked, open) whose section name table is NAMES
    (NAMES_LEN bytes; its own name at SHSTRTAB_NAME) and whose one other
    section, named at NAME, holds SIZE bytes of DATA (none when DATA is
@@ -55,18 +75,9 @@ static int
 elf_one_section (const char *names, size_t names_len, GElf_Word shstrtab_name, GElf_Word name,
                  const void *data, size_t size, bool compress)
 {
-  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
-  int fd = mkstemp (path);
-  assert_true (fd >= 0);
-  unlink (path);
-  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
-  assert_non_null (elf);
-  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
-  assert_non_null (ehdr);
-  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
-  ehdr->e_type = ET_DYN;
-  ehdr->e_machine = EM_X86_64;
-  ehdr->e_version = EV_CURRENT;
+  int fd;
+  Elf64_Ehdr *ehdr;
+  Elf *elf = elf_file_new (&fd, &ehdr);
   Elf_Scn *strscn = elf_newscn (elf);
   Elf_Data *d = elf_newdata (strscn);
   d->d_buf = (void *) names;
@@ -250,17 +261,9 @@ elf_compressed_apart (void)
       x ^= x << 17;
       noise[i] = (uint8_t) x;
     }
-  char path[] = "/tmp/test-inflate-bounds.XXXXXX";
-  int fd = mkstemp (path);
-  assert_true (fd >= 0);
-  unlink (path);
-  Elf *elf = elf_begin (fd, ELF_C_WRITE, NULL);
-  Elf64_Ehdr *ehdr = elf64_newehdr (elf);
-  assert_non_null (ehdr);
-  ehdr->e_ident[EI_DATA] = ELFDATA2LSB;
-  ehdr->e_type = ET_DYN;
-  ehdr->e_machine = EM_X86_64;
-  ehdr->e_version = EV_CURRENT;
+  int fd;
+  Elf64_Ehdr *ehdr;
+  Elf *elf = elf_file_new (&fd, &ehdr);
   const struct { const void *buf; size_t size; GElf_Word name, type; } parts[] = {
     { names, sizeof names, 1, SHT_STRTAB },
     { pad, sizeof pad, 23, SHT_PROGBITS },

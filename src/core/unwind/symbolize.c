@@ -40,8 +40,10 @@ settle_alt (Dwfl_Module *mod)
       || *userdata == NULL)
     return;
   struct st_mapping *m = *userdata;
+  if (m->alt_settled || m->finder == NULL || m->finder->alt_stand_in == NULL)
+    return;
   Dwarf *dw = dwfl_module_getdwarf (mod, &bias);
-  if (m->alt_settled || dw == NULL || m->finder == NULL || m->finder->alt_stand_in == NULL)
+  if (dw == NULL)
     return;
   st_dwarf_alt_settle (m->finder->alt_stand_in, dw, m->alt_given);
   m->alt_settled = true;

@@ -124,16 +124,33 @@ test_read_file_bounds_and_errors (void **state)
 }
 
 /* The stack-buffer reader: the whole text when it fits with its NUL, a
-   file that fills the buffer exactly included; -EFBIG one byte past.  */
+   file that fills the buffer exactly included; -EFBIG one byte past.
+   The stat compared twice is a stopped child's: a running process's stat
+   changes between two reads (its times, field 39's last CPU: CI saw
+   "17 0" become "17 1").  */
 static void
 test_read_into_bounds (void **state)
 {
+  pid_t stopped = fork ();
+  assert_true (stopped >= 0);
+  if (stopped == 0)
+    {
+      /* Not left stopped behind a failed assertion.  */
+      prctl (PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+      raise (SIGSTOP);
+      _exit (0);
+    }
+  int status;
+  assert_int_equal (waitpid (stopped, &status, WUNTRACED), stopped);
+  assert_true (WIFSTOPPED (status));
   char *text = NULL;
-  int whole = st_proc_read_file (getpid (), "stat", 4096, &text);
+  int whole = st_proc_read_file (stopped, "stat", 4096, &text);
   assert_true (whole > 8);
   char buf[4096];
-  assert_int_equal (st_proc_read_into (getpid (), "stat", buf, sizeof buf), whole);
+  assert_int_equal (st_proc_read_into (stopped, "stat", buf, sizeof buf), whole);
   assert_string_equal (buf, text);
+  kill (stopped, SIGKILL);
+  assert_int_equal (waitpid (stopped, &status, 0), stopped);
   /* cmdline does not change: its length is known before.  */
   char cmd[4096];
   int c = st_proc_read_into (getpid (), "cmdline", cmd, sizeof cmd);

@@ -10,6 +10,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/fd-limit.c src/basic/fd-limit.h \
 	src/basic/build-id.h \
 	src/basic/elf-begin.c src/basic/elf-begin.h \
+	src/basic/frozen-copy.c src/basic/frozen-copy.h \
 	src/basic/bsearch.h \
 	src/basic/bytes.h \
 	src/basic/clock.h \

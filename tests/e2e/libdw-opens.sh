@@ -37,7 +37,7 @@ LIMIT_KB=$((64 * 1024))
 LOOPS=400000
 ALT_ID="0x11,0x22,0x33,0x44,0x55,0x66,0x77,0x88,0x99,0xaa,0xbb,0xcc,0xdd,0xee,0xff,0x10,0x20,0x30,0x40,0x50"
 
-tap_plan 9
+tap_plan 10
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/dwarf-alt/inl.c"
 problem=$(tools_problem gcc:gcc objcopy:objcopy python3:"$PYTHON3")
@@ -242,6 +242,33 @@ else
   else
     tap_not_ok "dwo-fifo: status $status (137: hung, killed), $stacks samples in spin_outer_loop"
     tap_diag_file "$tmp/dwo-fifo.err" 10
+  fi
+fi
+
+# A dwz file someone else may write (here nobody's) is read from a copy
+# (basic/frozen-copy.h), made once for all the processes that map the
+# program: three in turn, one copy, the inlined function named from it.
+if [ -n "$problem" ]; then
+  tap_not_ok "dwz-nobody: $problem"
+else
+  cp -a "$tmp/dwz-relative" "$tmp/dwz-nobody" && chown 65534 "$tmp/dwz-nobody/the-dwz-file"
+  status=0
+  # shellcheck disable=SC2016  # $0 and $1 are sh -c's
+  timeout -s KILL 120 "$EU_STACKTRACE" -j 1 -vv --inline -f folded -o "$tmp/dwz-nobody.folded" -- \
+    sh -c '"$0" "$1" && "$0" "$1" && "$0" "$1"' "$tmp/dwz-nobody/inl" $LOOPS \
+    2> "$tmp/dwz-nobody.err" || status=$?
+  named=$(awk '/;spin_outer_loop;mix_the_values_\[i\] / { n += $NF } END { print n + 0 }' \
+            "$tmp/dwz-nobody.folded")
+  stacks=$(awk '/;spin_outer_loop/ { n += $NF } END { print n + 0 }' "$tmp/dwz-nobody.folded")
+  copies=$(grep -c 'dwz-nobody/the-dwz-file: owned by uid 65534: libdwfl reads a copy' \
+             "$tmp/dwz-nobody.err")
+  if [ "$status" -eq 0 ] && [ "$copies" -eq 1 ] && [ "$named" -gt 0 ] \
+     && [ "$named" -ge $((stacks / 2)) ]; then
+    tap_ok "dwz-nobody: one copy of the dwz file for three processes, $named of $stacks samples named from it"
+  else
+    tap_not_ok "dwz-nobody: status $status, $copies copies, $named of $stacks samples named"
+    grep 'dwz\|refus\|warning' "$tmp/dwz-nobody.err" > "$tmp/dwz-nobody.said"
+    tap_diag_file "$tmp/dwz-nobody.said" 10
   fi
 fi
 

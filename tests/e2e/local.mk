@@ -18,6 +18,7 @@ E2E_TESTS = \
 	tests/e2e/output-errors.sh \
 	tests/e2e/jit.sh \
 	tests/e2e/inflate-bounds.sh \
+	tests/e2e/debug-file-owner.sh \
 	tests/e2e/libdw-opens.sh \
 	tests/e2e/go.sh \
 	tests/e2e/demangle.sh \

@@ -10,6 +10,7 @@ UNIT_TESTS = \
 	tests/unit/test-symbols \
 	tests/unit/test-elf-build-id \
 	tests/unit/test-elf-begin \
+	tests/unit/test-debug-file \
 	tests/unit/test-untrusted \
 	tests/unit/test-session \
 	tests/unit/test-procfs \
@@ -76,6 +77,8 @@ tests_unit_test_inflate_bounds_CFLAGS = $(unit_cflags)
 tests_unit_test_inflate_bounds_LDADD = $(unit_ldadd)
 tests_unit_test_elf_begin_CFLAGS = $(unit_cflags)
 tests_unit_test_elf_begin_LDADD = $(unit_ldadd)
+tests_unit_test_debug_file_CFLAGS = $(unit_cflags)
+tests_unit_test_debug_file_LDADD = $(unit_ldadd)
 tests_unit_test_module_spans_CFLAGS = $(unit_cflags)
 tests_unit_test_module_spans_LDADD = $(unit_ldadd)
 tests_unit_test_resolver_CFLAGS = $(unit_cflags)

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "basic/elf-begin.h"
+#include "basic/frozen-copy.h"
 #include "basic/untrusted.h"
 #include "core/resolve/elf-file.h"
 #include "core/resolve/inflate-bounds.h"
@@ -71,6 +71,7 @@ st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_
   f->elf = elf;
   f->found_by = found_by;
   f->debug_fd = -1;
+  f->alt_fd = -1;
   f->debug_stand_in_fd = -2;
   f->dwarf_frame = ST_DWARF_NOT_ASKED;
   f->build_id_size = st_elf_read_build_id (elf, f->build_id);
@@ -106,6 +107,9 @@ st_elf_file_free (struct st_elf_file *f)
   if (f->debug_stand_in_fd >= 0)
     close (f->debug_stand_in_fd);
   free (f->debug_path);
+  if (f->alt_fd >= 0)
+    close (f->alt_fd);
+  free (f->alt_path);
   st_elf_end_untrusted (f->hidden_for_libdwfl);
   /* The vdso's Elf reads its image; every other one a file's frozen
      mapping (basic/elf-begin.h).  */
@@ -195,21 +199,6 @@ st_elf_file_mapping_bias (const struct st_elf_file *f, uint64_t start, uint64_t 
    copy saves time, never memory.  */
 #define INFLATE_MAX ((uint64_t) 1 << 30)
 
-static bool
-copy_fd (int from, int to, off_t size)
-{
-  off_t off = 0;
-  while (off < size)
-    {
-      ssize_t n = sendfile (to, from, &off, (size_t) (size - off));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return false;
-    }
-  return true;
-}
-
 int
 st_elf_inflated_copy (int fd)
 {
@@ -227,7 +216,7 @@ st_elf_inflated_copy (int fd)
   int copy = memfd_create ("eu-stacktrace-debuginfo", MFD_CLOEXEC);
   if (copy < 0)
     return -1;
-  if (!copy_fd (fd, copy, st.st_size))
+  if (!st_copy_fd (fd, copy, st.st_size))
     goto fail;
   /* What is inflated is the copy, which the file's owner may have
      changed before it was made: its header and sizes are checked again.  */

@@ -66,6 +66,11 @@ struct st_elf_file {
   int debug_stand_in_fd;    /* st_elf_dwarf_stand_in of it, -2: not made */
   int debug_fd;             /* -1: none */
   char *debug_path;
+  /* The dwz file that the Dwarf of this file's modules names
+     (.gnu_debugaltlink), found once and served alike.  */
+  bool alt_searched;
+  int alt_fd;               /* -1: none */
+  char *alt_path;
   /* What libdwfl finds of the Dwarf of this file's modules: like the
      debug file it follows, one answer per file and thread
      (core/unwind/unwind-rows.c).  */

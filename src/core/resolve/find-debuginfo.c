@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "basic/elf-begin.h"
+#include "basic/frozen-copy.h"
 #include "core/resolve/debuginfo-host.h"
 #include "core/resolve/dwarf-alt.h"
 #include "core/resolve/find-debuginfo.h"
@@ -233,6 +234,35 @@ debug_file_within_bounds (int fd, struct st_why *why)
   return ok;
 }
 
+int
+st_debug_file_admit (int fd, const char *name)
+{
+  struct st_why why = { 0 };
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    st_why_set (&why, errno, "fstat");
+  else if (!S_ISREG (st.st_mode))
+    st_why_set (&why, EINVAL, "not a regular file");
+  else if (st_others_may_write (&st))
+    {
+      /* libdwfl's elf_begin reads what it is given after our checks:
+         checked and served is a copy nobody can write.  */
+      int copy = st_frozen_copy (fd, (uint64_t) st.st_size, ST_FROZEN_COPY_MAX, &why);
+      close (fd);
+      fd = copy;
+      if (fd >= 0)
+        st_debug ("%s: owned by uid %u%s: libdwfl reads a copy", name,
+                  (unsigned) st.st_uid,
+                  (st.st_mode & (S_IWGRP | S_IWOTH)) ? ", writable by others" : "");
+    }
+  if (fd >= 0 && why.text[0] == '\0' && debug_file_within_bounds (fd, &why))
+    return fd;
+  st_untrusted_refuse (name, "debug file not read", why.text);
+  if (fd >= 0)
+    close (fd);
+  return -1;
+}
+
 /* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
 static void
 keep (struct st_elf_file *file, int fd, const char *path)
@@ -309,6 +339,46 @@ serve_searched (const struct request *q, struct st_elf_file *file, char **debugi
   return serve_cached (file, debuginfo_file_name);
 }
 
+/* The steps in order: the first file found and admitted, with *PATH
+   (malloc'ed, or NULL), or -1.  */
+static int
+search (const struct request *q, char **path)
+{
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+    {
+      int fd = steps[i].find (q, path);
+      if (fd >= 0)
+        fd = st_debug_file_admit (fd, *path != NULL ? *path : q->modname);
+      if (fd >= 0)
+        {
+          st_debug ("%s: %s file found by %s: %s", q->modname,
+                    q->mapping != NULL && q->mapping->file != NULL
+                        && is_altlink_request (q, q->mapping->file->elf) ? "dwz" : "debug",
+                    steps[i].name, *path != NULL ? *path : "?");
+          return fd;
+        }
+      /* libdwfl would open a name left behind.  */
+      free (*path);
+      *path = NULL;
+    }
+  return -1;
+}
+
+/* A dup of FD (FILE's dwz file, -1: none) with its PATH, for one more
+   Dwarf.  */
+static int
+serve_alt (const struct st_elf_file *file, char **debuginfo_file_name)
+{
+  errno = 0;   /* not found is not an error */
+  int fd = file->alt_fd >= 0 ? fcntl (file->alt_fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (fd >= 0)
+    {
+      free (*debuginfo_file_name);
+      *debuginfo_file_name = file->alt_path != NULL ? strdup (file->alt_path) : NULL;
+    }
+  return fd;
+}
+
 int
 st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
@@ -324,49 +394,42 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
     .debuglink_crc = debuglink_crc,
     .mapping = userdata != NULL ? *userdata : NULL,
   };
-  /* The request for a file's own debug file has one answer per run:
-     found once, served to each process that maps the file.  (The dwz
-     file, asked for by the debug file's name for it, is searched each
-     time.)  */
   struct st_elf_file *file = q.mapping != NULL ? q.mapping->file : NULL;
-  bool altlink = file != NULL && is_altlink_request (&q, file->elf);
-  bool cacheable = file != NULL && !altlink;
-  if (altlink)
-    give_alt_stand_in (&q);
-  if (!cacheable || !file->debug_searched)
-    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-      {
-        char *path = NULL;
-        int fd = steps[i].find (&q, &path);
-        struct st_why why = { 0 };
-        if (fd >= 0 && !debug_file_within_bounds (fd, &why))
-          {
-            st_untrusted_refuse (path != NULL ? path : modname, "debug file not read", why.text);
-            close (fd);
-            fd = -1;
-          }
-        if (fd >= 0)
-          {
-            st_debug ("%s: debug file found by %s: %s", modname, steps[i].name,
-                      path != NULL ? path : "?");
-            if (cacheable)
-              {
-                keep (file, fd, path);
-                free (path);
-                break;
-              }
-            free (*debuginfo_file_name);
-            *debuginfo_file_name = path;
-            return fd;
-          }
-        /* libdwfl would open a name left behind.  */
-        free (path);
-      }
-  if (cacheable)
+  char *path = NULL;
+  if (file == NULL)
     {
-      file->debug_searched = true;
-      return serve_searched (&q, file, debuginfo_file_name);
+      int fd = search (&q, &path);
+      if (fd < 0)
+        {
+          errno = 0;
+          return -1;
+        }
+      free (*debuginfo_file_name);
+      *debuginfo_file_name = path;
+      return fd;
     }
-  errno = 0;   /* not found is not an error */
-  return -1;
+  /* Each request has one answer per run and thread, found once and served
+     (a dup) to each process that maps the file: the file's own debug file,
+     and the dwz file its Dwarf names (one memory copy of a file others may
+     write, not one per process).  */
+  if (is_altlink_request (&q, file->elf))
+    {
+      give_alt_stand_in (&q);
+      if (!file->alt_searched)
+        {
+          file->alt_searched = true;
+          file->alt_fd = search (&q, &path);
+          file->alt_path = path;
+        }
+      return serve_alt (file, debuginfo_file_name);
+    }
+  if (!file->debug_searched)
+    {
+      int fd = search (&q, &path);
+      if (fd >= 0)
+        keep (file, fd, path);
+      free (path);
+      file->debug_searched = true;
+    }
+  return serve_searched (&q, file, debuginfo_file_name);
 }

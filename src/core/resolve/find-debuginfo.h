@@ -40,3 +40,12 @@ struct st_debuginfo_finder {
 int st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                        const char *file_name, const char *debuglink_file,
                        GElf_Word debuglink_crc, char **debuginfo_file_name);
+
+/* FD, a debug or dwz file a step found (NAME for messages), as libdwfl may
+   have it, or -1 (FD closed, the refusal recorded for --stats): a file
+   someone other than our user may write is replaced by a sealed copy
+   (basic/frozen-copy.h: libelf reads the fd again after our checks; at
+   most ST_FROZEN_COPY_MAX), and what is served is checked: an ELF file,
+   its header's counts (basic/elf-begin.h) and what its compressed sections
+   inflate to (inflate-bounds.h) within bounds.  */
+int st_debug_file_admit (int fd, const char *name);

@@ -1,0 +1,104 @@
+#!/bin/sh
+# A debug file someone else may write is read from a copy
+# (basic/frozen-copy.h): libdwfl begins its own Elf of the descriptor it is
+# served, after our checks, so the owner could rewrite what was checked;
+# the sealed copy cannot be written.  The unit test test-debug-file races
+# the rewrite; this test shows the copy is what the unwinder and the
+# symbolizer really use.
+#
+# One recording of tests/e2e/debug-frame/spin.c, built without .eh_frame
+# and stripped of every symbol: its CFI (.debug_frame) and its symbols are
+# in the debug file beside it (by .gnu_debuglink, accepted by build-id).
+# Unwound with the debug file root's and 0644 (served as it is), then
+# nobody's, then root's and writable by others (both served as a copy, said
+# with -vv): the three outputs are byte for byte the same and name
+# spin_in_main.  Past the copy bound (the file made sparse to 300 MB, still
+# nobody's), it is not read: --stats lists it, spin_in_main is not named.
+. "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
+
+tap_plan 6
+e2e_setup
+src="$TOP_SRCDIR/tests/e2e/debug-frame"
+CC=${CC:-cc}
+problem=$(tools_problem "perf:$PERF" "cc:$CC" "objcopy:objcopy" "strip:strip")
+
+cflags="-O1 -g -fno-asynchronous-unwind-tables -fomit-frame-pointer"
+# shellcheck disable=SC2086  # cflags are words
+if [ -z "$problem" ] && (
+     cd "$tmp" &&
+     "$CC" $cflags -Wl,--build-id -o spin "$src/spin.c" &&
+     objcopy --only-keep-debug spin spin.debug &&
+     strip --strip-all spin &&
+     objcopy --add-gnu-debuglink=spin.debug spin &&
+     chmod 0644 spin.debug && cp -p spin.debug spin.debug.orig &&
+     run_perf record -e cpu-clock -F 999 --call-graph dwarf -o rec.data -- ./spin 300000000
+   ) > "$tmp/build.log" 2>&1; then
+  tap_ok "built and recorded the program (its CFI and symbols in its debug file)"
+else
+  [ -n "$problem" ] || problem="the build or perf record failed"
+  tap_diag_file "$tmp/build.log" 20
+  tap_not_ok "built and recorded the program: $problem"
+fi
+
+# unwind NAME: folded stacks of the recording in $tmp/NAME.out, -vv and
+# --stats in $tmp/NAME.err.
+unwind ()
+{
+  "$EU_STACKTRACE" -j 1 -vv --stats -i "$tmp/rec.data" -f folded -o "$tmp/$1.out" \
+    2> "$tmp/$1.err" || echo "exited with status $?"
+}
+
+if [ -n "$problem" ]; then
+  for c in "root's" "nobody's" "writable by others" "past the copy bound" "asan"; do
+    tap_not_ok "$c: $problem"
+  done
+  tap_done
+fi
+
+copied="spin.debug: owned by uid"
+r=$(unwind root)
+if [ -z "$r" ] && grep -q spin_in_main "$tmp/root.out" && ! grep -q "$copied" "$tmp/root.err"; then
+  tap_ok "root's: served as it is, spin_in_main named"
+else
+  tap_diag_file "$tmp/root.err" 10
+  tap_not_ok "root's: $r (spin_in_main named: $(grep -c spin_in_main "$tmp/root.out"), copied: $(grep -c "$copied" "$tmp/root.err"))"
+fi
+
+# same NAME WHAT: the case's output is root's, and -vv says the copy.
+same ()
+{
+  r=$(unwind "$1")
+  if [ -z "$r" ] && cmp -s "$tmp/root.out" "$tmp/$1.out" && grep -q "$copied.*libdwfl reads a copy" "$tmp/$1.err"; then
+    tap_ok "$2: read from a copy, the output is the same as root's"
+  else
+    tap_diag_file "$tmp/$1.err" 10
+    diff "$tmp/root.out" "$tmp/$1.out" | head -n 6 | sed 's/^/#   /'
+    tap_not_ok "$2: $r (copy said: $(grep -c "$copied" "$tmp/$1.err"))"
+  fi
+}
+
+chown 65534 "$tmp/spin.debug"
+same nobody "nobody's"
+chown 0 "$tmp/spin.debug" && chmod 0666 "$tmp/spin.debug"
+same writable "writable by others"
+
+chown 65534 "$tmp/spin.debug" && chmod 0644 "$tmp/spin.debug" && truncate -s 300M "$tmp/spin.debug"
+r=$(unwind large)
+if [ -z "$r" ] && ! grep -q spin_in_main "$tmp/large.out" \
+   && grep -q "spin.debug.*debug file not read.*read from a copy of at most 268435456" "$tmp/large.err"; then
+  tap_ok "past the copy bound: not read, and said"
+else
+  tap_diag_file "$tmp/large.err" 10
+  tap_not_ok "past the copy bound: $r (spin_in_main named: $(grep -c spin_in_main "$tmp/large.out"))"
+fi
+
+# The sanitizer build reads the same copy, and writes the same output.
+cp "$tmp/spin.debug.orig" "$tmp/spin.debug" && chown 65534 "$tmp/spin.debug"
+if "$EU_STACKTRACE_ASAN" -j 1 -vv -i "$tmp/rec.data" -f folded -o "$tmp/asan.out" 2> "$tmp/asan.err" \
+   && cmp -s "$tmp/root.out" "$tmp/asan.out" && grep -q "$copied.*libdwfl reads a copy" "$tmp/asan.err"; then
+  tap_ok "asan: read from a copy, the output is the same as root's"
+else
+  tap_diag_file "$tmp/asan.err" 10
+  tap_not_ok "asan: not the same output, or no copy said"
+fi
+tap_done

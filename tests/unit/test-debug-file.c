@@ -1,0 +1,260 @@
+/* find-debuginfo.c st_debug_file_admit: what libdwfl is served of a debug
+ * file a step found.  libdwfl begins its own Elf of the descriptor, and
+ * libelf reads the file again then: a file only our user may write is
+ * served as it is; one another user owns, or that its group or others may
+ * write, is served as a sealed copy (basic/frozen-copy.h), so that nothing
+ * written to the file after the check reaches libelf; larger than the copy
+ * bound, it is not served.  Run as root (the README's test command): a
+ * file is given to another owner with chown.  */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "basic/elf-begin.h"
+#include "basic/frozen-copy.h"
+#include "basic/untrusted.h"
+#include "core/resolve/find-debuginfo.h"
+
+/* An unlinked temporary file holding a copy of this test program (a real
+   ELF file), its mode MODE.  */
+static int
+real_elf_file (mode_t mode)
+{
+  char path[] = "/tmp/test-debug-file.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  unlink (path);
+  int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  assert_true (self >= 0);
+  struct stat st;
+  assert_int_equal (fstat (self, &st), 0);
+  assert_true (st_copy_fd (self, fd, st.st_size));
+  close (self);
+  assert_int_equal (fchmod (fd, mode), 0);
+  return fd;
+}
+
+static ino_t
+inode (int fd)
+{
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0);
+  return st.st_ino;
+}
+
+/* FD's first LEN bytes, malloc'ed.  */
+static unsigned char *
+head (int fd, size_t len)
+{
+  unsigned char *buf = malloc (len);
+  assert_non_null (buf);
+  assert_int_equal (pread (fd, buf, len, 0), (ssize_t) len);
+  return buf;
+}
+
+static void
+test_own_file_served_as_it_is (void **state)
+{
+  (void) state;
+  int fd = real_elf_file (0644);
+  ino_t ino = inode (fd);
+  int served = st_debug_file_admit (fd, "own");
+  assert_true (served >= 0);
+  assert_int_equal (inode (served), ino);
+  close (served);
+}
+
+/* OWNER (-1: ours) and MODE make a file others may write: what is served
+   is a sealed copy, equal to the file when admitted, and stays so.  */
+static void
+served_as_copy (uid_t owner, mode_t mode)
+{
+  int fd = real_elf_file (mode);
+  if (owner != (uid_t) -1)
+    assert_int_equal (fchown (fd, owner, (gid_t) -1), 0);
+  int keep = dup (fd);
+  ino_t ino = inode (fd);
+  int served = st_debug_file_admit (fd, "others'");
+  assert_true (served >= 0);
+  assert_int_not_equal (inode (served), ino);
+  int seals = fcntl (served, F_GET_SEALS);
+  assert_int_equal (seals & (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+                    F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
+  const size_t len = 8192;
+  unsigned char *before = head (keep, len);
+  unsigned char *copy = head (served, len);
+  assert_memory_equal (before, copy, len);
+  free (copy);
+  /* The owner writes the file: the copy does not follow, and cannot be
+     written.  */
+  static const unsigned char junk[64] = { 0xff };
+  assert_int_equal (pwrite (keep, junk, sizeof junk, 0), (ssize_t) sizeof junk);
+  copy = head (served, len);
+  assert_memory_equal (before, copy, len);
+  assert_int_equal (pwrite (served, junk, sizeof junk, 0), -1);
+  assert_int_equal (errno, EPERM);
+  free (copy);
+  free (before);
+  close (served);
+  close (keep);
+}
+
+static void
+test_others_file_served_as_a_copy (void **state)
+{
+  (void) state;
+  served_as_copy ((uid_t) -1, 0664);     /* its group may write */
+  served_as_copy ((uid_t) -1, 0646);     /* others may write */
+  served_as_copy ((uid_t) -1, 0444 | S_IWGRP);
+  served_as_copy (65534, 0644);          /* nobody's */
+  served_as_copy (65534, 0400);          /* nobody's, read-only: its owner may chmod it */
+}
+
+/* Past the copy bound: not served, and said (--stats counts it).  The
+   file is sparse: a real ELF file with a hole after it.  */
+static void
+test_too_large_to_copy_not_served (void **state)
+{
+  (void) state;
+  int fd = real_elf_file (0666);
+  assert_int_equal (ftruncate (fd, (off_t) ST_FROZEN_COPY_MAX + 1), 0);
+  unsigned before = st_untrusted_refused_count ();
+  assert_int_equal (st_debug_file_admit (fd, "large"), -1);
+  assert_int_equal (st_untrusted_refused_count (), before + 1);
+  /* As large and ours: served as it is, nothing copied.  */
+  fd = real_elf_file (0644);
+  assert_int_equal (ftruncate (fd, (off_t) ST_FROZEN_COPY_MAX + 1), 0);
+  int served = st_debug_file_admit (fd, "large, ours");
+  assert_true (served >= 0);
+  close (served);
+  /* The bound is what is copied: exactly at it, copied.  */
+  struct st_why why = { 0 };
+  fd = real_elf_file (0666);
+  assert_int_equal (st_frozen_copy (fd, 4096, 4096, &why) >= 0, true);
+  assert_int_equal (st_frozen_copy (fd, 4097, 4096, &why), -EFBIG);
+  assert_non_null (strstr (why.text, "read from a copy of at most"));
+  close (fd);
+}
+
+/* Not a regular file (a pipe a step could never open, but an fd says
+   nothing of where it came from): not served.  */
+static void
+test_not_a_regular_file_not_served (void **state)
+{
+  (void) state;
+  int p[2];
+  assert_int_equal (pipe (p), 0);
+  assert_int_equal (st_debug_file_admit (p[0], "pipe"), -1);
+  close (p[1]);
+}
+
+/* The file's owner (here its group and others may write it) rewrites
+   e_shnum while the profiler admits the file and libdwfl begins its Elf
+   of what is served (elf_begin on the fd, as libdwfl's open_elf does): 1
+   (section 0 alone), or 0, the count then being section 0's sh_size,
+   5,000, past ST_ELF_MAX_SECTIONS.  However the writes fall, libelf never
+   counts more than the check passed: a copy made before a rewrite is
+   checked and served as it is, one made after is refused.  Served as it
+   was (the file itself), libelf met the rewrite: "begin 184: the check
+   passed, libelf counts 5000 sections".  */
+static void
+test_rewrite_after_the_check_never_reaches_libelf (void **state)
+{
+  (void) state;
+  const uint64_t shoff = 4096, bomb = 5000;
+  char path[] = "/tmp/test-debug-file.XXXXXX";
+  int fd = mkstemp (path);
+  assert_true (fd >= 0);
+  unlink (path);
+  Elf64_Ehdr eh = { 0 };
+  memcpy (eh.e_ident, ELFMAG, SELFMAG);
+  eh.e_ident[EI_CLASS] = ELFCLASS64;
+  eh.e_ident[EI_DATA] = ELFDATA2LSB;
+  eh.e_ident[EI_VERSION] = EV_CURRENT;
+  eh.e_type = ET_DYN;
+  eh.e_machine = EM_X86_64;
+  eh.e_version = EV_CURRENT;
+  eh.e_ehsize = sizeof eh;
+  eh.e_shoff = shoff;
+  eh.e_shentsize = sizeof (Elf64_Shdr);
+  eh.e_shnum = 1;
+  assert_int_equal (pwrite (fd, &eh, sizeof eh, 0), (ssize_t) sizeof eh);
+  Elf64_Shdr s0 = { .sh_size = bomb };
+  assert_int_equal (pwrite (fd, &s0, sizeof s0, shoff), (ssize_t) sizeof s0);
+  assert_int_equal (ftruncate (fd, (off_t) (shoff + (bomb + 1) * sizeof (Elf64_Shdr))), 0);
+  assert_int_equal (fchmod (fd, 0666), 0);
+
+  elf_version (EV_CURRENT);
+  const off_t at = offsetof (Elf64_Ehdr, e_shnum);
+  const unsigned char one[2] = { 1, 0 }, zero[2] = { 0, 0 };
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    {
+      /* Ends with the test, however that ends.  */
+      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
+        _exit (1);
+      for (;;)
+        if (pwrite (fd, one, 2, at) != 2 || pwrite (fd, zero, 2, at) != 2 || getppid () == 1)
+          _exit (1);
+    }
+  unsigned served = 0, refused = 0, i;
+  size_t shnum = 0;
+  bool begun = true;
+  for (i = 0; i < 100000 && (served < 100 || refused < 100); i++)
+    {
+      int fd_served = st_debug_file_admit (dup (fd), "racing");
+      if (fd_served < 0)
+        {
+          refused++;
+          continue;
+        }
+      Elf *elf = elf_begin (fd_served, ELF_C_READ_MMAP_PRIVATE, NULL);
+      begun = elf != NULL && elf_getshdrnum (elf, &shnum) == 0;
+      elf_end (elf);
+      close (fd_served);
+      if (!begun || shnum > ST_ELF_MAX_SECTIONS)
+        break;
+      served++;
+    }
+  /* The writer goes before any assertion can end the test.  */
+  kill (kid, SIGKILL);
+  waitpid (kid, NULL, 0);
+  close (fd);
+  assert_true (begun);
+  if (shnum > ST_ELF_MAX_SECTIONS)
+    fail_msg ("begin %u: the check passed, libelf counts %zu sections", i, shnum);
+  /* Both sides of the writes were met: the race ran.  */
+  assert_true (served >= 100);
+  assert_true (refused >= 100);
+}
+
+int
+main (void)
+{
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test (test_own_file_served_as_it_is),
+    cmocka_unit_test (test_others_file_served_as_a_copy),
+    cmocka_unit_test (test_too_large_to_copy_not_served),
+    cmocka_unit_test (test_not_a_regular_file_not_served),
+    cmocka_unit_test (test_rewrite_after_the_check_never_reaches_libelf),
+  };
+  return cmocka_run_group_tests (tests, NULL, NULL);
+}

@@ -86,10 +86,12 @@ flatpak build-export repo app master >> build.log 2>&1 || bail "app build-export
 flatpak install --system -y --noninteractive "$REMOTE" "app/$APP/x86_64/master" >> build.log 2>&1 || bail "app install" build.log
 CSUM=$(basename "$(readlink "$SYS/app/$APP/x86_64/master/active")")
 
-# The ctrprog under process ROOT (flatpak execs bwrap, which forks).
+# The ctrprog under process ROOT (flatpak execs bwrap, which forks); up to
+# 60 s, as the suite's other start-up waits: a first flatpak run on a
+# fresh, loaded machine is slow.
 prog_under() {
   local todo p c root=$1
-  for _ in $(seq 300); do
+  for _ in $(seq 2000); do
     todo=$root
     while [ -n "$todo" ]; do
       # shellcheck disable=SC2086  # the list is split into pids on purpose

@@ -120,7 +120,10 @@ fi
 # An unprivileged user profiles their own program (kernel.perf_event_paranoid
 # is 2 here): allowed without namespace records, which need CAP_PERFMON.
 if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
-  su nobody -s /bin/sh -c "'$EU_STACKTRACE' --stats -f folded -o /dev/null -- '$w/deep' 300" \
+  # SCHED_FIFO, reset on fork (the samples are counted); setpriv, not su,
+  # which would fork and so reset it.
+  chrt -f -R 1 setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" --clear-groups \
+    "$EU_STACKTRACE" --stats -f folded -o /dev/null -- "$w/deep" 300 \
     > "$tmp/nobody.out" 2> "$tmp/nobody.err"
   n=$(sed -n 's/^samples unwound: *//p' "$tmp/nobody.err")
   if [ "${n:-0}" -gt 100 ]; then

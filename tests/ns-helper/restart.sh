@@ -15,7 +15,8 @@ EOF
 # 1.5 s of CPU, /app/lib/plugin.so.
 # (The sanitized build: the client's restart runs clean.)
 mkdir -p "$tmp/killed"
-"$EU_STACKTRACE_ASAN" -v --stats -f json -o "$tmp/killed.jsonl" -- \
+# (SCHED_FIFO, reset on fork, as ns-lib.sh's sample: the samples are counted.)
+chrt -f -R 1 "$EU_STACKTRACE_ASAN" -v --stats -f json -o "$tmp/killed.jsonl" -- \
   sh "$nsh_src/ns-run.sh" root "$tmp/killed" "$stage" "$tmp/dlopen.setup" -- \
   /app/bin/dlopen /app/lib/plugin.so 1500 800 > "$tmp/killed.out" 2> "$tmp/killed.err" &
 eu=$!

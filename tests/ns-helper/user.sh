@@ -13,7 +13,11 @@ echo "# test user $test_user (uid $test_uid)"
 out=$tmp/u
 mkdir "$out"
 chown "$test_user" "$out"
-as_user () { setpriv --reuid="$test_uid" --regid="$test_gid" --clear-groups "$@"; }
+# SCHED_FIFO with SCHED_RESET_ON_FORK (chrt -f -R 1, as ns-lib.sh's
+# sample): the checks count live samples, which a profiler kept off the CPU
+# by the tests beside it loses; the policy survives setpriv's exec and uid
+# change, and the command it starts is reset to the normal policy.
+as_user () { chrt -f -R 1 setpriv --reuid="$test_uid" --regid="$test_gid" --clear-groups "$@"; }
 
 chain="nswork_leaf:nswork_run,ns_middle,ns_outer,main,$libc_start"
 hidden="ns_hidden_leaf:ns_middle,ns_outer,main,$libc_start"

@@ -18,7 +18,8 @@ fi
 # shellcheck disable=SC2317  # called by name through check
 live_capture ()
 {
-  "$E" -f sysprof -o "$tmp/live.cap" -s -- "$WORKLOADS/deep" 400 > /dev/null 2> "$tmp/live.err"
+  # SCHED_FIFO, reset on fork (as tests/live/no-lost.sh): the samples are counted.
+  chrt -f -R 1 "$E" -f sysprof -o "$tmp/live.cap" -s -- "$WORKLOADS/deep" 400 > /dev/null 2> "$tmp/live.err"
   _r=$?
   cat "$tmp/live.err"
   [ "$_r" -eq 0 ] && "$CHECK" --samples "$tmp/live.samples" "$tmp/live.cap" > "$tmp/live.check" &&

@@ -1,14 +1,21 @@
 /* A copy of a file that its owner cannot change under us.
  *
  * An fd handed to libdwfl (a debug file, a dwz file) is read by libelf
- * with its own elf_begin, live: the header counts, the section sizes and
- * the compressed sections' declared sizes that the profiler checked can be
- * rewritten by whoever may write the file between the check and libelf's
- * read, and undo the check (basic/elf-begin.h: 6.4 GB for a header that
- * counts 20 million sections).  Such a file is copied first into a sealed
- * memfd, which is then checked and served: nobody can write the copy.
- * Files only the profiler's own user can write are served as they are:
- * copying costs their size in memory.  */
+ * with its own elf_begin, live, and so are the bytes a debug file candidate
+ * was accepted by (its build-id, its CRC): the header counts, the section
+ * sizes, the compressed sections' declared sizes and the build-id that the
+ * profiler checked can be rewritten by whoever may write the file between
+ * the check and libelf's read, and undo the check (basic/elf-begin.h:
+ * 6.4 GB for a header that counts 20 million sections).  Such a file is
+ * copied first into a sealed memfd, which is then checked and served:
+ * nobody can write the copy.  Files only the profiler's own user can write
+ * are served as they are: copying costs memory.
+ *
+ * What the copies hold is bounded: a file larger than ST_FROZEN_COPY_MAX
+ * is not copied, only a file's data is (its holes stay holes: a sparse
+ * file costs what it costs on disk), and all the copies held at once, by
+ * every unwinding thread, at most ST_FROZEN_COPY_BUDGET; past either, the
+ * file is refused (not read).  */
 #pragma once
 
 #include <stdbool.h>
@@ -18,21 +25,33 @@
 
 #include "basic/why.h"
 
-/* Debug files of most programs are tens of MiB; a user's file larger than
-   this is not copied, and so not read (a copy costs its size in memory
-   in each unwinding thread).  */
-#define ST_FROZEN_COPY_MAX ((uint64_t) 256 << 20)
+/* Debug files of most programs are tens of MiB.  */
+#define ST_FROZEN_COPY_MAX ((uint64_t) 512 << 20)
+#define ST_FROZEN_COPY_BUDGET ((uint64_t) 512 << 20)
 
 /* Whether someone other than this process's effective user may write the
-   file ST describes: another owner, or write permission for its group or
-   for others (an ACL that grants a user write shows in the group bits).  */
-bool st_others_may_write (const struct stat *st);
+   file FD (ST its stat): another owner, write permission for its group or
+   for others (an ACL that grants a user write shows in the group bits), a
+   nosuid mount (what udisks mounts for a user: an image the user can
+   write under the file system), or a network file system (another host
+   writes it; the owner shown is the mount's).  */
+bool st_others_may_write (int fd, const struct stat *st);
 
-/* A sealed memfd (F_SEAL_WRITE, SHRINK, GROW, SEAL) holding the SIZE
-   first bytes of FD, or -errno: -EFBIG (WHY says so) past MAX, -EIO when
-   the file ended before SIZE bytes (cut short while copied).  FD stays
-   open.  */
-int st_frozen_copy (int fd, uint64_t size, uint64_t max, struct st_why *why);
+/* FD as it may be read after a check: FD itself when it is a copy made
+   here already or only our user may write it (unless ALWAYS: a file from
+   another mount namespace, whose owners are not the host's); else a sealed
+   copy (F_SEAL_WRITE, SHRINK, GROW, SEAL) of its data, and FD is closed.
+   -errno (FD closed, WHY says why) when the copy cannot be made: -EFBIG
+   past ST_FROZEN_COPY_MAX or the budget, -EIO when the file changed size
+   while copied.  Release a copy with st_frozen_close.  */
+int st_freeze (int fd, bool always, struct st_why *why);
+/* close (FD), giving its share of the budget back when FD is a copy made
+   by st_freeze (-1: nothing).  */
+void st_frozen_close (int fd);
+/* What the copies hold now, in bytes (--stats, tests).  */
+uint64_t st_frozen_held (void);
+/* The budget is ST_FROZEN_COPY_BUDGET; tests set a smaller one.  */
+void st_frozen_set_budget (uint64_t bytes);
 
 /* Copies SIZE bytes of FROM, from its start, to TO at its offset: false
    when FROM ends first or a write fails.  */

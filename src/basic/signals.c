@@ -82,6 +82,12 @@ st_signals_install (void)
     return -errno;
   if (signal (SIGPIPE, SIG_IGN) == SIG_ERR)
     return -errno;
+  /* A write past RLIMIT_FSIZE fails with EFBIG instead of ending the run:
+     the memfd copies of files others may write (basic/frozen-copy.h) and
+     the stand-in Dwarf's sparse file are writes too, whose size a user's
+     file decides, and so is the output.  */
+  if (signal (SIGXFSZ, SIG_IGN) == SIG_ERR)
+    return -errno;
   return 0;
 }
 
@@ -142,6 +148,7 @@ st_signals_reset_for_exec (void)
   memset (&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;
   sigaction (SIGPIPE, &dfl, NULL);
+  sigaction (SIGXFSZ, &dfl, NULL);
   struct sigaction ign;
   memset (&ign, 0, sizeof ign);
   ign.sa_handler = SIG_IGN;

@@ -17,7 +17,8 @@
  * The first signal is also forwarded to the profiled command (live
  * `-- COMMAND'), unless the kernel sent it to the whole foreground process
  * group already (Ctrl-C on a terminal).  SIGPIPE is ignored: a closed
- * output pipe is a write error (EPIPE) that the run reports and ends on.  */
+ * output pipe is a write error (EPIPE) that the run reports and ends on;
+ * so is SIGXFSZ: a write past RLIMIT_FSIZE fails with EFBIG.  */
 #pragma once
 
 #include <signal.h>
@@ -49,5 +50,5 @@ void st_signals_block (sigset_t *old);
 void st_signals_restore (const sigset_t *old);
 
 /* In a child between fork and exec: the dispositions a program expects
-   (SIGPIPE back to its default, nothing blocked).  Async-signal-safe.  */
+   (SIGPIPE and SIGXFSZ back to their defaults, nothing blocked).  Async-signal-safe.  */
 void st_signals_reset_for_exec (void);

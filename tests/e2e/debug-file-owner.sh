@@ -12,15 +12,15 @@
 # Unwound with the debug file root's and 0644 (served as it is), then
 # nobody's, then root's and writable by others (both served as a copy, said
 # with -vv): the three outputs are byte for byte the same and name
-# spin_in_main.  Past the copy bound (the file made sparse to 300 MB, still
+# spin_in_main.  Past the copy bound (the file made sparse to 600 MB, still
 # nobody's), it is not read: --stats lists it, spin_in_main is not named.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
-tap_plan 6
+tap_plan 7
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/debug-frame"
 CC=${CC:-cc}
-problem=$(tools_problem "perf:$PERF" "cc:$CC" "objcopy:objcopy" "strip:strip")
+problem=$(tools_problem "perf:$PERF" "cc:$CC" "objcopy:objcopy" "strip:strip" "prlimit:prlimit")
 
 cflags="-O1 -g -fno-asynchronous-unwind-tables -fomit-frame-pointer"
 # shellcheck disable=SC2086  # cflags are words
@@ -49,13 +49,13 @@ unwind ()
 }
 
 if [ -n "$problem" ]; then
-  for c in "root's" "nobody's" "writable by others" "past the copy bound" "asan"; do
+  for c in "root's" "nobody's" "writable by others" "past the copy bound" "RLIMIT_FSIZE" "asan"; do
     tap_not_ok "$c: $problem"
   done
   tap_done
 fi
 
-copied="spin.debug: owned by uid"
+copied="spin.debug: others may write it"
 r=$(unwind root)
 if [ -z "$r" ] && grep -q spin_in_main "$tmp/root.out" && ! grep -q "$copied" "$tmp/root.err"; then
   tap_ok "root's: served as it is, spin_in_main named"
@@ -82,14 +82,29 @@ same nobody "nobody's"
 chown 0 "$tmp/spin.debug" && chmod 0666 "$tmp/spin.debug"
 same writable "writable by others"
 
-chown 65534 "$tmp/spin.debug" && chmod 0644 "$tmp/spin.debug" && truncate -s 300M "$tmp/spin.debug"
+chown 65534 "$tmp/spin.debug" && chmod 0644 "$tmp/spin.debug" && truncate -s 600M "$tmp/spin.debug"
 r=$(unwind large)
 if [ -z "$r" ] && ! grep -q spin_in_main "$tmp/large.out" \
-   && grep -q "spin.debug.*debug file not read.*read from a copy of at most 268435456" "$tmp/large.err"; then
+   && grep -q "spin.debug.*debug file not read.*read from a copy of at most 536870912" "$tmp/large.err"; then
   tap_ok "past the copy bound: not read, and said"
 else
   tap_diag_file "$tmp/large.err" 10
   tap_not_ok "past the copy bound: $r (spin_in_main named: $(grep -c spin_in_main "$tmp/large.out"))"
+fi
+
+# A copy is a write: past RLIMIT_FSIZE it fails with EFBIG, and the file
+# is not read; the signal (SIGXFSZ) no longer ends the run (the build
+# before died with status 153, no output written).
+cp "$tmp/spin.debug.orig" "$tmp/spin.debug" && chown 65534 "$tmp/spin.debug"
+status=0
+prlimit --fsize=4096 "$EU_STACKTRACE" -j 1 --stats -i "$tmp/rec.data" -f folded -o "$tmp/fsize.out" \
+  2> "$tmp/fsize.err" || status=$?
+if [ "$status" -eq 0 ] && grep -q "spin.debug (debug file not read): .*: File too large" "$tmp/fsize.err" \
+   && grep -q '^spin;' "$tmp/fsize.out"; then
+  tap_ok "RLIMIT_FSIZE below the copy: the run ends well, the file refused and said"
+else
+  tap_diag_file "$tmp/fsize.err" 10
+  tap_not_ok "RLIMIT_FSIZE below the copy: status $status (153: killed by SIGXFSZ)"
 fi
 
 # The sanitizer build reads the same copy, and writes the same output.

@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -75,7 +77,7 @@ test_own_file_served_as_it_is (void **state)
   (void) state;
   int fd = real_elf_file (0644);
   ino_t ino = inode (fd);
-  int served = st_debug_file_admit (fd, "own");
+  int served = st_debug_file_admit (fd, "own", false);
   assert_true (served >= 0);
   assert_int_equal (inode (served), ino);
   close (served);
@@ -91,7 +93,7 @@ served_as_copy (uid_t owner, mode_t mode)
     assert_int_equal (fchown (fd, owner, (gid_t) -1), 0);
   int keep = dup (fd);
   ino_t ino = inode (fd);
-  int served = st_debug_file_admit (fd, "others'");
+  int served = st_debug_file_admit (fd, "others'", false);
   assert_true (served >= 0);
   assert_int_not_equal (inode (served), ino);
   int seals = fcntl (served, F_GET_SEALS);
@@ -112,7 +114,9 @@ served_as_copy (uid_t owner, mode_t mode)
   assert_int_equal (errno, EPERM);
   free (copy);
   free (before);
-  close (served);
+  assert_true (st_frozen_held () > 0);
+  st_frozen_close (served);
+  assert_int_equal (st_frozen_held (), 0);
   close (keep);
 }
 
@@ -128,7 +132,7 @@ test_others_file_served_as_a_copy (void **state)
 }
 
 /* Past the copy bound: not served, and said (--stats counts it).  The
-   file is sparse: a real ELF file with a hole after it.  */
+   files are sparse: a real ELF file with a hole after it.  */
 static void
 test_too_large_to_copy_not_served (void **state)
 {
@@ -136,21 +140,129 @@ test_too_large_to_copy_not_served (void **state)
   int fd = real_elf_file (0666);
   assert_int_equal (ftruncate (fd, (off_t) ST_FROZEN_COPY_MAX + 1), 0);
   unsigned before = st_untrusted_refused_count ();
-  assert_int_equal (st_debug_file_admit (fd, "large"), -1);
+  assert_int_equal (st_debug_file_admit (fd, "large", false), -1);
   assert_int_equal (st_untrusted_refused_count (), before + 1);
   /* As large and ours: served as it is, nothing copied.  */
   fd = real_elf_file (0644);
   assert_int_equal (ftruncate (fd, (off_t) ST_FROZEN_COPY_MAX + 1), 0);
-  int served = st_debug_file_admit (fd, "large, ours");
+  int served = st_debug_file_admit (fd, "large, ours", false);
   assert_true (served >= 0);
-  close (served);
-  /* The bound is what is copied: exactly at it, copied.  */
+  assert_int_equal (st_frozen_held (), 0);
+  st_frozen_close (served);
+}
+
+/* A copy holds the file's data, not its holes: a file of 300 MiB, nearly
+   all hole, costs what its data does; the copy reads the same.  */
+static void
+test_holes_cost_nothing (void **state)
+{
+  (void) state;
+  int fd = real_elf_file (0666);
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0);
+  const off_t data_at = 299 << 20;
+  static const char tail[] = "data after the hole";
+  assert_int_equal (pwrite (fd, tail, sizeof tail, data_at), (ssize_t) sizeof tail);
+  int keep = dup (fd);
+  int served = st_freeze (fd, false, NULL);
+  assert_true (served >= 0);
+  assert_true (st_frozen_held () <= (uint64_t) st.st_size + (1 << 20));
+  char got[sizeof tail];
+  assert_int_equal (pread (served, got, sizeof got, data_at), (ssize_t) sizeof got);
+  assert_memory_equal (got, tail, sizeof tail);
+  unsigned char *a = head (keep, 8192), *b = head (served, 8192);
+  assert_memory_equal (a, b, 8192);
+  free (a);
+  free (b);
+  /* A hole reads as zeros in the copy too.  */
+  char zeros[64], z[64] = { 0 };
+  assert_int_equal (pread (served, zeros, sizeof zeros, 200 << 20), (ssize_t) sizeof zeros);
+  assert_memory_equal (zeros, z, sizeof z);
+  st_frozen_close (served);
+  close (keep);
+  assert_int_equal (st_frozen_held (), 0);
+}
+
+/* All the copies held at once stay within the budget (here a small one):
+   past it the next file is refused, said, until a copy is closed.  */
+static void
+test_copies_within_the_budget (void **state)
+{
+  (void) state;
+  int one = real_elf_file (0666);
+  struct stat st;
+  assert_int_equal (fstat (one, &st), 0);
+  uint64_t each = (uint64_t) st.st_blocks * 512;
+  st_frozen_set_budget (2 * each + each / 2);
+  int a = st_debug_file_admit (one, "first", false);
+  int b = st_debug_file_admit (real_elf_file (0666), "second", false);
+  assert_true (a >= 0 && b >= 0);
+  unsigned before = st_untrusted_refused_count ();
   struct st_why why = { 0 };
-  fd = real_elf_file (0666);
-  assert_int_equal (st_frozen_copy (fd, 4096, 4096, &why) >= 0, true);
-  assert_int_equal (st_frozen_copy (fd, 4097, 4096, &why), -EFBIG);
-  assert_non_null (strstr (why.text, "read from a copy of at most"));
-  close (fd);
+  assert_int_equal (st_freeze (real_elf_file (0666), false, &why), -EFBIG);
+  assert_non_null (strstr (why.text, "the copies held take"));
+  assert_int_equal (st_debug_file_admit (real_elf_file (0666), "third", false), -1);
+  assert_int_equal (st_untrusted_refused_count (), before + 1);
+  /* Our own file needs no copy, budget or not.  */
+  int own = st_debug_file_admit (real_elf_file (0644), "own", false);
+  assert_true (own >= 0);
+  st_frozen_close (own);
+  st_frozen_close (a);
+  int c = st_debug_file_admit (real_elf_file (0666), "third again", false);
+  assert_true (c >= 0);
+  st_frozen_close (b);
+  st_frozen_close (c);
+  assert_int_equal (st_frozen_held (), 0);
+  st_frozen_set_budget (ST_FROZEN_COPY_BUDGET);
+  /* A file from another mount namespace is copied whoever owns it.  */
+  own = real_elf_file (0644);
+  ino_t ino = inode (own);
+  int always = st_debug_file_admit (own, "always", true);
+  assert_true (always >= 0);
+  assert_int_not_equal (inode (always), ino);
+  st_frozen_close (always);
+}
+
+/* A nosuid mount (what udisks mounts for a user, over an image the user
+   may write) makes even our own file one others may write.  In a mount
+   namespace of a child's own.  */
+static void
+test_nosuid_mount_is_others (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/test-debug-file-mnt.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    {
+      int bad = 0;
+      if (unshare (CLONE_NEWNS) != 0 || mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+        _exit (10);
+      for (int nosuid = 0; nosuid <= 1; nosuid++)
+        {
+          if (mount ("tmpfs", dir, "tmpfs", nosuid ? MS_NOSUID : 0, "size=1m") != 0)
+            _exit (11);
+          char path[sizeof dir + 8];
+          snprintf (path, sizeof path, "%s/f", dir);
+          int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+          struct stat st;
+          if (fd < 0 || fchmod (fd, 0644) != 0 || fstat (fd, &st) != 0)
+            _exit (12);
+          if (st_others_may_write (fd, &st) != (nosuid == 1))
+            bad |= 1 << nosuid;
+          close (fd);
+          umount (dir);
+        }
+      _exit (bad);
+    }
+  int status;
+  assert_int_equal (waitpid (kid, &status, 0), kid);
+  rmdir (dir);
+  assert_true (WIFEXITED (status));
+  /* 1: our file on a plain mount was taken for others'; 2: on nosuid, for
+     ours only; 10-12: the mount could not be made.  */
+  assert_int_equal (WEXITSTATUS (status), 0);
 }
 
 /* Not a regular file (a pipe a step could never open, but an fd says
@@ -161,7 +273,7 @@ test_not_a_regular_file_not_served (void **state)
   (void) state;
   int p[2];
   assert_int_equal (pipe (p), 0);
-  assert_int_equal (st_debug_file_admit (p[0], "pipe"), -1);
+  assert_int_equal (st_debug_file_admit (p[0], "pipe", false), -1);
   close (p[1]);
 }
 
@@ -220,7 +332,7 @@ test_rewrite_after_the_check_never_reaches_libelf (void **state)
   bool begun = true;
   for (i = 0; i < 100000 && (served < 100 || refused < 100); i++)
     {
-      int fd_served = st_debug_file_admit (dup (fd), "racing");
+      int fd_served = st_debug_file_admit (dup (fd), "racing", false);
       if (fd_served < 0)
         {
           refused++;
@@ -229,7 +341,7 @@ test_rewrite_after_the_check_never_reaches_libelf (void **state)
       Elf *elf = elf_begin (fd_served, ELF_C_READ_MMAP_PRIVATE, NULL);
       begun = elf != NULL && elf_getshdrnum (elf, &shnum) == 0;
       elf_end (elf);
-      close (fd_served);
+      st_frozen_close (fd_served);
       if (!begun || shnum > ST_ELF_MAX_SECTIONS)
         break;
       served++;
@@ -253,6 +365,9 @@ main (void)
     cmocka_unit_test (test_own_file_served_as_it_is),
     cmocka_unit_test (test_others_file_served_as_a_copy),
     cmocka_unit_test (test_too_large_to_copy_not_served),
+    cmocka_unit_test (test_holes_cost_nothing),
+    cmocka_unit_test (test_copies_within_the_budget),
+    cmocka_unit_test (test_nosuid_mount_is_others),
     cmocka_unit_test (test_not_a_regular_file_not_served),
     cmocka_unit_test (test_rewrite_after_the_check_never_reaches_libelf),
   };

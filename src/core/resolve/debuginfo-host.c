@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "basic/elf-begin.h"
+#include "basic/frozen-copy.h"
 #include "core/resolve/debuginfo-host.h"
 #include "core/resolve/elf-file.h"
 #include "basic/log.h"
@@ -54,6 +55,19 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
         st_debug ("%s: not a debug file candidate: %s", fname, st_untrusted_strerror (fd));
       return -1;
     }
+  /* What is checked (its build-id, its CRC, then its bounds) is what
+     libdwfl reads: a copy, when others may write the file
+     (basic/frozen-copy.h).  */
+  struct st_why why = { 0 };
+  int file = fd;
+  fd = st_freeze (fd, false, &why);
+  if (fd < 0)
+    {
+      st_untrusted_refuse (fname, "debug file not read", why.text);
+      return -1;
+    }
+  if (fd != file)
+    st_debug ("%s: others may write it: libdwfl reads a copy", fname);
   bool ok;
   if (w->has_main && st.st_dev == w->main_dev && st.st_ino == w->main_ino)
     ok = false;   /* the module's own file by another name */
@@ -74,13 +88,13 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
     {
       st_debug ("%s: not the wanted debug file (%s)", fname,
                 w->build_id_size > 0 ? "build-id differs" : "no build-id, CRC does not match");
-      close (fd);
+      st_frozen_close (fd);
       return -1;
     }
   *path = strdup (fname);
   if (*path == NULL)
     {
-      close (fd);
+      st_frozen_close (fd);
       return -1;
     }
   return fd;

@@ -102,13 +102,11 @@ st_elf_file_free (struct st_elf_file *f)
 {
   st_symtab_free (f->symtab);
   st_file_shared_put (f->shared);
-  if (f->debug_fd >= 0)
-    close (f->debug_fd);
+  st_frozen_close (f->debug_fd);
   if (f->debug_stand_in_fd >= 0)
     close (f->debug_stand_in_fd);
   free (f->debug_path);
-  if (f->alt_fd >= 0)
-    close (f->alt_fd);
+  st_frozen_close (f->alt_fd);
   free (f->alt_path);
   st_elf_end_untrusted (f->hidden_for_libdwfl);
   /* The vdso's Elf reads its image; every other one a file's frozen

@@ -122,6 +122,18 @@ step_host (const struct request *q, char **path)
   return st_debuginfo_host_find (&w, path);
 }
 
+/* Whether the ELF file FD has the build-id ID (N bytes).  */
+static bool
+has_build_id (int fd, const uint8_t *id, size_t n)
+{
+  Elf *elf = NULL;
+  (void) st_elf_begin_untrusted (fd, &elf, NULL);
+  uint8_t have[ST_BUILD_ID_MAX];
+  size_t len = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, have) : 0;
+  st_elf_end_untrusted (elf);
+  return len == n && memcmp (have, id, n) == 0;
+}
+
 /* A file that the namespace helper opened has its debug file in the same
    mount namespace, where the host's paths do not reach: ask the helper,
    which checks the build-id.  Files found on the host are the host's, and
@@ -141,10 +153,26 @@ step_ns_helper (const struct request *q, char **path)
                                         m->file->build_id_size, q->debuglink_file, path, &way,
                                         &why);
   if (fd < 0)
-    st_debug ("%s: no debuginfo in its namespace: %s", m->path, why.text);
-  else
-    st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
-             (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
+    {
+      st_debug ("%s: no debuginfo in its namespace: %s", m->path, why.text);
+      return -1;
+    }
+  /* The helper checked the build-id of the file in the namespace, whose
+     owners may write it since: what libdwfl reads is a copy, its build-id
+     checked again.  */
+  fd = st_freeze (fd, true, &why);
+  if (fd >= 0 && !has_build_id (fd, m->file->build_id, m->file->build_id_size))
+    {
+      st_frozen_close (fd);
+      fd = st_why_set (&why, ESTALE, "its build-id is not the one the helper checked");
+    }
+  if (fd < 0)
+    {
+      st_untrusted_refuse (*path != NULL ? *path : m->path, "debug file not read", why.text);
+      return -1;
+    }
+  st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
+           (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
   return fd;
 }
 
@@ -235,31 +263,26 @@ debug_file_within_bounds (int fd, struct st_why *why)
 }
 
 int
-st_debug_file_admit (int fd, const char *name)
+st_debug_file_admit (int fd, const char *name, bool always_copy)
 {
   struct st_why why = { 0 };
   struct stat st;
-  if (fstat (fd, &st) < 0)
-    st_why_set (&why, errno, "fstat");
-  else if (!S_ISREG (st.st_mode))
-    st_why_set (&why, EINVAL, "not a regular file");
-  else if (st_others_may_write (&st))
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
-      /* libdwfl's elf_begin reads what it is given after our checks:
-         checked and served is a copy nobody can write.  */
-      int copy = st_frozen_copy (fd, (uint64_t) st.st_size, ST_FROZEN_COPY_MAX, &why);
+      st_untrusted_refuse (name, "debug file not read", "not a regular file");
       close (fd);
-      fd = copy;
-      if (fd >= 0)
-        st_debug ("%s: owned by uid %u%s: libdwfl reads a copy", name,
-                  (unsigned) st.st_uid,
-                  (st.st_mode & (S_IWGRP | S_IWOTH)) ? ", writable by others" : "");
+      return -1;
     }
-  if (fd >= 0 && why.text[0] == '\0' && debug_file_within_bounds (fd, &why))
-    return fd;
+  /* libdwfl's elf_begin reads what it is given after our checks: checked
+     and served is a copy nobody can write (made by the step already, for
+     the host's candidates).  */
+  int served = st_freeze (fd, always_copy, &why);
+  if (served >= 0 && served != fd)
+    st_debug ("%s: others may write it: libdwfl reads a copy", name);
+  if (served >= 0 && debug_file_within_bounds (served, &why))
+    return served;
   st_untrusted_refuse (name, "debug file not read", why.text);
-  if (fd >= 0)
-    close (fd);
+  st_frozen_close (served);
   return -1;
 }
 
@@ -295,7 +318,7 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
         {
           st_debug ("%s: debug file %s inflated once for all its processes", file->path,
                     file->debug_path != NULL ? file->debug_path : "?");
-          close (file->debug_fd);
+          st_frozen_close (file->debug_fd);
           file->debug_fd = copy;
         }
     }
@@ -348,7 +371,8 @@ search (const struct request *q, char **path)
     {
       int fd = steps[i].find (q, path);
       if (fd >= 0)
-        fd = st_debug_file_admit (fd, *path != NULL ? *path : q->modname);
+        fd = st_debug_file_admit (fd, *path != NULL ? *path : q->modname,
+                                  steps[i].find == step_ns_helper);
       if (fd >= 0)
         {
           st_debug ("%s: %s file found by %s: %s", q->modname,

@@ -43,9 +43,11 @@ int st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, D
 
 /* FD, a debug or dwz file a step found (NAME for messages), as libdwfl may
    have it, or -1 (FD closed, the refusal recorded for --stats): a file
-   someone other than our user may write is replaced by a sealed copy
-   (basic/frozen-copy.h: libelf reads the fd again after our checks; at
-   most ST_FROZEN_COPY_MAX), and what is served is checked: an ELF file,
-   its header's counts (basic/elf-begin.h) and what its compressed sections
-   inflate to (inflate-bounds.h) within bounds.  */
-int st_debug_file_admit (int fd, const char *name);
+   someone other than our user may write (any file, with ALWAYS_COPY: one
+   from another mount namespace) is replaced by a sealed copy
+   (basic/frozen-copy.h: libelf reads the fd again after our checks), and
+   what is served is checked: an ELF file, its header's counts
+   (basic/elf-begin.h) and what its compressed sections inflate to
+   (inflate-bounds.h) within bounds.  Close what it returns with
+   st_frozen_close.  */
+int st_debug_file_admit (int fd, const char *name, bool always_copy);

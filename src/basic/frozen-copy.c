@@ -56,10 +56,23 @@ st_copy_fd (int from, int to, off_t size)
   return true;
 }
 
-/* The copies held, by every thread: each one's identity and charge.  */
+/* The copies held, by every thread: one per source file, shared (a dup
+   to each holder), counted by holders, charged its size in pages.  */
 struct held {
-  dev_t dev;
+  /* The file copied: it is the same file while these are (a write changes
+     its ctime).  No source (dev and ino 0): an adopted copy.  */
+  dev_t src_dev;
+  ino_t src_ino;
+  off_t src_size;
+  struct timespec src_mtime, src_ctime;
+  /* The file copied, kept open while the copy is held: its inode cannot
+     be another file's meanwhile (a file deleted and another made at once
+     may get its inode, size and times).  */
+  int src_fd;
+  dev_t dev;          /* the copy's */
   ino_t ino;
+  int fd;             /* the ledger's own descriptor of it, or -1 */
+  unsigned refs;
   uint64_t bytes;
 };
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -67,79 +80,89 @@ static struct held *held;
 static size_t held_n, held_cap;
 static uint64_t held_bytes;
 static uint64_t budget = ST_FROZEN_COPY_BUDGET;
+static unsigned budget_refusals;
 
-static bool
-held_find (dev_t dev, ino_t ino, size_t *at)
+static struct held *
+held_by_copy (const struct stat *st)
 {
   for (size_t i = 0; i < held_n; i++)
-    if (held[i].dev == dev && held[i].ino == ino)
-      {
-        *at = i;
-        return true;
-      }
-  return false;
+    if (held[i].dev == st->st_dev && held[i].ino == st->st_ino)
+      return &held[i];
+  return NULL;
 }
 
-/* Takes BYTES from the budget before a copy is made (so that threads
-   copying at once cannot all pass it), or -EFBIG.  */
-static int
-held_reserve (uint64_t bytes, struct st_why *why)
+static bool
+same_time (struct timespec a, struct timespec b)
 {
-  pthread_mutex_lock (&held_lock);
-  bool ok = held_bytes + bytes <= budget;
-  uint64_t now = held_bytes;
-  if (ok)
-    held_bytes += bytes;
-  pthread_mutex_unlock (&held_lock);
-  if (ok)
-    return 0;
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+static struct held *
+held_by_source (const struct stat *st)
+{
+  for (size_t i = 0; i < held_n; i++)
+    if (held[i].src_ino != 0 && held[i].src_dev == st->st_dev && held[i].src_ino == st->st_ino
+        && held[i].src_size == st->st_size && same_time (held[i].src_mtime, st->st_mtim)
+        && same_time (held[i].src_ctime, st->st_ctim))
+      return &held[i];
+  return NULL;
+}
+
+/* A copy's charge: its size in pages, what its mappings may come to take
+   (a read fault in a hole of a memfd allocates a page).  */
+static uint64_t
+charge_of (off_t size)
+{
+  uint64_t page = (uint64_t) getpagesize ();
+  return ((uint64_t) size + page - 1) / page * page;
+}
+
+/* Under the lock: takes BYTES from the budget, or -EFBIG.  */
+static int
+reserve_locked (uint64_t bytes, struct st_why *why)
+{
+  if (held_bytes + bytes <= budget)
+    {
+      held_bytes += bytes;
+      return 0;
+    }
+  budget_refusals++;
   return st_why_set (why, EFBIG,
                      "a file others may write is read from a copy, and the copies held take "
                      "%llu of their %llu bytes already",
-                     (unsigned long long) now, (unsigned long long) budget);
+                     (unsigned long long) held_bytes, (unsigned long long) budget);
 }
 
-/* The copy ST describes, RESERVED taken for it, holds BYTES: its entry,
-   or -ENOMEM (the reservation given back).  RESERVED 0 and BYTES 0: the
-   reservation only is given back.  */
-static int
-held_record (const struct stat *st, uint64_t reserved, uint64_t bytes, struct st_why *why)
+/* Under the lock: a new entry (its charge taken already), or NULL.  */
+static struct held *
+held_append_locked (void)
 {
-  pthread_mutex_lock (&held_lock);
-  held_bytes -= reserved;
-  int r = 0;
-  if (st != NULL)
+  if (held_n == held_cap)
     {
-      if (held_n == held_cap)
-        {
-          size_t cap = held_cap ? 2 * held_cap : 16;
-          struct held *grown = realloc (held, cap * sizeof *grown);
-          if (grown != NULL)
-            {
-              held = grown;
-              held_cap = cap;
-            }
-        }
-      if (held_n < held_cap)
-        {
-          held[held_n++] = (struct held) { st->st_dev, st->st_ino, bytes };
-          held_bytes += bytes;
-        }
-      else
-        r = -ENOMEM;
+      size_t cap = held_cap ? 2 * held_cap : 16;
+      struct held *grown = realloc (held, cap * sizeof *grown);
+      if (grown == NULL)
+        return NULL;
+      held = grown;
+      held_cap = cap;
     }
-  pthread_mutex_unlock (&held_lock);
-  return r < 0 ? st_why_set (why, ENOMEM, "no memory for the copies' ledger") : 0;
+  struct held *h = &held[held_n++];
+  memset (h, 0, sizeof *h);
+  h->fd = -1;
+  h->src_fd = -1;
+  return h;
 }
 
-static bool
-is_held (const struct stat *st)
+/* A new descriptor of H's copy for one more holder (H's fd itself when
+   the ledger keeps none), or -errno.  */
+static int
+take_locked (struct held *h, int fallback)
 {
-  size_t at;
-  pthread_mutex_lock (&held_lock);
-  bool found = held_find (st->st_dev, st->st_ino, &at);
-  pthread_mutex_unlock (&held_lock);
-  return found;
+  int fd = h->fd >= 0 ? fcntl (h->fd, F_DUPFD_CLOEXEC, 0) : fallback;
+  if (fd < 0)
+    return -errno;
+  h->refs++;
+  return fd;
 }
 
 void
@@ -148,26 +171,37 @@ st_frozen_close (int fd)
   if (fd < 0)
     return;
   struct stat st;
+  int ledger_fd = -1, src_fd = -1;
   if (fstat (fd, &st) == 0)
     {
-      size_t at;
       pthread_mutex_lock (&held_lock);
-      if (held_find (st.st_dev, st.st_ino, &at))
+      struct held *h = held_by_copy (&st);
+      if (h != NULL && --h->refs == 0)
         {
-          held_bytes -= held[at].bytes;
-          held[at] = held[--held_n];
+          held_bytes -= h->bytes;
+          ledger_fd = h->fd;
+          src_fd = h->src_fd;
+          *h = held[--held_n];
         }
       pthread_mutex_unlock (&held_lock);
     }
+  if (ledger_fd >= 0)
+    close (ledger_fd);
+  if (src_fd >= 0)
+    close (src_fd);
   close (fd);
 }
 
-void
-st_frozen_set_budget (uint64_t bytes)
+bool
+st_frozen_is_copy (int fd)
 {
+  struct stat st;
+  if (fstat (fd, &st) != 0)
+    return false;
   pthread_mutex_lock (&held_lock);
-  budget = bytes;
+  bool found = held_by_copy (&st) != NULL;
   pthread_mutex_unlock (&held_lock);
+  return found;
 }
 
 uint64_t
@@ -179,42 +213,75 @@ st_frozen_held (void)
   return n;
 }
 
-/* Copies FROM's data, SIZE bytes, to the memfd TO (as long): extent by
-   extent, holes left holes.  0, or -errno: -EIO when FROM ends first.  */
-static int
-copy_data (int from, int to, off_t size)
+unsigned
+st_frozen_budget_refusals (void)
 {
-  off_t pos = 0;
-  while (pos < size)
+  pthread_mutex_lock (&held_lock);
+  unsigned n = budget_refusals;
+  pthread_mutex_unlock (&held_lock);
+  return n;
+}
+
+void
+st_frozen_set_budget (uint64_t bytes)
+{
+  pthread_mutex_lock (&held_lock);
+  budget = bytes;
+  pthread_mutex_unlock (&held_lock);
+}
+
+int
+st_frozen_adopt (int fd)
+{
+  struct stat st;
+  if (fstat (fd, &st) != 0)
+    return -errno;
+  pthread_mutex_lock (&held_lock);
+  int r = held_by_copy (&st) != NULL ? -EEXIST : reserve_locked (charge_of (st.st_size), NULL);
+  if (r == 0)
     {
-      off_t data = lseek (from, pos, SEEK_DATA);
-      if (data < 0 && errno == ENXIO)
-        return 0;   /* a hole to the end */
-      if (data < 0)
-        return -errno;
-      if (data >= size)
-        return 0;
-      off_t hole = lseek (from, data, SEEK_HOLE);
-      if (hole < 0 || hole > size)
-        hole = size;
-      if (hole <= data)
-        return -EIO;
-      if (lseek (to, data, SEEK_SET) != data)
-        return -errno;
-      off_t in = data;
-      while (in < hole)
+      struct held *h = held_append_locked ();
+      if (h == NULL)
         {
-          ssize_t n = sendfile (to, from, &in, (size_t) (hole - in));
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n < 0)
-            return -errno;
-          if (n == 0)
-            return -EIO;
+          held_bytes -= charge_of (st.st_size);
+          r = -ENOMEM;
         }
-      pos = hole;
+      else
+        {
+          h->dev = st.st_dev;
+          h->ino = st.st_ino;
+          h->bytes = charge_of (st.st_size);
+          h->refs = 1;
+        }
     }
-  return 0;
+  pthread_mutex_unlock (&held_lock);
+  return r;
+}
+
+/* A sealed copy of FD (ST its stat), made outside the lock with CHARGE
+   reserved for it: the copy, or -errno.  */
+static int
+make_copy (int fd, const struct stat *st, struct st_why *why)
+{
+  int copy = memfd_create ("eu-stacktrace-frozen", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (copy < 0)
+    return st_why_set (why, errno, "memfd_create for its copy: %s", strerror (errno));
+  int r = 0;
+  /* Every byte, holes too (a read of one in the copy's mappings costs the
+     page anyway), at most its size: no lseek(SEEK_DATA) a FUSE daemon
+     could answer so as to copy forever.  */
+  if (!st_copy_fd (fd, copy, st->st_size))
+    r = st_why_set (why, errno == 0 ? EIO : errno, "copying its %llu bytes: %s",
+                    (unsigned long long) st->st_size,
+                    errno == 0 ? "it ended before (cut short)" : strerror (errno));
+  else if (fcntl (copy, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
+    r = st_why_set (why, errno, "sealing its copy: %s", strerror (errno));
+  if (r < 0)
+    {
+      close (copy);
+      return r;
+    }
+  return copy;
 }
 
 int
@@ -227,58 +294,78 @@ st_freeze (int fd, bool always, struct st_why *why)
       close (fd);
       return st_why_set (why, e, "fstat");
     }
-  if (is_held (&st) || (!always && !st_others_may_write (fd, &st)))
+  pthread_mutex_lock (&held_lock);
+  bool ours = held_by_copy (&st) != NULL;
+  pthread_mutex_unlock (&held_lock);
+  if (ours || (!always && !st_others_may_write (fd, &st)))
     return fd;
-  /* What the copy will hold: the file's data, no more than its size.  */
-  uint64_t page = (uint64_t) getpagesize ();
-  uint64_t size_pages = ((uint64_t) st.st_size + page - 1) / page * page;
-  uint64_t reserved = (uint64_t) st.st_blocks * 512;
-  if (reserved > size_pages)
-    reserved = size_pages;
-  int r;
-  int copy = -1;
-  bool have_reserved = false;
   if (!S_ISREG (st.st_mode))
-    r = st_why_set (why, EINVAL, "not a regular file");
-  else if ((uint64_t) st.st_size > ST_FROZEN_COPY_MAX)
-    r = st_why_set (why, EFBIG, "%llu bytes; a file others may write is read from a copy of at most %llu",
-                    (unsigned long long) st.st_size, (unsigned long long) ST_FROZEN_COPY_MAX);
-  else if ((r = held_reserve (reserved, why)) < 0)
-    ;
-  else if ((have_reserved = true, copy = memfd_create ("eu-stacktrace-frozen",
-                                                       MFD_CLOEXEC | MFD_ALLOW_SEALING)) < 0)
-    r = st_why_set (why, errno, "memfd_create for its copy: %s", strerror (errno));
-  else if (ftruncate (copy, st.st_size) != 0)
-    r = st_why_set (why, errno, "sizing its copy to %llu bytes: %s", (unsigned long long) st.st_size,
-                    strerror (errno));
-  else if ((r = copy_data (fd, copy, st.st_size)) < 0)
-    r = r == -EIO ? st_why_set (why, EIO, "it ended before its %llu bytes were copied (cut short)",
-                                (unsigned long long) st.st_size)
-                  : st_why_set (why, -r, "copying it: %s", strerror (-r));
-  else if (fcntl (copy, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
-    r = st_why_set (why, errno, "sealing its copy: %s", strerror (errno));
-  else
     {
-      /* The entry holds what the copy really takes (the file's blocks
-         were the estimate).  */
-      struct stat cs;
-      if (fstat (copy, &cs) != 0)
-        r = st_why_set (why, errno, "fstat of its copy");
-      else
-        {
-          /* Settles the reservation, whatever it returns.  */
-          r = held_record (&cs, reserved, (uint64_t) cs.st_blocks * 512, why);
-          have_reserved = false;
-        }
+      close (fd);
+      return st_why_set (why, EINVAL, "not a regular file");
     }
-  if (r < 0 && have_reserved)
-    held_record (NULL, reserved, 0, NULL);
-  close (fd);
-  if (r < 0)
+  if ((uint64_t) st.st_size > ST_FROZEN_COPY_MAX)
     {
-      if (copy >= 0)
-        close (copy);
+      close (fd);
+      return st_why_set (why, EFBIG,
+                         "%llu bytes; a file others may write is read from a copy of at most %llu",
+                         (unsigned long long) st.st_size, (unsigned long long) ST_FROZEN_COPY_MAX);
+    }
+  /* The same file, copied already (by this thread or another): shared.  */
+  const uint64_t charge = charge_of (st.st_size);
+  pthread_mutex_lock (&held_lock);
+  struct held *h = held_by_source (&st);
+  int r = h != NULL ? take_locked (h, -1) : reserve_locked (charge, why);
+  pthread_mutex_unlock (&held_lock);
+  if (h != NULL || r < 0)
+    {
+      close (fd);
+      if (h != NULL && r < 0)
+        return st_why_set (why, -r, "a descriptor of its copy: %s", strerror (-r));
       return r;
     }
-  return copy;
+  int copy = make_copy (fd, &st, why);
+  struct stat cs;
+  if (copy >= 0 && fstat (copy, &cs) != 0)
+    {
+      close (copy);
+      copy = st_why_set (why, errno, "fstat of its copy");
+    }
+  pthread_mutex_lock (&held_lock);
+  held_bytes -= charge;
+  int served = copy;
+  if (copy >= 0)
+    {
+      /* Another thread may have copied the same file meanwhile.  */
+      h = held_by_source (&st);
+      if (h != NULL)
+        served = take_locked (h, -1);
+      else if ((h = held_append_locked ()) == NULL)
+        served = -ENOMEM;
+      else
+        {
+          *h = (struct held) {
+            .src_dev = st.st_dev, .src_ino = st.st_ino, .src_size = st.st_size,
+            .src_mtime = st.st_mtim, .src_ctime = st.st_ctim,
+            .src_fd = fd, .dev = cs.st_dev, .ino = cs.st_ino, .fd = copy, .bytes = charge,
+          };
+          held_bytes += charge;
+          served = take_locked (h, -1);
+          if (served < 0)
+            {
+              held_bytes -= charge;
+              held_n--;
+            }
+          else
+            copy = fd = -1;   /* the ledger's now */
+        }
+    }
+  pthread_mutex_unlock (&held_lock);
+  if (copy >= 0)
+    close (copy);
+  if (fd >= 0)
+    close (fd);
+  if (served < 0 && served != copy)
+    return st_why_set (why, -served, "its copy: %s", strerror (-served));
+  return served;
 }

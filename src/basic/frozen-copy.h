@@ -12,10 +12,12 @@
  * are served as they are: copying costs memory.
  *
  * What the copies hold is bounded: a file larger than ST_FROZEN_COPY_MAX
- * is not copied, only a file's data is (its holes stay holes: a sparse
- * file costs what it costs on disk), and all the copies held at once, by
- * every unwinding thread, at most ST_FROZEN_COPY_BUDGET; past either, the
- * file is refused (not read).  */
+ * is not copied, and all the copies held at once, by every unwinding
+ * thread, take at most ST_FROZEN_COPY_BUDGET, each charged its size in
+ * pages (holes too: a read fault in a hole of the copy's mapping costs a
+ * page); past either, the file is refused (not read).  One file is copied
+ * once while it is the same (device, inode, size, times): the threads and
+ * files that want it share the copy.  */
 #pragma once
 
 #include <stdbool.h>
@@ -26,8 +28,8 @@
 #include "basic/why.h"
 
 /* Debug files of most programs are tens of MiB.  */
-#define ST_FROZEN_COPY_MAX ((uint64_t) 512 << 20)
-#define ST_FROZEN_COPY_BUDGET ((uint64_t) 512 << 20)
+#define ST_FROZEN_COPY_MAX ((uint64_t) 256 << 20)
+#define ST_FROZEN_COPY_BUDGET ((uint64_t) 1 << 30)
 
 /* Whether someone other than this process's effective user may write the
    file FD (ST its stat): another owner, write permission for its group or
@@ -39,17 +41,28 @@ bool st_others_may_write (int fd, const struct stat *st);
 
 /* FD as it may be read after a check: FD itself when it is a copy made
    here already or only our user may write it (unless ALWAYS: a file from
-   another mount namespace, whose owners are not the host's); else a sealed
-   copy (F_SEAL_WRITE, SHRINK, GROW, SEAL) of its data, and FD is closed.
-   -errno (FD closed, WHY says why) when the copy cannot be made: -EFBIG
-   past ST_FROZEN_COPY_MAX or the budget, -EIO when the file changed size
-   while copied.  Release a copy with st_frozen_close.  */
+   another mount namespace, whose owners are not the host's); else a
+   descriptor of a sealed copy (F_SEAL_WRITE, SHRINK, GROW, SEAL), made
+   now or shared, and FD is closed.  -errno (FD closed, WHY says why) when
+   there is none: -EFBIG past ST_FROZEN_COPY_MAX or the budget (counted by
+   st_frozen_budget_refusals), -EIO when the file ended while copied.
+   Each descriptor it gives is released with st_frozen_close, once.  */
 int st_freeze (int fd, bool always, struct st_why *why);
-/* close (FD), giving its share of the budget back when FD is a copy made
-   by st_freeze (-1: nothing).  */
+/* close (FD), and one holder fewer of its copy when FD is a copy from
+   st_freeze or st_frozen_adopt (-1: nothing): the last gives the copy's
+   charge back.  */
 void st_frozen_close (int fd);
+/* Charges FD, a memfd of ours made from a copy (its debug sections
+   inflated), as a copy held, with one holder: 0, or -EFBIG past the budget
+   (then keep the copy it was made from).  */
+int st_frozen_adopt (int fd);
+/* Whether FD is a copy from st_freeze or st_frozen_adopt.  */
+bool st_frozen_is_copy (int fd);
 /* What the copies hold now, in bytes (--stats, tests).  */
 uint64_t st_frozen_held (void);
+/* How many files the budget refused so far: a search they failed is not
+   an answer to keep (the budget frees up as files go).  */
+unsigned st_frozen_budget_refusals (void);
 /* The budget is ST_FROZEN_COPY_BUDGET; tests set a smaller one.  */
 void st_frozen_set_budget (uint64_t bytes);
 

@@ -16,7 +16,7 @@
 # nobody's), it is not read: --stats lists it, spin_in_main is not named.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
-tap_plan 7
+tap_plan 8
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/debug-frame"
 CC=${CC:-cc}
@@ -49,7 +49,7 @@ unwind ()
 }
 
 if [ -n "$problem" ]; then
-  for c in "root's" "nobody's" "writable by others" "past the copy bound" "RLIMIT_FSIZE" "asan"; do
+  for c in "root's" "nobody's" "writable by others" "past the copy bound" "RLIMIT_FSIZE" "budget" "asan"; do
     tap_not_ok "$c: $problem"
   done
   tap_done
@@ -85,7 +85,7 @@ same writable "writable by others"
 chown 65534 "$tmp/spin.debug" && chmod 0644 "$tmp/spin.debug" && truncate -s 600M "$tmp/spin.debug"
 r=$(unwind large)
 if [ -z "$r" ] && ! grep -q spin_in_main "$tmp/large.out" \
-   && grep -q "spin.debug.*debug file not read.*read from a copy of at most 536870912" "$tmp/large.err"; then
+   && grep -q "spin.debug.*debug file not read.*read from a copy of at most 268435456" "$tmp/large.err"; then
   tap_ok "past the copy bound: not read, and said"
 else
   tap_diag_file "$tmp/large.err" 10
@@ -105,6 +105,41 @@ if [ "$status" -eq 0 ] && grep -q "spin.debug (debug file not read): .*: File to
 else
   tap_diag_file "$tmp/fsize.err" 10
   tap_not_ok "RLIMIT_FSIZE below the copy: status $status (153: killed by SIGXFSZ)"
+fi
+
+# The copies held at once stay within their budget (1 GiB): eight
+# programs (one code, eight build-ids) whose debug files, nobody's, are
+# made sparse to 250 MiB (each a copy of 250 MiB, holes counted: they cost
+# the copy's pages once mapped).  Four are copied, the others refused for
+# the budget and said so, every one of the eight processes unwound.  (The
+# first version of the copy made all eight: 2 GB of memory.)
+budget_problem=
+# shellcheck disable=SC2086  # cflags are words
+(
+  cd "$tmp" && mkdir budget && cd budget || exit 1
+  for i in 1 2 3 4 5 6 7 8; do
+    "$CC" $cflags -Wl,--build-id=0x5eed0000000000000000000000000000000000$i$i -o spin$i "$src/spin.c" &&
+    objcopy --only-keep-debug spin$i spin$i.debug && strip --strip-all spin$i &&
+    objcopy --add-gnu-debuglink=spin$i.debug spin$i && chown 65534 spin$i.debug &&
+    truncate -s 250M spin$i.debug || exit 1
+  done
+  # shellcheck disable=SC2016  # $i is the inner shell's
+  run_perf record -e cpu-clock -F 999 --call-graph dwarf -o rec.data -- \
+    sh -c 'for i in 1 2 3 4 5 6 7 8; do ./spin$i 100000000; done'
+) > "$tmp/budget.log" 2>&1 || budget_problem="the build or perf record failed"
+if [ -z "$budget_problem" ]; then
+  "$EU_STACKTRACE" -j 1 -vv --stats -i "$tmp/budget/rec.data" -f folded -o "$tmp/budget.out" \
+    2> "$tmp/budget.err" || budget_problem="exited with status $?"
+fi
+copies=$(grep -c 'budget/spin[1-8].debug: others may write it: libdwfl reads a copy' "$tmp/budget.err")
+over=$(grep 'budget/spin[1-8].debug (debug file not read): .*the copies held take' "$tmp/budget.err" \
+         | sed 's/.*budget\/\(spin[1-8]\).debug.*/\1/' | sort -u | wc -l)
+processes=$(sed 's/;.*//' "$tmp/budget.out" | sort -u | grep -c '^spin[1-8]$')
+if [ -z "$budget_problem" ] && [ "$copies" -eq 4 ] && [ "$over" -eq 4 ] && [ "$processes" -eq 8 ]; then
+  tap_ok "budget: 4 of 8 debug files of 250 MiB copied, 4 refused for the 1 GiB budget, 8 processes unwound"
+else
+  tap_diag_file "$tmp/budget.log" 10
+  tap_not_ok "budget: ${budget_problem:-$copies copies, $over refused for the budget, $processes processes}"
 fi
 
 # The sanitizer build reads the same copy, and writes the same output.

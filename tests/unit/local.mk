@@ -87,4 +87,4 @@ tests_unit_test_container_CFLAGS = $(unit_cflags)
 tests_unit_test_container_LDADD = $(unit_ldadd)
 tests_unit_test_jit_map_CFLAGS = $(unit_cflags)
 tests_unit_test_jit_map_LDADD = $(unit_ldadd)
-EXTRA_DIST += tests/unit/test-bytes.h
+EXTRA_DIST += tests/unit/test-bytes.h tests/unit/test-rewriter.h

@@ -33,6 +33,7 @@
 #include "basic/frozen-copy.h"
 #include "basic/untrusted.h"
 #include "core/resolve/find-debuginfo.h"
+#include "unit/test-rewriter.h"
 
 /* An unlinked temporary file holding a copy of this test program (a real
    ELF file), its mode MODE.  */
@@ -151,22 +152,23 @@ test_too_large_to_copy_not_served (void **state)
   st_frozen_close (served);
 }
 
-/* A copy holds the file's data, not its holes: a file of 300 MiB, nearly
-   all hole, costs what its data does; the copy reads the same.  */
+/* A copy is charged its size in pages, holes too (a read fault in a
+   hole of the copy's mapping costs a page), and reads as the file did.  */
 static void
-test_holes_cost_nothing (void **state)
+test_holes_charged_and_copied (void **state)
 {
   (void) state;
   int fd = real_elf_file (0666);
-  struct stat st;
-  assert_int_equal (fstat (fd, &st), 0);
-  const off_t data_at = 299 << 20;
+  const off_t data_at = 15 << 20;
   static const char tail[] = "data after the hole";
   assert_int_equal (pwrite (fd, tail, sizeof tail, data_at), (ssize_t) sizeof tail);
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0);
+  const uint64_t page = (uint64_t) getpagesize ();
   int keep = dup (fd);
   int served = st_freeze (fd, false, NULL);
   assert_true (served >= 0);
-  assert_true (st_frozen_held () <= (uint64_t) st.st_size + (1 << 20));
+  assert_int_equal (st_frozen_held (), ((uint64_t) st.st_size + page - 1) / page * page);
   char got[sizeof tail];
   assert_int_equal (pread (served, got, sizeof got, data_at), (ssize_t) sizeof got);
   assert_memory_equal (got, tail, sizeof tail);
@@ -174,17 +176,67 @@ test_holes_cost_nothing (void **state)
   assert_memory_equal (a, b, 8192);
   free (a);
   free (b);
-  /* A hole reads as zeros in the copy too.  */
   char zeros[64], z[64] = { 0 };
-  assert_int_equal (pread (served, zeros, sizeof zeros, 200 << 20), (ssize_t) sizeof zeros);
+  assert_int_equal (pread (served, zeros, sizeof zeros, 10 << 20), (ssize_t) sizeof zeros);
   assert_memory_equal (zeros, z, sizeof z);
   st_frozen_close (served);
   close (keep);
   assert_int_equal (st_frozen_held (), 0);
 }
 
+/* One file, wanted twice (two threads, two processes' files): one copy,
+   charged once, held until its last holder closes it.  Written since, it
+   is another file: a copy of its own.  */
+static void
+test_one_copy_per_file (void **state)
+{
+  (void) state;
+  int fd = real_elf_file (0666);
+  int again = dup (fd), later = dup (fd);
+  int a = st_freeze (fd, false, NULL);
+  assert_true (a >= 0);
+  uint64_t one = st_frozen_held ();
+  int b = st_freeze (again, false, NULL);
+  assert_true (b >= 0);
+  assert_int_equal (inode (a), inode (b));
+  assert_int_equal (st_frozen_held (), one);
+  st_frozen_close (a);
+  assert_int_equal (st_frozen_held (), one);
+  unsigned char *before = head (b, 64);
+  st_frozen_close (b);
+  assert_int_equal (st_frozen_held (), 0);
+  /* Written: its ctime changed, a new copy with what it holds now.  */
+  int c = st_freeze (dup (later), false, NULL);
+  assert_true (c >= 0);
+  static const char junk[] = "rewritten";
+  assert_int_equal (pwrite (later, junk, sizeof junk, 64), (ssize_t) sizeof junk);
+  int d = st_freeze (later, false, NULL);
+  assert_true (d >= 0);
+  assert_int_not_equal (inode (c), inode (d));
+  assert_int_equal (st_frozen_held (), 2 * one);
+  char got[sizeof junk];
+  assert_int_equal (pread (d, got, sizeof got, 64), (ssize_t) sizeof got);
+  assert_memory_equal (got, junk, sizeof junk);
+  unsigned char *first = head (c, 64);
+  assert_memory_equal (first, before, 64);
+  free (first);
+  free (before);
+  st_frozen_close (c);
+  st_frozen_close (d);
+  assert_int_equal (st_frozen_held (), 0);
+}
+
+static int
+restore_budget (void **state)
+{
+  (void) state;
+  st_frozen_set_budget (ST_FROZEN_COPY_BUDGET);
+  return 0;
+}
+
 /* All the copies held at once stay within the budget (here a small one):
-   past it the next file is refused, said, until a copy is closed.  */
+   past it the next file is refused, said and counted, until a copy is
+   closed; an inflated copy adopted is charged too.  */
 static void
 test_copies_within_the_budget (void **state)
 {
@@ -192,35 +244,54 @@ test_copies_within_the_budget (void **state)
   int one = real_elf_file (0666);
   struct stat st;
   assert_int_equal (fstat (one, &st), 0);
-  uint64_t each = (uint64_t) st.st_blocks * 512;
+  const uint64_t page = (uint64_t) getpagesize ();
+  uint64_t each = ((uint64_t) st.st_size + page - 1) / page * page;
   st_frozen_set_budget (2 * each + each / 2);
   int a = st_debug_file_admit (one, "first", false);
   int b = st_debug_file_admit (real_elf_file (0666), "second", false);
   assert_true (a >= 0 && b >= 0);
+  assert_int_equal (st_frozen_held (), 2 * each);
   unsigned before = st_untrusted_refused_count ();
+  unsigned budget_refused = st_frozen_budget_refusals ();
   struct st_why why = { 0 };
   assert_int_equal (st_freeze (real_elf_file (0666), false, &why), -EFBIG);
   assert_non_null (strstr (why.text, "the copies held take"));
   assert_int_equal (st_debug_file_admit (real_elf_file (0666), "third", false), -1);
   assert_int_equal (st_untrusted_refused_count (), before + 1);
+  assert_int_equal (st_frozen_budget_refusals (), budget_refused + 2);
+  /* An inflated copy (any memfd of ours) adopted: charged, or refused.  */
+  int inflated = real_elf_file (0600);
+  assert_int_equal (st_frozen_adopt (inflated), -EFBIG);
   /* Our own file needs no copy, budget or not.  */
   int own = st_debug_file_admit (real_elf_file (0644), "own", false);
   assert_true (own >= 0);
+  assert_false (st_frozen_is_copy (own));
   st_frozen_close (own);
   st_frozen_close (a);
+  assert_int_equal (st_frozen_adopt (inflated), 0);
+  assert_true (st_frozen_is_copy (inflated));
+  assert_int_equal (st_frozen_held (), 2 * each);
+  st_frozen_close (inflated);
   int c = st_debug_file_admit (real_elf_file (0666), "third again", false);
   assert_true (c >= 0);
   st_frozen_close (b);
   st_frozen_close (c);
   assert_int_equal (st_frozen_held (), 0);
-  st_frozen_set_budget (ST_FROZEN_COPY_BUDGET);
-  /* A file from another mount namespace is copied whoever owns it.  */
-  own = real_elf_file (0644);
+}
+
+/* A file from another mount namespace is copied whoever owns it.  */
+static void
+test_namespace_files_always_copied (void **state)
+{
+  (void) state;
+  int own = real_elf_file (0644);
   ino_t ino = inode (own);
   int always = st_debug_file_admit (own, "always", true);
   assert_true (always >= 0);
   assert_int_not_equal (inode (always), ino);
+  assert_true (st_frozen_is_copy (always));
   st_frozen_close (always);
+  assert_int_equal (st_frozen_held (), 0);
 }
 
 /* A nosuid mount (what udisks mounts for a user, over an image the user
@@ -316,17 +387,8 @@ test_rewrite_after_the_check_never_reaches_libelf (void **state)
   elf_version (EV_CURRENT);
   const off_t at = offsetof (Elf64_Ehdr, e_shnum);
   const unsigned char one[2] = { 1, 0 }, zero[2] = { 0, 0 };
-  pid_t kid = fork ();
+  pid_t kid = rewriter_start (fd, at, one, zero, 2);
   assert_true (kid >= 0);
-  if (kid == 0)
-    {
-      /* Ends with the test, however that ends.  */
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
-        _exit (1);
-      for (;;)
-        if (pwrite (fd, one, 2, at) != 2 || pwrite (fd, zero, 2, at) != 2 || getppid () == 1)
-          _exit (1);
-    }
   unsigned served = 0, refused = 0, i;
   size_t shnum = 0;
   bool begun = true;
@@ -346,9 +408,7 @@ test_rewrite_after_the_check_never_reaches_libelf (void **state)
         break;
       served++;
     }
-  /* The writer goes before any assertion can end the test.  */
-  kill (kid, SIGKILL);
-  waitpid (kid, NULL, 0);
+  rewriter_stop (kid);
   close (fd);
   assert_true (begun);
   if (shnum > ST_ELF_MAX_SECTIONS)
@@ -365,8 +425,10 @@ main (void)
     cmocka_unit_test (test_own_file_served_as_it_is),
     cmocka_unit_test (test_others_file_served_as_a_copy),
     cmocka_unit_test (test_too_large_to_copy_not_served),
-    cmocka_unit_test (test_holes_cost_nothing),
-    cmocka_unit_test (test_copies_within_the_budget),
+    cmocka_unit_test (test_holes_charged_and_copied),
+    cmocka_unit_test (test_one_copy_per_file),
+    cmocka_unit_test_teardown (test_copies_within_the_budget, restore_budget),
+    cmocka_unit_test (test_namespace_files_always_copied),
     cmocka_unit_test (test_nosuid_mount_is_others),
     cmocka_unit_test (test_not_a_regular_file_not_served),
     cmocka_unit_test (test_rewrite_after_the_check_never_reaches_libelf),

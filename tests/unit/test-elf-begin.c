@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "basic/elf-begin.h"
+#include "unit/test-rewriter.h"
 
 /* Stores V in N bytes at P in the given byte order.  */
 static void
@@ -205,18 +206,8 @@ static void
 race (int fd, off_t at, const void *benign, const void *bomb, size_t len)
 {
   elf_version (EV_CURRENT);
-  pid_t kid = fork ();
+  pid_t kid = rewriter_start (fd, at, benign, bomb, len);
   assert_true (kid >= 0);
-  if (kid == 0)
-    {
-      /* Ends with the test, however that ends.  */
-      if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0)
-        _exit (1);
-      for (;;)
-        if (pwrite (fd, benign, len, at) != (ssize_t) len
-            || pwrite (fd, bomb, len, at) != (ssize_t) len || getppid () == 1)
-          _exit (1);
-    }
   const size_t max_phnum = ST_ELF_MAX_PROGRAM_HEADER_BYTES / sizeof (Elf64_Phdr);
   unsigned passed = 0, refused = 0, i;
   size_t shnum = 0, phnum = 0;
@@ -235,9 +226,7 @@ race (int fd, off_t at, const void *benign, const void *bomb, size_t len)
         break;
       passed++;
     }
-  /* The writer goes before any assertion can end the test.  */
-  kill (kid, SIGKILL);
-  waitpid (kid, NULL, 0);
+  rewriter_stop (kid);
   close (fd);
   assert_true (begun);
   if (shnum > ST_ELF_MAX_SECTIONS || phnum > max_phnum)

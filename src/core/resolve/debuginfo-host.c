@@ -43,7 +43,23 @@ crc_matches (int fd, uint32_t want)
   return (uint32_t) crc == want;
 }
 
-/* Opens FNAME and keeps it when it is the wanted debug file: the fd, or -1.  */
+/* Whether the ELF file FD has the build-id W wants.  */
+static bool
+build_id_matches (int fd, const struct st_debuginfo_want *w)
+{
+  Elf *elf = NULL;
+  (void) st_elf_begin_untrusted (fd, &elf, NULL);
+  uint8_t id[ST_BUILD_ID_MAX];
+  size_t n = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, id) : 0;
+  st_elf_end_untrusted (elf);
+  return n == w->build_id_size && memcmp (id, w->build_id, n) == 0;
+}
+
+/* Opens FNAME and keeps it when it is the wanted debug file: the fd, or -1.
+   What is checked (its build-id or CRC; its bounds, later) is what libdwfl
+   reads: a copy, when others may write the file (basic/frozen-copy.h).  A
+   candidate with a build-id is checked before it is copied too: a wrong
+   one costs no copy.  */
 static int
 try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path)
 {
@@ -55,39 +71,34 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
         st_debug ("%s: not a debug file candidate: %s", fname, st_untrusted_strerror (fd));
       return -1;
     }
-  /* What is checked (its build-id, its CRC, then its bounds) is what
-     libdwfl reads: a copy, when others may write the file
-     (basic/frozen-copy.h).  */
-  struct st_why why = { 0 };
-  int file = fd;
-  fd = st_freeze (fd, false, &why);
-  if (fd < 0)
-    {
-      st_untrusted_refuse (fname, "debug file not read", why.text);
-      return -1;
-    }
-  if (fd != file)
-    st_debug ("%s: others may write it: libdwfl reads a copy", fname);
-  bool ok;
+  const char *wrong = NULL;
   if (w->has_main && st.st_dev == w->main_dev && st.st_ino == w->main_ino)
-    ok = false;   /* the module's own file by another name */
-  else if (w->build_id_size > 0)
-    {
-      Elf *elf = NULL;
-      (void) st_elf_begin_untrusted (fd, &elf, NULL);
-      uint8_t id[ST_BUILD_ID_MAX];
-      size_t n = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, id) : 0;
-      st_elf_end_untrusted (elf);
-      ok = n == w->build_id_size && memcmp (id, w->build_id, n) == 0;
-    }
-  else
+    wrong = "the module's own file";
+  else if (w->build_id_size > 0 && !build_id_matches (fd, w))
+    wrong = "build-id differs";
+  else if (w->build_id_size == 0 && (w->debuglink == NULL || w->crc == 0))
     /* Without a build-id only the debuglink's CRC can tell; an invented
        NAME.debug (no debuglink, no CRC) cannot be checked at all.  */
-    ok = w->debuglink != NULL && w->crc != 0 && crc_matches (fd, w->crc);
-  if (!ok)
+    wrong = "no build-id, no CRC";
+  if (wrong == NULL)
     {
-      st_debug ("%s: not the wanted debug file (%s)", fname,
-                w->build_id_size > 0 ? "build-id differs" : "no build-id, CRC does not match");
+      struct st_why why = { 0 };
+      int file = fd;
+      fd = st_freeze (fd, false, &why);
+      if (fd < 0)
+        {
+          st_untrusted_refuse (fname, "debug file not read", why.text);
+          return -1;
+        }
+      bool copied = fd != file;
+      if (w->build_id_size > 0 ? copied && !build_id_matches (fd, w) : !crc_matches (fd, w->crc))
+        wrong = w->build_id_size > 0 ? "build-id differs in the copy" : "no build-id, CRC does not match";
+      else if (copied)
+        st_debug ("%s: others may write it: libdwfl reads a copy", fname);
+    }
+  if (wrong != NULL)
+    {
+      st_debug ("%s: not the wanted debug file (%s)", fname, wrong);
       st_frozen_close (fd);
       return -1;
     }

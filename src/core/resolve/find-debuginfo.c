@@ -314,6 +314,13 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
     {
       file->debug_inflate_tried = true;
       int copy = st_elf_inflated_copy (file->debug_fd);
+      /* A copy of a file others may write, inflated, is a copy held too,
+         within their budget (else the copy it was made from is served).  */
+      if (copy >= 0 && st_frozen_is_copy (file->debug_fd) && st_frozen_adopt (copy) < 0)
+        {
+          close (copy);
+          copy = -1;
+        }
       if (copy >= 0)
         {
           st_debug ("%s: debug file %s inflated once for all its processes", file->path,
@@ -423,14 +430,19 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
   if (file == NULL)
     {
       int fd = search (&q, &path);
-      if (fd < 0)
+      /* libdwfl closes what it gets: a plain descriptor, not the copy's
+         (frozen-copy.h counts its holders).  */
+      int given = fd >= 0 ? fcntl (fd, F_DUPFD_CLOEXEC, 0) : -1;
+      st_frozen_close (fd);
+      if (given < 0)
         {
+          free (path);
           errno = 0;
           return -1;
         }
       free (*debuginfo_file_name);
       *debuginfo_file_name = path;
-      return fd;
+      return given;
     }
   /* Each request has one answer per run and thread, found once and served
      (a dup) to each process that maps the file: the file's own debug file,
@@ -441,19 +453,23 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
       give_alt_stand_in (&q);
       if (!file->alt_searched)
         {
-          file->alt_searched = true;
+          unsigned refused = st_frozen_budget_refusals ();
           file->alt_fd = search (&q, &path);
           file->alt_path = path;
+          /* Not found because the copies' budget was spent: asked again
+             for the next process, the budget may have freed up.  */
+          file->alt_searched = file->alt_fd >= 0 || st_frozen_budget_refusals () == refused;
         }
       return serve_alt (file, debuginfo_file_name);
     }
   if (!file->debug_searched)
     {
+      unsigned refused = st_frozen_budget_refusals ();
       int fd = search (&q, &path);
       if (fd >= 0)
         keep (file, fd, path);
       free (path);
-      file->debug_searched = true;
+      file->debug_searched = fd >= 0 || st_frozen_budget_refusals () == refused;
     }
   return serve_searched (&q, file, debuginfo_file_name);
 }

@@ -50,6 +50,8 @@ st_copy_fd (int from, int to, off_t size)
       ssize_t n = sendfile (to, from, &off, (size_t) (size - off));
       if (n < 0 && errno == EINTR)
         continue;
+      if (n == 0)
+        errno = 0;   /* FROM ended first: no errno of its own */
       if (n <= 0)
         return false;
     }
@@ -80,7 +82,8 @@ static struct held *held;
 static size_t held_n, held_cap;
 static uint64_t held_bytes;
 static uint64_t budget = ST_FROZEN_COPY_BUDGET;
-static unsigned budget_refusals;
+/* Per thread: a search asks whether its own copies were refused.  */
+static __thread unsigned budget_refusals;
 
 static struct held *
 held_by_copy (const struct stat *st)
@@ -126,7 +129,6 @@ reserve_locked (uint64_t bytes, struct st_why *why)
       held_bytes += bytes;
       return 0;
     }
-  budget_refusals++;
   return st_why_set (why, EFBIG,
                      "a file others may write is read from a copy, and the copies held take "
                      "%llu of their %llu bytes already",
@@ -153,12 +155,14 @@ held_append_locked (void)
   return h;
 }
 
-/* A new descriptor of H's copy for one more holder (H's fd itself when
-   the ledger keeps none), or -errno.  */
+/* A new descriptor of H's copy (a copy of a file: the ledger keeps one)
+   for one more holder, or -errno.  */
 static int
-take_locked (struct held *h, int fallback)
+take_locked (struct held *h)
 {
-  int fd = h->fd >= 0 ? fcntl (h->fd, F_DUPFD_CLOEXEC, 0) : fallback;
+  if (h->fd < 0)
+    return -EBADF;
+  int fd = fcntl (h->fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0)
     return -errno;
   h->refs++;
@@ -216,10 +220,24 @@ st_frozen_held (void)
 unsigned
 st_frozen_budget_refusals (void)
 {
+  return budget_refusals;
+}
+
+int
+st_frozen_reserve (uint64_t bytes)
+{
   pthread_mutex_lock (&held_lock);
-  unsigned n = budget_refusals;
+  int r = reserve_locked (bytes, NULL);
   pthread_mutex_unlock (&held_lock);
-  return n;
+  return r;
+}
+
+void
+st_frozen_release (uint64_t bytes)
+{
+  pthread_mutex_lock (&held_lock);
+  held_bytes -= bytes;
+  pthread_mutex_unlock (&held_lock);
 }
 
 void
@@ -231,29 +249,23 @@ st_frozen_set_budget (uint64_t bytes)
 }
 
 int
-st_frozen_adopt (int fd)
+st_frozen_adopt (int fd, uint64_t reserved)
 {
   struct stat st;
-  if (fstat (fd, &st) != 0)
-    return -errno;
+  int r = fstat (fd, &st) != 0 ? -errno : 0;
   pthread_mutex_lock (&held_lock);
-  int r = held_by_copy (&st) != NULL ? -EEXIST : reserve_locked (charge_of (st.st_size), NULL);
+  struct held *h = NULL;
   if (r == 0)
+    r = held_by_copy (&st) != NULL ? -EEXIST : (h = held_append_locked ()) == NULL ? -ENOMEM : 0;
+  if (h != NULL)
     {
-      struct held *h = held_append_locked ();
-      if (h == NULL)
-        {
-          held_bytes -= charge_of (st.st_size);
-          r = -ENOMEM;
-        }
-      else
-        {
-          h->dev = st.st_dev;
-          h->ino = st.st_ino;
-          h->bytes = charge_of (st.st_size);
-          h->refs = 1;
-        }
+      h->dev = st.st_dev;
+      h->ino = st.st_ino;
+      h->bytes = reserved;
+      h->refs = 1;
     }
+  else
+    held_bytes -= reserved;
   pthread_mutex_unlock (&held_lock);
   return r;
 }
@@ -315,8 +327,10 @@ st_freeze (int fd, bool always, struct st_why *why)
   const uint64_t charge = charge_of (st.st_size);
   pthread_mutex_lock (&held_lock);
   struct held *h = held_by_source (&st);
-  int r = h != NULL ? take_locked (h, -1) : reserve_locked (charge, why);
+  int r = h != NULL ? take_locked (h) : reserve_locked (charge, why);
   pthread_mutex_unlock (&held_lock);
+  if (h == NULL && r < 0)
+    budget_refusals++;
   if (h != NULL || r < 0)
     {
       close (fd);
@@ -328,8 +342,9 @@ st_freeze (int fd, bool always, struct st_why *why)
   struct stat cs;
   if (copy >= 0 && fstat (copy, &cs) != 0)
     {
+      int e = errno;
       close (copy);
-      copy = st_why_set (why, errno, "fstat of its copy");
+      copy = st_why_set (why, e, "fstat of its copy");
     }
   pthread_mutex_lock (&held_lock);
   held_bytes -= charge;
@@ -339,7 +354,7 @@ st_freeze (int fd, bool always, struct st_why *why)
       /* Another thread may have copied the same file meanwhile.  */
       h = held_by_source (&st);
       if (h != NULL)
-        served = take_locked (h, -1);
+        served = take_locked (h);
       else if ((h = held_append_locked ()) == NULL)
         served = -ENOMEM;
       else
@@ -350,7 +365,7 @@ st_freeze (int fd, bool always, struct st_why *why)
             .src_fd = fd, .dev = cs.st_dev, .ino = cs.st_ino, .fd = copy, .bytes = charge,
           };
           held_bytes += charge;
-          served = take_locked (h, -1);
+          served = take_locked (h);
           if (served < 0)
             {
               held_bytes -= charge;

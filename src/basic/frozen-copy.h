@@ -52,16 +52,22 @@ int st_freeze (int fd, bool always, struct st_why *why);
    st_freeze or st_frozen_adopt (-1: nothing): the last gives the copy's
    charge back.  */
 void st_frozen_close (int fd);
-/* Charges FD, a memfd of ours made from a copy (its debug sections
-   inflated), as a copy held, with one holder: 0, or -EFBIG past the budget
-   (then keep the copy it was made from).  */
-int st_frozen_adopt (int fd);
+/* Takes BYTES from the budget, for a memfd about to be made from a copy
+   (its debug sections inflated): 0, or -EFBIG; then either
+   st_frozen_adopt the memfd made, or st_frozen_release them.  */
+int st_frozen_reserve (uint64_t bytes);
+void st_frozen_release (uint64_t bytes);
+/* FD, made with RESERVED bytes taken by st_frozen_reserve, is a copy held
+   with one holder, charged them: 0, or -errno (-ENOMEM), the reservation
+   given back either way.  */
+int st_frozen_adopt (int fd, uint64_t reserved);
 /* Whether FD is a copy from st_freeze or st_frozen_adopt.  */
 bool st_frozen_is_copy (int fd);
 /* What the copies hold now, in bytes (--stats, tests).  */
 uint64_t st_frozen_held (void);
-/* How many files the budget refused so far: a search they failed is not
-   an answer to keep (the budget frees up as files go).  */
+/* How many files the budget refused st_freeze so far, in this thread: a
+   search they failed is not an answer to keep (the budget frees up as
+   files go).  */
 unsigned st_frozen_budget_refusals (void);
 /* The budget is ST_FROZEN_COPY_BUDGET; tests set a smaller one.  */
 void st_frozen_set_budget (uint64_t bytes);

@@ -16,7 +16,7 @@
 # nobody's), it is not read: --stats lists it, spin_in_main is not named.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
-tap_plan 8
+tap_plan 10
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/debug-frame"
 CC=${CC:-cc}
@@ -49,7 +49,7 @@ unwind ()
 }
 
 if [ -n "$problem" ]; then
-  for c in "root's" "nobody's" "writable by others" "past the copy bound" "RLIMIT_FSIZE" "budget" "asan"; do
+  for c in "root's" "nobody's" "writable by others" "compressed" "inflated once" "past the copy bound" "RLIMIT_FSIZE" "budget" "asan"; do
     tap_not_ok "$c: $problem"
   done
   tap_done
@@ -82,6 +82,18 @@ same nobody "nobody's"
 chown 0 "$tmp/spin.debug" && chmod 0666 "$tmp/spin.debug"
 same writable "writable by others"
 
+# Compressed debug sections (Fedora's): the copy is inflated once, that
+# inflated copy charged to the copies' budget too, and the output the same.
+objcopy --compress-debug-sections=zlib "$tmp/spin.debug.orig" "$tmp/spin.debug" \
+  && chown 65534 "$tmp/spin.debug"
+same compressed "compressed, nobody's"
+if grep -q "debug file .*spin.debug inflated once" "$tmp/compressed.err"; then
+  tap_ok "compressed, nobody's: the copy inflated once for all processes"
+else
+  tap_not_ok "compressed, nobody's: the copy was not inflated once"
+fi
+
+cp "$tmp/spin.debug.orig" "$tmp/spin.debug"
 chown 65534 "$tmp/spin.debug" && chmod 0644 "$tmp/spin.debug" && truncate -s 600M "$tmp/spin.debug"
 r=$(unwind large)
 if [ -z "$r" ] && ! grep -q spin_in_main "$tmp/large.out" \

@@ -259,16 +259,18 @@ test_copies_within_the_budget (void **state)
   assert_int_equal (st_debug_file_admit (real_elf_file (0666), "third", false), -1);
   assert_int_equal (st_untrusted_refused_count (), before + 1);
   assert_int_equal (st_frozen_budget_refusals (), budget_refused + 2);
-  /* An inflated copy (any memfd of ours) adopted: charged, or refused.  */
+  /* An inflated copy (any memfd of ours) is reserved for, then adopted:
+     charged what was reserved.  */
   int inflated = real_elf_file (0600);
-  assert_int_equal (st_frozen_adopt (inflated), -EFBIG);
+  assert_int_equal (st_frozen_reserve (each), -EFBIG);
   /* Our own file needs no copy, budget or not.  */
   int own = st_debug_file_admit (real_elf_file (0644), "own", false);
   assert_true (own >= 0);
   assert_false (st_frozen_is_copy (own));
   st_frozen_close (own);
   st_frozen_close (a);
-  assert_int_equal (st_frozen_adopt (inflated), 0);
+  assert_int_equal (st_frozen_reserve (each), 0);
+  assert_int_equal (st_frozen_adopt (inflated, each), 0);
   assert_true (st_frozen_is_copy (inflated));
   assert_int_equal (st_frozen_held (), 2 * each);
   st_frozen_close (inflated);

@@ -211,9 +211,22 @@ st_elf_inflated_copy (int fd)
   struct stat st;
   if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || (uint64_t) st.st_size > INFLATE_MAX)
     return -1;
+  /* A copy of a file others may write, inflated, is a copy held too,
+     charged within their budget before it is made (basic/frozen-copy.h);
+     past it, the copy it is made from is served as it is.  */
+  uint64_t reserved = 0;
+  if (st_frozen_is_copy (fd))
+    {
+      reserved = (uint64_t) st.st_size + size;
+      if (st_frozen_reserve (reserved) < 0)
+        return -1;
+    }
   int copy = memfd_create ("eu-stacktrace-debuginfo", MFD_CLOEXEC);
   if (copy < 0)
-    return -1;
+    {
+      st_frozen_release (reserved);
+      return -1;
+    }
   if (!st_copy_fd (fd, copy, st.st_size))
     goto fail;
   /* What is inflated is the copy, which the file's owner may have
@@ -242,9 +255,17 @@ st_elf_inflated_copy (int fd)
   elf_end (out);
   if (!ok)
     goto fail;
+  if (reserved > 0)
+    {
+      int r = st_frozen_adopt (copy, reserved);
+      reserved = 0;   /* given back by a failed adopt */
+      if (r < 0)
+        goto fail;
+    }
   return copy;
 
 fail:
+  st_frozen_release (reserved);
   close (copy);
   return -1;
 }

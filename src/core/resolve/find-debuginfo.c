@@ -270,7 +270,7 @@ st_debug_file_admit (int fd, const char *name, bool always_copy)
   if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
       st_untrusted_refuse (name, "debug file not read", "not a regular file");
-      close (fd);
+      st_frozen_close (fd);
       return -1;
     }
   /* libdwfl's elf_begin reads what it is given after our checks: checked
@@ -314,13 +314,6 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
     {
       file->debug_inflate_tried = true;
       int copy = st_elf_inflated_copy (file->debug_fd);
-      /* A copy of a file others may write, inflated, is a copy held too,
-         within their budget (else the copy it was made from is served).  */
-      if (copy >= 0 && st_frozen_is_copy (file->debug_fd) && st_frozen_adopt (copy) < 0)
-        {
-          close (copy);
-          copy = -1;
-        }
       if (copy >= 0)
         {
           st_debug ("%s: debug file %s inflated once for all its processes", file->path,
@@ -430,11 +423,15 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
   if (file == NULL)
     {
       int fd = search (&q, &path);
-      /* libdwfl closes what it gets: a plain descriptor, not the copy's
-         (frozen-copy.h counts its holders).  */
-      int given = fd >= 0 ? fcntl (fd, F_DUPFD_CLOEXEC, 0) : -1;
-      st_frozen_close (fd);
-      if (given < 0)
+      /* libdwfl closes what it gets: a copy (frozen-copy.h counts its
+         holders and charges it) would go uncounted, held by nothing of
+         ours.  A module without a file of ours gets none.  */
+      if (fd >= 0 && st_frozen_is_copy (fd))
+        {
+          st_frozen_close (fd);
+          fd = -1;
+        }
+      if (fd < 0)
         {
           free (path);
           errno = 0;
@@ -442,7 +439,7 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
         }
       free (*debuginfo_file_name);
       *debuginfo_file_name = path;
-      return given;
+      return fd;
     }
   /* Each request has one answer per run and thread, found once and served
      (a dup) to each process that maps the file: the file's own debug file,

@@ -58,8 +58,8 @@ void st_frozen_close (int fd);
 int st_frozen_reserve (uint64_t bytes);
 void st_frozen_release (uint64_t bytes);
 /* FD, made with RESERVED bytes taken by st_frozen_reserve, is a copy held
-   with one holder, charged them: 0, or -errno (-ENOMEM), the reservation
-   given back either way.  */
+   with one holder: 0 (the reservation is its charge now), or -errno
+   (-ENOMEM, -EEXIST; the reservation given back).  */
 int st_frozen_adopt (int fd, uint64_t reserved);
 /* Whether FD is a copy from st_freeze or st_frozen_adopt.  */
 bool st_frozen_is_copy (int fd);

@@ -45,3 +45,34 @@ wait_mapped() {
     i=$((i + 1))
   done
 }
+
+# retry_locked COMMAND...: runs COMMAND (useradd, usermod, userdel) again
+# while it fails because /etc/passwd, /etc/shadow or /etc/sub[ug]id are
+# locked: the container tests run two at a time, and shadow 4.13's
+# `userdel -r' holds the locks while it removes a home.  At most 2 minutes;
+# the last failure's message is in $retry_err.
+retry_locked() {
+  local i=0
+  retry_err=
+  until retry_err=$("$@" 2>&1 >/dev/null); do
+    case $retry_err in
+      *lock*) ;;
+      *) return 1 ;;
+    esac
+    i=$((i + 1))
+    [ $i -lt 240 ] || return 1
+    sleep 0.5
+  done
+}
+
+# drop_user NAME: kills NAME's processes until none is left (bounded: 10 s),
+# then removes the user and its home, again while the files are locked.
+drop_user() {
+  local i=0
+  while pgrep -u "$1" >/dev/null 2>&1 && [ $i -lt 100 ]; do
+    pkill -KILL -u "$1" 2>/dev/null
+    sleep 0.1
+    i=$((i + 1))
+  done
+  retry_locked userdel -r "$1"
+}

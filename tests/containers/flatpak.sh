@@ -16,7 +16,7 @@ here=$TOP_SRCDIR/tests/containers
 APP=org.eust.Fp-Test
 RT=org.eust.FpPlatform
 REMOTE=eust-fp-$$
-U=eustfp
+U=eustfp-$$
 SYS=/var/lib/flatpak
 CG=/sys/fs/cgroup/systemd
 # One run at a time on a host: the app id, the user and /app are shared.
@@ -32,10 +32,7 @@ cleanup() {
   if [ -n "$user_made" ]; then
     runuser -u "$U" -- env -i HOME=/home/"$U" XDG_RUNTIME_DIR=/run/user/"$UID_U" PATH=/usr/bin:/bin \
       flatpak kill "$APP" >/dev/null 2>&1
-    sleep 0.3
-    for p in $(pgrep -u "$U"); do kill -9 "$p" 2>/dev/null; done
-    sleep 0.2
-    userdel -r "$U" >/dev/null 2>&1
+    drop_user "$U"
     rm -rf "/run/user/$UID_U"
   fi
   flatpak uninstall --system -y --noninteractive "$APP" "$RT" >/dev/null 2>&1
@@ -188,7 +185,7 @@ tap_result $r "scenario 9: uninstalled while running, unwound after exit from .r
 
 # 6: installed --user, run as that user (a nested user namespace).
 id "$U" >/dev/null 2>&1 && bail "user $U exists already"
-useradd -m "$U" || bail "useradd $U"
+retry_locked useradd -m "$U" || bail "useradd $U: $retry_err"
 user_made=1
 UID_U=$(id -u "$U")
 install -d -o "$U" -g "$U" -m 700 "/run/user/$UID_U"

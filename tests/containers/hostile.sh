@@ -36,7 +36,7 @@ cleanup() {
     for p in $(pgrep -u "$u"); do kill -9 "$p" 2>/dev/null; done
   done
   sleep 0.2
-  for u in "$A" "$V"; do id "$u" >/dev/null 2>&1 && userdel -r "$u" >/dev/null 2>&1; done
+  for u in "$A" "$V"; do id "$u" >/dev/null 2>&1 && drop_user "$u"; done
   [ -n "$UID_A" ] && rm -rf "/run/user/$UID_A"
   [ -n "$UID_V" ] && rm -rf "/run/user/$UID_V"
   rm -rf "$W"
@@ -48,13 +48,7 @@ if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
 fi
 
 for u in "$A" "$V"; do
-  i=0
-  until useradd -m -s /bin/sh "$u" 2>"$W/useradd.err"; do
-    grep -q "lock" "$W/useradd.err" || tap_bail "useradd $u: $(cat "$W/useradd.err")"
-    i=$((i + 1))
-    [ $i -lt 240 ] || tap_bail "useradd $u: /etc/passwd stayed locked for 2 minutes"
-    sleep 0.5
-  done
+  retry_locked useradd -m -s /bin/sh "$u" || tap_bail "useradd $u: $retry_err"
 done
 UID_A=$(id -u "$A"); UID_V=$(id -u "$V")
 HA=/home/$A

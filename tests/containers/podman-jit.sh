@@ -31,7 +31,7 @@ cleanup() {
     for p in $(pgrep -u "$U"); do kill "$p" 2>/dev/null; done   # the user's pause process
     sleep 0.3
     for p in $(pgrep -u "$U"); do kill -9 "$p" 2>/dev/null; done
-    userdel -r "$U" >/dev/null 2>&1
+    drop_user "$U"
     rm -rf "/run/user/$UID_U" "/tmp/containers-user-$UID_U" "/tmp/podman-run-$UID_U"
   fi
   rm -rf "$W"
@@ -48,11 +48,11 @@ names() { "$PYTHON3" "$CHECK" "$@" --tap-start $((tap_n + 1)) > "$W/names.out" 2
           _failed=0; grep -q '^not ok' "$W/names.out" && _failed=1
           tap_counted "$(grep -c '^\(not \)\{0,1\}ok ' "$W/names.out")" "$_failed"; }
 
-useradd -m "$U" || tap_bail "useradd $U failed"
+retry_locked useradd -m "$U" || tap_bail "useradd $U: $retry_err"
 UID_U=$(id -u "$U")
 base=$((200000 + (UID_U % 4096) * 65536))
-grep -q "^$U:" /etc/subuid || usermod --add-subuids "$base-$((base + 65535))" "$U"
-grep -q "^$U:" /etc/subgid || usermod --add-subgids "$base-$((base + 65535))" "$U"
+grep -q "^$U:" /etc/subuid || retry_locked usermod --add-subuids "$base-$((base + 65535))" "$U"
+grep -q "^$U:" /etc/subgid || retry_locked usermod --add-subgids "$base-$((base + 65535))" "$U"
 install -d -o "$U" -g "$U" -m 700 "/run/user/$UID_U"
 install -d -o "$U" -g "$U" "/home/$U/.config" "/home/$U/.config/containers"
 printf '[storage]\ndriver = "overlay"\n' > "/home/$U/.config/containers/storage.conf"

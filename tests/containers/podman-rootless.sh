@@ -33,7 +33,7 @@ cleanup() {
     for p in $(pgrep -u "$U"); do kill "$p" 2>/dev/null; done   # the user's pause process
     sleep 0.3
     for p in $(pgrep -u "$U"); do kill -9 "$p" 2>/dev/null; done
-    userdel -r "$U" >/dev/null 2>&1
+    drop_user "$U"
     rm -rf "/run/user/$UID_U" "/tmp/containers-user-$UID_U" "/tmp/podman-run-$UID_U"
   fi
   rm -rf "$D" "$W"
@@ -45,11 +45,11 @@ if [ "$(id -u)" != 0 ] || ! command -v podman >/dev/null || ! command -v newuidm
 fi
 
 # The test user: subuids (useradd allocates them on Debian), a runtime dir.
-useradd -m "$U" || { tap_bail "useradd $U failed"; }
+retry_locked useradd -m "$U" || tap_bail "useradd $U: $retry_err"
 UID_U=$(id -u "$U")
 base=$((200000 + (UID_U % 4096) * 65536))
-grep -q "^$U:" /etc/subuid || usermod --add-subuids "$base-$((base + 65535))" "$U"
-grep -q "^$U:" /etc/subgid || usermod --add-subgids "$base-$((base + 65535))" "$U"
+grep -q "^$U:" /etc/subuid || retry_locked usermod --add-subuids "$base-$((base + 65535))" "$U"
+grep -q "^$U:" /etc/subgid || retry_locked usermod --add-subgids "$base-$((base + 65535))" "$U"
 install -d -o "$U" -g "$U" -m 700 "/run/user/$UID_U"
 install -d -o "$U" -g "$U" "/home/$U/.config" "/home/$U/.config/containers"
 driver() { # overlay|vfs: the user's storage driver (a reset store per driver)

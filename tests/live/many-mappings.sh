@@ -68,6 +68,11 @@ sed 's/^/# user: /' "$tmp"/user-*.out
 pids=$(echo $users | tr ' ' ,)
 "$EU_STACKTRACE" -p "$pids" --stats -f folded -o "$tmp/out.folded" 2> "$tmp/err" &
 prof=$!
+# The processes wait for SIGUSR1 (at most 60 s) before their run starts:
+# none has ended before the profiler holds its events.
+wait_until 1200 has_events "$prof" || echo "# the profiler holds no perf event after 60 s"
+# shellcheck disable=SC2086  # one pid a word
+kill -USR1 $users
 # The processes end at their alarm; the profiler with them.  2 minutes
 # for a run of 5 s: before, it took minutes.
 end_run "$prof" - 120

@@ -17,9 +17,10 @@
  *                       a profiler look the map up (tests/live/jit-budget.sh)
  *   names maps N SECONDS
  *                       maps its own executable N times, a page each, two
- *                       pages apart (each a mapping of its own), then runs
- *                       for SECONDS in spin_among_mappings
- *                       (tests/live/many-mappings.sh)
+ *                       pages apart (each a mapping of its own), then, once
+ *                       sent SIGUSR1 (at most 60 s later: the profiler is
+ *                       attached by then), runs for SECONDS in
+ *                       spin_among_mappings (tests/live/many-mappings.sh)
  *   names elf DIR sections|phdrs SECONDS
  *                       writes DIR/crafted-PID.so, an ELF file of a few KB on
  *                       disk whose header counts 20 million sections or
@@ -31,7 +32,9 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -202,8 +205,19 @@ maps (unsigned long n, unsigned seconds)
         return 1;
       }
   close (fd);
+  /* Mapping takes seconds on a loaded machine, and the processes finish
+     apart: the run starts when the test says (SIGUSR1, blocked before the
+     line that tells it to is printed), so that none has ended before the
+     profiler attaches to all.  */
+  sigset_t go;
+  sigemptyset (&go);
+  sigaddset (&go, SIGUSR1);
+  sigprocmask (SIG_BLOCK, &go, NULL);
   printf ("%d: %lu mappings\n", (int) getpid (), made);
   fflush (stdout);
+  struct timespec limit = { .tv_sec = 60 };
+  while (sigtimedwait (&go, NULL, &limit) < 0 && errno == EINTR)
+    ;
   alarm (seconds);   /* its default action ends the loop */
   spin_among_mappings ();
   return 0;

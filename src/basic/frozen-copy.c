@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "basic/array.h"
 #include "basic/frozen-copy.h"
 
 /* File systems whose files other hosts write (magic numbers from the
@@ -139,15 +140,8 @@ reserve_locked (uint64_t bytes, struct st_why *why)
 static struct held *
 held_append_locked (void)
 {
-  if (held_n == held_cap)
-    {
-      size_t cap = held_cap ? 2 * held_cap : 16;
-      struct held *grown = realloc (held, cap * sizeof *grown);
-      if (grown == NULL)
-        return NULL;
-      held = grown;
-      held_cap = cap;
-    }
+  if (ST_GROW (held, held_cap, held_n, 16) < 0)
+    return NULL;
   struct held *h = &held[held_n++];
   memset (h, 0, sizeof *h);
   h->fd = -1;

@@ -43,18 +43,6 @@ crc_matches (int fd, uint32_t want)
   return (uint32_t) crc == want;
 }
 
-/* Whether the ELF file FD has the build-id W wants.  */
-static bool
-build_id_matches (int fd, const struct st_debuginfo_want *w)
-{
-  Elf *elf = NULL;
-  (void) st_elf_begin_untrusted (fd, &elf, NULL);
-  uint8_t id[ST_BUILD_ID_MAX];
-  size_t n = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, id) : 0;
-  st_elf_end_untrusted (elf);
-  return n == w->build_id_size && memcmp (id, w->build_id, n) == 0;
-}
-
 /* Opens FNAME and keeps it when it is the wanted debug file: the fd, or -1.
    What is checked (its build-id or CRC; its bounds, later) is what libdwfl
    reads: a copy, when others may write the file (basic/frozen-copy.h).  A
@@ -74,7 +62,7 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
   const char *wrong = NULL;
   if (w->has_main && st.st_dev == w->main_dev && st.st_ino == w->main_ino)
     wrong = "the module's own file";
-  else if (w->build_id_size > 0 && !build_id_matches (fd, w))
+  else if (w->build_id_size > 0 && !st_elf_fd_has_build_id (fd, w->build_id, w->build_id_size))
     wrong = "build-id differs";
   else if (w->build_id_size == 0 && (w->debuglink == NULL || w->crc == 0))
     /* Without a build-id only the debuglink's CRC can tell; an invented
@@ -91,7 +79,9 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
           return -1;
         }
       bool copied = fd != file;
-      if (w->build_id_size > 0 ? copied && !build_id_matches (fd, w) : !crc_matches (fd, w->crc))
+      if (w->build_id_size > 0
+            ? copied && !st_elf_fd_has_build_id (fd, w->build_id, w->build_id_size)
+            : !crc_matches (fd, w->crc))
         wrong = w->build_id_size > 0 ? "build-id differs in the copy" : "no build-id, CRC does not match";
       else if (copied)
         st_debug ("%s: others may write it: libdwfl reads a copy", fname);

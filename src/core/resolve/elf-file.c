@@ -53,6 +53,17 @@ st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX])
   return n;
 }
 
+bool
+st_elf_fd_has_build_id (int fd, const uint8_t *id, size_t n)
+{
+  Elf *elf = NULL;
+  (void) st_elf_begin_untrusted (fd, &elf, NULL);
+  uint8_t have[ST_BUILD_ID_MAX];
+  size_t len = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, have) : 0;
+  st_elf_end_untrusted (elf);
+  return len == n && memcmp (have, id, n) == 0;
+}
+
 struct st_elf_file *
 st_elf_file_new (int fd, void *image, Elf *elf, const char *path, enum st_found_by found_by)
 {

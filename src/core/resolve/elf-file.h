@@ -122,4 +122,7 @@ int st_elf_dwarf_stand_in (int fd);
 
 /* Reads the GNU build-id note of ELF into OUT.  Returns its size, or 0.  */
 size_t st_elf_read_build_id (Elf *elf, uint8_t out[ST_BUILD_ID_MAX]);
+/* Whether the ELF file FD (begun as untrusted) has the build-id ID, N
+   bytes (N > 0).  */
+bool st_elf_fd_has_build_id (int fd, const uint8_t *id, size_t n);
 

@@ -122,18 +122,6 @@ step_host (const struct request *q, char **path)
   return st_debuginfo_host_find (&w, path);
 }
 
-/* Whether the ELF file FD has the build-id ID (N bytes).  */
-static bool
-has_build_id (int fd, const uint8_t *id, size_t n)
-{
-  Elf *elf = NULL;
-  (void) st_elf_begin_untrusted (fd, &elf, NULL);
-  uint8_t have[ST_BUILD_ID_MAX];
-  size_t len = elf != NULL && elf_kind (elf) == ELF_K_ELF ? st_elf_read_build_id (elf, have) : 0;
-  st_elf_end_untrusted (elf);
-  return len == n && memcmp (have, id, n) == 0;
-}
-
 /* A file that the namespace helper opened has its debug file in the same
    mount namespace, where the host's paths do not reach: ask the helper,
    which checks the build-id.  Files found on the host are the host's, and
@@ -161,7 +149,7 @@ step_ns_helper (const struct request *q, char **path)
      owners may write it since: what libdwfl reads is a copy, its build-id
      checked again.  */
   fd = st_freeze (fd, true, &why);
-  if (fd >= 0 && !has_build_id (fd, m->file->build_id, m->file->build_id_size))
+  if (fd >= 0 && !st_elf_fd_has_build_id (fd, m->file->build_id, m->file->build_id_size))
     {
       st_frozen_close (fd);
       fd = st_why_set (&why, ESTALE, "its build-id is not the one the helper checked");
@@ -297,6 +285,20 @@ keep (struct st_elf_file *file, int fd, const char *path)
   file->debug_path = path != NULL ? strdup (path) : NULL;
 }
 
+/* A dup of FD (-1: none, -1 returned) for one more Dwfl, which closes
+   what it gets, and PATH as its name.  */
+static int
+serve_dup (int fd, const char *path, char **debuginfo_file_name)
+{
+  int dup = fd >= 0 ? fcntl (fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (dup >= 0)
+    {
+      free (*debuginfo_file_name);
+      *debuginfo_file_name = path != NULL ? strdup (path) : NULL;
+    }
+  return dup;
+}
+
 /* FILE's debug file for one more Dwfl, which closes what it gets.  libdw
    0.188 inflates every compressed debug section when it opens the file's
    Dwarf, which libdwfl does in every process whose unwinding tries
@@ -322,12 +324,7 @@ serve_cached (struct st_elf_file *file, char **debuginfo_file_name)
           file->debug_fd = copy;
         }
     }
-  int fd = fcntl (file->debug_fd, F_DUPFD_CLOEXEC, 0);
-  if (fd < 0)
-    return -1;
-  free (*debuginfo_file_name);
-  *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
-  return fd;
+  return serve_dup (file->debug_fd, file->debug_path, debuginfo_file_name);
 }
 
 /* FILE's debug file, searched before (by this thread: each has its own
@@ -350,14 +347,9 @@ serve_searched (const struct request *q, struct st_elf_file *file, char **debugi
     {
       if (file->debug_stand_in_fd == -2)
         file->debug_stand_in_fd = st_elf_dwarf_stand_in (file->debug_fd);
-      int fd = file->debug_stand_in_fd >= 0
-               ? fcntl (file->debug_stand_in_fd, F_DUPFD_CLOEXEC, 0) : -1;
+      int fd = serve_dup (file->debug_stand_in_fd, file->debug_path, debuginfo_file_name);
       if (fd >= 0)
-        {
-          free (*debuginfo_file_name);
-          *debuginfo_file_name = file->debug_path != NULL ? strdup (file->debug_path) : NULL;
-          return fd;
-        }
+        return fd;
     }
   return serve_cached (file, debuginfo_file_name);
 }
@@ -386,21 +378,6 @@ search (const struct request *q, char **path)
       *path = NULL;
     }
   return -1;
-}
-
-/* A dup of FD (FILE's dwz file, -1: none) with its PATH, for one more
-   Dwarf.  */
-static int
-serve_alt (const struct st_elf_file *file, char **debuginfo_file_name)
-{
-  errno = 0;   /* not found is not an error */
-  int fd = file->alt_fd >= 0 ? fcntl (file->alt_fd, F_DUPFD_CLOEXEC, 0) : -1;
-  if (fd >= 0)
-    {
-      free (*debuginfo_file_name);
-      *debuginfo_file_name = file->alt_path != NULL ? strdup (file->alt_path) : NULL;
-    }
-  return fd;
 }
 
 int
@@ -457,7 +434,8 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
              for the next process, the budget may have freed up.  */
           file->alt_searched = file->alt_fd >= 0 || st_frozen_budget_refusals () == refused;
         }
-      return serve_alt (file, debuginfo_file_name);
+      errno = 0;   /* not found is not an error */
+      return serve_dup (file->alt_fd, file->alt_path, debuginfo_file_name);
     }
   if (!file->debug_searched)
     {

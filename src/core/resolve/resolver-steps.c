@@ -221,14 +221,7 @@ static bool
 storage_matches (const struct st_mapping_request *req, struct candidate *c)
 {
   if (req->build_id_size > 0)
-    {
-      Elf *elf = NULL;
-      (void) st_elf_begin_untrusted (c->fd, &elf, NULL);
-      uint8_t id[ST_BUILD_ID_MAX];
-      size_t n = elf ? st_elf_read_build_id (elf, id) : 0;
-      st_elf_end_untrusted (elf);
-      return n == req->build_id_size && memcmp (id, req->build_id, n) == 0;
-    }
+    return st_elf_fd_has_build_id (c->fd, req->build_id, req->build_id_size);
   struct stat st;
   return fstat (c->fd, &st) == 0 && st.st_ino == req->ino
          && (uint64_t) st.st_size >= req->end - req->start + req->pgoff - 4096;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 
 #include "basic/array.h"
 #include "basic/frozen-copy.h"
+#include "basic/subid.h"
 
 /* File systems whose files other hosts write (magic numbers from the
    kernel's headers, not all of which linux/magic.h has).  */
@@ -25,11 +27,14 @@ static const unsigned long network_fs[] = {
   0x65735546 /* FUSE (refused on open already; a helper's fd is not) */,
 };
 
-bool
-st_others_may_write (int fd, const struct stat *st)
+/* Whether FD is on a mount whose files' owners say nothing of who wrote
+   them: nosuid (what udisks mounts for a user: an image the user writes
+   under the file system, with any owners in it), or a network file system
+   (another host writes it; the owner shown is the mount's).  True when it
+   cannot be told.  */
+static bool
+on_mount_others_write (int fd)
 {
-  if (st->st_uid != geteuid () || (st->st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return true;
   struct statvfs vfs;
   if (fstatvfs (fd, &vfs) != 0 || (vfs.f_flag & ST_NOSUID) != 0)
     return true;
@@ -40,6 +45,52 @@ st_others_may_write (int fd, const struct stat *st)
     if ((unsigned long) fs.f_type == network_fs[i])
       return true;
   return false;
+}
+
+bool
+st_others_may_write (int fd, const struct stat *st)
+{
+  return st->st_uid != geteuid () || (st->st_mode & (S_IWGRP | S_IWOTH)) != 0
+         || on_mount_others_write (fd);
+}
+
+uint64_t
+st_frozen_owner_of_file (int fd, const struct stat *st)
+{
+  if (on_mount_others_write (fd))
+    return ST_FROZEN_OWNER_MOUNTS;
+  uid_t owner;
+  switch (st_subid_owner (st->st_uid, &owner))
+    {
+    case ST_SUBID_USER:
+      return owner;
+    case ST_SUBID_RANGE:
+      return ST_FROZEN_OWNER_RANGE | owner;
+    case ST_SUBID_NONE:
+    default:
+      break;
+    }
+  /* Past the uids of users, in no range of /etc/subuid: a container's
+     (systemd-nspawn's private users take 65,536 of them, aligned), whose
+     root gives its files any of its uids.  */
+  if (st->st_uid >= 0x10000)
+    return ST_FROZEN_OWNER_BLOCK | (st->st_uid & ~(uid_t) 0xffff);
+  return st->st_uid;
+}
+
+const char *
+st_frozen_owner_name (uint64_t owner, char *buf, size_t size)
+{
+  uint32_t id = (uint32_t) owner;
+  if (owner == ST_FROZEN_OWNER_MOUNTS)
+    snprintf (buf, size, "files on nosuid and network mounts");
+  else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_RANGE)
+    snprintf (buf, size, "the files of the subordinate uids from %u", id);
+  else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_BLOCK)
+    snprintf (buf, size, "the files of uids %u-%u", id, id + 0xffff);
+  else
+    snprintf (buf, size, "uid %u's files", id);
+  return buf;
 }
 
 bool
@@ -77,11 +128,20 @@ struct held {
   int fd;             /* the ledger's own descriptor of it, or -1 */
   unsigned refs;
   uint64_t bytes;
+  uint64_t owner;     /* whose share it is charged to */
+};
+/* What each owner's copies and reservations take: at most the budget's
+   1/ST_FROZEN_COPY_SHARES each.  An owner with nothing is not listed.  */
+struct share {
+  uint64_t owner;
+  uint64_t bytes;
 };
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct held *held;
 static size_t held_n, held_cap;
 static uint64_t held_bytes;
+static struct share *shares;
+static size_t shares_n, shares_cap;
 static uint64_t budget = ST_FROZEN_COPY_BUDGET;
 /* Per thread: a search asks whether its own copies were refused.  */
 static __thread unsigned budget_refusals;
@@ -121,19 +181,54 @@ charge_of (off_t size)
   return ((uint64_t) size + page - 1) / page * page;
 }
 
-/* Under the lock: takes BYTES from the budget, or -EFBIG.  */
-static int
-reserve_locked (uint64_t bytes, struct st_why *why)
+static struct share *
+share_of_locked (uint64_t owner)
 {
-  if (held_bytes + bytes <= budget)
+  for (size_t i = 0; i < shares_n; i++)
+    if (shares[i].owner == owner)
+      return &shares[i];
+  return NULL;
+}
+
+/* Under the lock: takes BYTES from the budget and OWNER's share of it, or
+   -EFBIG (-ENOMEM).  */
+static int
+reserve_locked (uint64_t bytes, uint64_t owner, struct st_why *why)
+{
+  char name[80];
+  struct share *sh = share_of_locked (owner);
+  uint64_t own = sh != NULL ? sh->bytes : 0, cap = budget / ST_FROZEN_COPY_SHARES;
+  if (held_bytes + bytes > budget)
+    return st_why_set (why, EFBIG,
+                       "a file others may write is read from a copy, and the copies held take "
+                       "%llu of their %llu bytes already",
+                       (unsigned long long) held_bytes, (unsigned long long) budget);
+  if (own + bytes > cap)
+    return st_why_set (why, EFBIG,
+                       "a file others may write is read from a copy, and the copies of %s take "
+                       "%llu of the %llu bytes one owner may have",
+                       st_frozen_owner_name (owner, name, sizeof name), (unsigned long long) own,
+                       (unsigned long long) cap);
+  if (sh == NULL)
     {
-      held_bytes += bytes;
-      return 0;
+      if (ST_GROW (shares, shares_cap, shares_n, 8) < 0)
+        return st_why_set (why, ENOMEM, "no memory for its owner's share");
+      sh = &shares[shares_n++];
+      *sh = (struct share) { .owner = owner };
     }
-  return st_why_set (why, EFBIG,
-                     "a file others may write is read from a copy, and the copies held take "
-                     "%llu of their %llu bytes already",
-                     (unsigned long long) held_bytes, (unsigned long long) budget);
+  sh->bytes += bytes;
+  held_bytes += bytes;
+  return 0;
+}
+
+/* Under the lock: gives back BYTES that reserve_locked took for OWNER.  */
+static void
+release_locked (uint64_t bytes, uint64_t owner)
+{
+  held_bytes -= bytes;
+  struct share *sh = share_of_locked (owner);
+  if (sh != NULL && (sh->bytes -= bytes) == 0)
+    *sh = shares[--shares_n];
 }
 
 /* Under the lock: a new entry (its charge taken already), or NULL.  */
@@ -176,7 +271,7 @@ st_frozen_close (int fd)
       struct held *h = held_by_copy (&st);
       if (h != NULL && --h->refs == 0)
         {
-          held_bytes -= h->bytes;
+          release_locked (h->bytes, h->owner);
           ledger_fd = h->fd;
           src_fd = h->src_fd;
           *h = held[--held_n];
@@ -191,15 +286,23 @@ st_frozen_close (int fd)
 }
 
 bool
-st_frozen_is_copy (int fd)
+st_frozen_copy_owner (int fd, uint64_t *owner)
 {
   struct stat st;
   if (fstat (fd, &st) != 0)
     return false;
   pthread_mutex_lock (&held_lock);
-  bool found = held_by_copy (&st) != NULL;
+  const struct held *h = held_by_copy (&st);
+  if (h != NULL && owner != NULL)
+    *owner = h->owner;
   pthread_mutex_unlock (&held_lock);
-  return found;
+  return h != NULL;
+}
+
+bool
+st_frozen_is_copy (int fd)
+{
+  return st_frozen_copy_owner (fd, NULL);
 }
 
 uint64_t
@@ -211,6 +314,16 @@ st_frozen_held (void)
   return n;
 }
 
+uint64_t
+st_frozen_held_by (uint64_t owner)
+{
+  pthread_mutex_lock (&held_lock);
+  const struct share *sh = share_of_locked (owner);
+  uint64_t n = sh != NULL ? sh->bytes : 0;
+  pthread_mutex_unlock (&held_lock);
+  return n;
+}
+
 unsigned
 st_frozen_budget_refusals (void)
 {
@@ -218,19 +331,19 @@ st_frozen_budget_refusals (void)
 }
 
 int
-st_frozen_reserve (uint64_t bytes)
+st_frozen_reserve (uint64_t bytes, uint64_t owner)
 {
   pthread_mutex_lock (&held_lock);
-  int r = reserve_locked (bytes, NULL);
+  int r = reserve_locked (bytes, owner, NULL);
   pthread_mutex_unlock (&held_lock);
   return r;
 }
 
 void
-st_frozen_release (uint64_t bytes)
+st_frozen_release (uint64_t bytes, uint64_t owner)
 {
   pthread_mutex_lock (&held_lock);
-  held_bytes -= bytes;
+  release_locked (bytes, owner);
   pthread_mutex_unlock (&held_lock);
 }
 
@@ -243,7 +356,7 @@ st_frozen_set_budget (uint64_t bytes)
 }
 
 int
-st_frozen_adopt (int fd, uint64_t reserved)
+st_frozen_adopt (int fd, uint64_t reserved, uint64_t owner)
 {
   struct stat st;
   int r = fstat (fd, &st) != 0 ? -errno : 0;
@@ -256,10 +369,11 @@ st_frozen_adopt (int fd, uint64_t reserved)
       h->dev = st.st_dev;
       h->ino = st.st_ino;
       h->bytes = reserved;
+      h->owner = owner;
       h->refs = 1;
     }
   else
-    held_bytes -= reserved;
+    release_locked (reserved, owner);
   pthread_mutex_unlock (&held_lock);
   return r;
 }
@@ -291,7 +405,7 @@ make_copy (int fd, const struct stat *st, struct st_why *why)
 }
 
 int
-st_freeze (int fd, bool always, struct st_why *why)
+st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
 {
   struct stat st;
   if (fstat (fd, &st) != 0)
@@ -321,8 +435,17 @@ st_freeze (int fd, bool always, struct st_why *why)
   const uint64_t charge = charge_of (st.st_size);
   pthread_mutex_lock (&held_lock);
   struct held *h = held_by_source (&st);
-  int r = h != NULL ? take_locked (h) : reserve_locked (charge, why);
+  int r = h != NULL ? take_locked (h) : 0;
   pthread_mutex_unlock (&held_lock);
+  if (h == NULL)
+    {
+      /* Reads /etc/subuid: not under the lock, and only for a new copy.  */
+      if (owner == ST_FROZEN_OWNER_FILE)
+        owner = st_frozen_owner_of_file (fd, &st);
+      pthread_mutex_lock (&held_lock);
+      r = reserve_locked (charge, owner, why);
+      pthread_mutex_unlock (&held_lock);
+    }
   if (h == NULL && r < 0)
     budget_refusals++;
   if (h != NULL || r < 0)
@@ -340,9 +463,10 @@ st_freeze (int fd, bool always, struct st_why *why)
       close (copy);
       copy = st_why_set (why, e, "fstat of its copy");
     }
+  /* The reservation becomes the new entry's charge, or is given back.  */
   pthread_mutex_lock (&held_lock);
-  held_bytes -= charge;
   int served = copy;
+  bool charged = false;
   if (copy >= 0)
     {
       /* Another thread may have copied the same file meanwhile.  */
@@ -357,18 +481,20 @@ st_freeze (int fd, bool always, struct st_why *why)
             .src_dev = st.st_dev, .src_ino = st.st_ino, .src_size = st.st_size,
             .src_mtime = st.st_mtim, .src_ctime = st.st_ctim,
             .src_fd = fd, .dev = cs.st_dev, .ino = cs.st_ino, .fd = copy, .bytes = charge,
+            .owner = owner,
           };
-          held_bytes += charge;
           served = take_locked (h);
           if (served < 0)
-            {
-              held_bytes -= charge;
-              held_n--;
-            }
+            held_n--;
           else
-            copy = fd = -1;   /* the ledger's now */
+            {
+              charged = true;
+              copy = fd = -1;   /* the ledger's now */
+            }
         }
     }
+  if (!charged)
+    release_locked (charge, owner);
   pthread_mutex_unlock (&held_lock);
   if (copy >= 0)
     close (copy);

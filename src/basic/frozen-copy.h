@@ -17,7 +17,18 @@
  * pages (holes too: a read fault in a hole of the copy's mapping costs a
  * page); past either, the file is refused (not read).  One file is copied
  * once while it is the same (device, inode, size, times): the threads and
- * files that want it share the copy.  */
+ * files that want it share the copy.
+ *
+ * The budget is shared out by owner: the copies charged to one owner take
+ * at most 1/ST_FROZEN_COPY_SHARES of it.  Without shares one user, running
+ * four programs whose debug files are 250 MiB of holes, kept every other
+ * user's and container's debug files out while they ran.  The owner is
+ * who may have made the file: the user of the process it came from (the
+ * owner of its outermost user namespace, for a file from the namespace
+ * helper), else the file's owner, a subordinate uid folded back to its
+ * user (/etc/subuid: a rootless user's container files carry 65,536
+ * uids); every file of a nosuid or network mount is charged to one owner
+ * of its own (whoever made such a file system chose its owners).  */
 #pragma once
 
 #include <stdbool.h>
@@ -30,6 +41,14 @@
 /* Debug files of most programs are tens of MiB.  */
 #define ST_FROZEN_COPY_MAX ((uint64_t) 256 << 20)
 #define ST_FROZEN_COPY_BUDGET ((uint64_t) 1 << 30)
+#define ST_FROZEN_COPY_SHARES 4
+
+/* Owners, as the budget counts them: a uid (below 1 << 32), or one of
+   these.  */
+#define ST_FROZEN_OWNER_MOUNTS ((uint64_t) 1 << 32)     /* nosuid, network */
+#define ST_FROZEN_OWNER_RANGE ((uint64_t) 2 << 32)      /* | the range's first uid */
+#define ST_FROZEN_OWNER_BLOCK ((uint64_t) 3 << 32)      /* | first of 65,536 uids */
+#define ST_FROZEN_OWNER_FILE UINT64_MAX   /* st_freeze: st_frozen_owner_of_file */
 
 /* Whether someone other than this process's effective user may write the
    file FD (ST its stat): another owner, write permission for its group or
@@ -38,33 +57,47 @@
    write under the file system), or a network file system (another host
    writes it; the owner shown is the mount's).  */
 bool st_others_may_write (int fd, const struct stat *st);
+/* The owner a copy of FD (ST its stat) is charged to when no process is
+   known to answer for it: ST_FROZEN_OWNER_MOUNTS on a nosuid or network
+   mount; else its owner, a subordinate uid as its user (or its range, when
+   /etc/passwd does not name the user), and a uid past 65,535 in no range
+   as its block of 65,536.  */
+uint64_t st_frozen_owner_of_file (int fd, const struct stat *st);
+/* What messages call OWNER ("uid 1000's files", ...), in BUF of SIZE.  */
+const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
 
 /* FD as it may be read after a check: FD itself when it is a copy made
    here already or only our user may write it (unless ALWAYS: a file from
    another mount namespace, whose owners are not the host's); else a
    descriptor of a sealed copy (F_SEAL_WRITE, SHRINK, GROW, SEAL), made
-   now or shared, and FD is closed.  -errno (FD closed, WHY says why) when
-   there is none: -EFBIG past ST_FROZEN_COPY_MAX or the budget (counted by
-   st_frozen_budget_refusals), -EIO when the file ended while copied.
-   Each descriptor it gives is released with st_frozen_close, once.  */
-int st_freeze (int fd, bool always, struct st_why *why);
+   now or shared, and FD is closed.  A new copy is charged to OWNER
+   (ST_FROZEN_OWNER_FILE: the file's).  -errno (FD closed, WHY says why)
+   when there is none: -EFBIG past ST_FROZEN_COPY_MAX, the budget or the
+   owner's share (counted by st_frozen_budget_refusals), -EIO when the file
+   ended while copied.  Each descriptor it gives is released with
+   st_frozen_close, once.  */
+int st_freeze (int fd, bool always, uint64_t owner, struct st_why *why);
 /* close (FD), and one holder fewer of its copy when FD is a copy from
    st_freeze or st_frozen_adopt (-1: nothing): the last gives the copy's
    charge back.  */
 void st_frozen_close (int fd);
-/* Takes BYTES from the budget, for a memfd about to be made from a copy
-   (its debug sections inflated): 0, or -EFBIG; then either
-   st_frozen_adopt the memfd made, or st_frozen_release them.  */
-int st_frozen_reserve (uint64_t bytes);
-void st_frozen_release (uint64_t bytes);
-/* FD, made with RESERVED bytes taken by st_frozen_reserve, is a copy held
-   with one holder: 0 (the reservation is its charge now), or -errno
-   (-ENOMEM, -EEXIST; the reservation given back).  */
-int st_frozen_adopt (int fd, uint64_t reserved);
-/* Whether FD is a copy from st_freeze or st_frozen_adopt.  */
+/* Takes BYTES from the budget and OWNER's share, for a memfd about to be
+   made from a copy (its debug sections inflated): 0, or -EFBIG; then
+   either st_frozen_adopt the memfd made, or st_frozen_release them.  */
+int st_frozen_reserve (uint64_t bytes, uint64_t owner);
+void st_frozen_release (uint64_t bytes, uint64_t owner);
+/* FD, made with RESERVED bytes taken by st_frozen_reserve for OWNER, is a
+   copy held with one holder: 0 (the reservation is its charge now), or
+   -errno (-ENOMEM, -EEXIST; the reservation given back).  */
+int st_frozen_adopt (int fd, uint64_t reserved, uint64_t owner);
+/* Whether FD is a copy from st_freeze or st_frozen_adopt; *OWNER (unless
+   NULL) is whom it is charged to.  */
+bool st_frozen_copy_owner (int fd, uint64_t *owner);
 bool st_frozen_is_copy (int fd);
-/* What the copies hold now, in bytes (--stats, tests).  */
+/* What the copies hold now, in bytes, all of them and OWNER's (--stats,
+   tests).  */
 uint64_t st_frozen_held (void);
+uint64_t st_frozen_held_by (uint64_t owner);
 /* How many files the budget refused st_freeze so far, in this thread: a
    search they failed is not an answer to keep (the budget frees up as
    files go).  */

@@ -11,6 +11,7 @@ src_core_libcore_a_SOURCES = \
 	src/basic/build-id.h \
 	src/basic/elf-begin.c src/basic/elf-begin.h \
 	src/basic/frozen-copy.c src/basic/frozen-copy.h \
+	src/basic/subid.c src/basic/subid.h \
 	src/basic/bsearch.h \
 	src/basic/bytes.h \
 	src/basic/clock.h \

@@ -16,7 +16,7 @@
 # nobody's), it is not read: --stats lists it, spin_in_main is not named.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
-tap_plan 10
+tap_plan 11
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/debug-frame"
 CC=${CC:-cc}
@@ -49,7 +49,7 @@ unwind ()
 }
 
 if [ -n "$problem" ]; then
-  for c in "root's" "nobody's" "writable by others" "compressed" "inflated once" "past the copy bound" "RLIMIT_FSIZE" "budget" "asan"; do
+  for c in "root's" "nobody's" "writable by others" "compressed" "inflated once" "past the copy bound" "RLIMIT_FSIZE" "budget" "subordinate uids" "asan"; do
     tap_not_ok "$c: $problem"
   done
   tap_done
@@ -119,20 +119,27 @@ else
   tap_not_ok "RLIMIT_FSIZE below the copy: status $status (153: killed by SIGXFSZ)"
 fi
 
-# The copies held at once stay within their budget (1 GiB): eight
-# programs (one code, eight build-ids) whose debug files, nobody's, are
-# made sparse to 250 MiB (each a copy of 250 MiB, holes counted: they cost
-# the copy's pages once mapped).  Four are copied, the others refused for
-# the budget and said so, every one of the eight processes unwound.  (The
-# first version of the copy made all eight: 2 GB of memory.)
+# The copies held at once stay within their budget (1 GiB), and one
+# owner's within their share of it (a quarter): eight programs (one code,
+# eight build-ids, run one after another) whose debug files are made
+# sparse to 250 MiB (each a copy of 250 MiB, holes counted: they cost the
+# copy's pages once mapped).  The first four's are nobody's: the first is
+# copied, the next three refused for nobody's share.  The last four's are
+# four other users': three copied, the last refused for the budget.  Each
+# refusal is said, and every one of the eight processes unwound.  (The
+# first version of the copy made all eight: 2 GB of memory; the second
+# gave one user the whole budget, four of nobody's files, and refused
+# every other user's.)
 budget_problem=
 # shellcheck disable=SC2086  # cflags are words
 (
   cd "$tmp" && mkdir budget && cd budget || exit 1
   for i in 1 2 3 4 5 6 7 8; do
+    owner=65534
+    [ "$i" -gt 4 ] && owner=$((996 + i))
     "$CC" $cflags -Wl,--build-id=0x5eed0000000000000000000000000000000000$i$i -o spin$i "$src/spin.c" &&
     objcopy --only-keep-debug spin$i spin$i.debug && strip --strip-all spin$i &&
-    objcopy --add-gnu-debuglink=spin$i.debug spin$i && chown 65534 spin$i.debug &&
+    objcopy --add-gnu-debuglink=spin$i.debug spin$i && chown $owner spin$i.debug &&
     truncate -s 250M spin$i.debug || exit 1
   done
   # shellcheck disable=SC2016  # $i is the inner shell's
@@ -143,15 +150,61 @@ if [ -z "$budget_problem" ]; then
   "$EU_STACKTRACE" -j 1 -vv --stats -i "$tmp/budget/rec.data" -f folded -o "$tmp/budget.out" \
     2> "$tmp/budget.err" || budget_problem="exited with status $?"
 fi
-copies=$(grep -c 'budget/spin[1-8].debug: others may write it: libdwfl reads a copy' "$tmp/budget.err")
-over=$(grep 'budget/spin[1-8].debug (debug file not read): .*the copies held take' "$tmp/budget.err" \
-         | sed 's/.*budget\/\(spin[1-8]\).debug.*/\1/' | sort -u | wc -l)
+# The programs whose debug files a line of the log names, sorted, on one line.
+named () {
+  grep "$1" "$tmp/budget.err" | sed -n 's/.*budget\/\(spin[1-8]\)\.debug.*/\1/p' | sort -u | tr '\n' ' '
+}
+copied_ones=$(named ': others may write it: libdwfl reads a copy')
+share_ones=$(named "(debug file not read): .*the copies of uid 65534's files take")
+budget_ones=$(named '(debug file not read): .*the copies held take')
 processes=$(sed 's/;.*//' "$tmp/budget.out" | sort -u | grep -c '^spin[1-8]$')
-if [ -z "$budget_problem" ] && [ "$copies" -eq 4 ] && [ "$over" -eq 4 ] && [ "$processes" -eq 8 ]; then
-  tap_ok "budget: 4 of 8 debug files of 250 MiB copied, 4 refused for the 1 GiB budget, 8 processes unwound"
+if [ -z "$budget_problem" ] && [ "$copied_ones" = "spin1 spin5 spin6 spin7 " ] \
+   && [ "$share_ones" = "spin2 spin3 spin4 " ] && [ "$budget_ones" = "spin8 " ] \
+   && [ "$processes" -eq 8 ]; then
+  tap_ok "budget: of 8 debug files of 250 MiB, one of nobody's 4 copied (its share), 3 others' copied, the 8th refused for the 1 GiB budget, 8 processes unwound"
 else
   tap_diag_file "$tmp/budget.log" 10
-  tap_not_ok "budget: ${budget_problem:-$copies copies, $over refused for the budget, $processes processes}"
+  tap_diag_file "$tmp/budget.err" 30
+  tap_not_ok "budget: ${budget_problem:-copied: $copied_ones; refused for the share: $share_ones; for the budget: $budget_ones; $processes processes}"
+fi
+
+# A rootless user's container files belong to the user's subordinate uids:
+# they count as the user's for the share (/etc/subuid, here a file of the
+# test's bind-mounted over it in a mount namespace of its own, gives nobody
+# the uids from 300000).  Two programs whose 150 MiB debug files are owned
+# by 300000 and 300001: the first copied, the second refused for nobody's
+# share, and the refusal names nobody's uid (not the block of 65,536 uids a
+# uid in no range counts as, which would refuse it too).
+subid_problem=
+# shellcheck disable=SC2086  # cflags are words
+(
+  cd "$tmp" && mkdir subid && cd subid || exit 1
+  for i in 1 2; do
+    "$CC" $cflags -Wl,--build-id=0x5eed00000000000000000000000000000000aa$i$i -o sub$i "$src/spin.c" &&
+    objcopy --only-keep-debug sub$i sub$i.debug && strip --strip-all sub$i &&
+    objcopy --add-gnu-debuglink=sub$i.debug sub$i && chown $((299999 + i)) sub$i.debug &&
+    truncate -s 150M sub$i.debug || exit 1
+  done
+  echo "nobody:300000:65536" > subuid
+  # shellcheck disable=SC2016  # $i is the inner shell's
+  run_perf record -e cpu-clock -F 999 --call-graph dwarf -o rec.data -- \
+    sh -c 'for i in 1 2; do ./sub$i 100000000; done'
+) > "$tmp/subid.log" 2>&1 || subid_problem="the build or perf record failed"
+if [ -z "$subid_problem" ]; then
+  # shellcheck disable=SC2016  # $1 and $@ are the inner shell's
+  unshare -m sh -c 'mount --make-rprivate / && mount --bind "$1/subid/subuid" /etc/subuid && shift && exec "$@"' \
+    sh "$tmp" "$EU_STACKTRACE" -j 1 -vv --stats -i "$tmp/subid/rec.data" -f folded \
+    -o "$tmp/subid.out" 2> "$tmp/subid.err" || subid_problem="exited with status $?"
+fi
+sub_copied=$(grep -c 'subid/sub1.debug: others may write it: libdwfl reads a copy' "$tmp/subid.err")
+sub_refused=$(grep -c "subid/sub2.debug (debug file not read): .*the copies of uid 65534's files take" "$tmp/subid.err")
+if [ -z "$subid_problem" ] && [ "$sub_copied" -ge 1 ] && [ "$sub_refused" -ge 1 ] \
+   && ! grep -q 'subid/sub2.debug: others may write it' "$tmp/subid.err"; then
+  tap_ok "subordinate uids: two debug files of nobody's subordinate uids are nobody's, one copied and one refused for nobody's share"
+else
+  tap_diag_file "$tmp/subid.log" 10
+  tap_diag_file "$tmp/subid.err" 30
+  tap_not_ok "subordinate uids: ${subid_problem:-sub1 copied $sub_copied times, sub2 refused for the share of uid 65534 $sub_refused times}"
 fi
 
 # The sanitizer build reads the same copy, and writes the same output.

@@ -11,6 +11,7 @@ UNIT_TESTS = \
 	tests/unit/test-elf-build-id \
 	tests/unit/test-elf-begin \
 	tests/unit/test-debug-file \
+	tests/unit/test-subid \
 	tests/unit/test-untrusted \
 	tests/unit/test-session \
 	tests/unit/test-procfs \
@@ -79,6 +80,8 @@ tests_unit_test_elf_begin_CFLAGS = $(unit_cflags)
 tests_unit_test_elf_begin_LDADD = $(unit_ldadd)
 tests_unit_test_debug_file_CFLAGS = $(unit_cflags)
 tests_unit_test_debug_file_LDADD = $(unit_ldadd)
+tests_unit_test_subid_CFLAGS = $(unit_cflags)
+tests_unit_test_subid_LDADD = $(unit_ldadd)
 tests_unit_test_module_spans_CFLAGS = $(unit_cflags)
 tests_unit_test_module_spans_LDADD = $(unit_ldadd)
 tests_unit_test_resolver_CFLAGS = $(unit_cflags)

@@ -54,6 +54,15 @@ real_elf_file (mode_t mode)
   return fd;
 }
 
+/* The same, owned by OWNER.  */
+static int
+owned_elf_file (mode_t mode, uid_t owner)
+{
+  int fd = real_elf_file (mode);
+  assert_int_equal (fchown (fd, owner, (gid_t) -1), 0);
+  return fd;
+}
+
 static ino_t
 inode (int fd)
 {
@@ -166,7 +175,7 @@ test_holes_charged_and_copied (void **state)
   assert_int_equal (fstat (fd, &st), 0);
   const uint64_t page = (uint64_t) getpagesize ();
   int keep = dup (fd);
-  int served = st_freeze (fd, false, NULL);
+  int served = st_freeze (fd, false, ST_FROZEN_OWNER_FILE, NULL);
   assert_true (served >= 0);
   assert_int_equal (st_frozen_held (), ((uint64_t) st.st_size + page - 1) / page * page);
   char got[sizeof tail];
@@ -193,10 +202,10 @@ test_one_copy_per_file (void **state)
   (void) state;
   int fd = real_elf_file (0666);
   int again = dup (fd), later = dup (fd);
-  int a = st_freeze (fd, false, NULL);
+  int a = st_freeze (fd, false, ST_FROZEN_OWNER_FILE, NULL);
   assert_true (a >= 0);
   uint64_t one = st_frozen_held ();
-  int b = st_freeze (again, false, NULL);
+  int b = st_freeze (again, false, ST_FROZEN_OWNER_FILE, NULL);
   assert_true (b >= 0);
   assert_int_equal (inode (a), inode (b));
   assert_int_equal (st_frozen_held (), one);
@@ -206,11 +215,11 @@ test_one_copy_per_file (void **state)
   st_frozen_close (b);
   assert_int_equal (st_frozen_held (), 0);
   /* Written: its ctime changed, a new copy with what it holds now.  */
-  int c = st_freeze (dup (later), false, NULL);
+  int c = st_freeze (dup (later), false, ST_FROZEN_OWNER_FILE, NULL);
   assert_true (c >= 0);
   static const char junk[] = "rewritten";
   assert_int_equal (pwrite (later, junk, sizeof junk, 64), (ssize_t) sizeof junk);
-  int d = st_freeze (later, false, NULL);
+  int d = st_freeze (later, false, ST_FROZEN_OWNER_FILE, NULL);
   assert_true (d >= 0);
   assert_int_not_equal (inode (c), inode (d));
   assert_int_equal (st_frozen_held (), 2 * one);
@@ -234,51 +243,126 @@ restore_budget (void **state)
   return 0;
 }
 
-/* All the copies held at once stay within the budget (here a small one):
-   past it the next file is refused, said and counted, until a copy is
-   closed; an inflated copy adopted is charged too.  */
+/* What one copy of a real_elf_file is charged.  */
+static uint64_t
+charge_of_one (void)
+{
+  int fd = real_elf_file (0600);
+  struct stat st;
+  assert_int_equal (fstat (fd, &st), 0);
+  close (fd);
+  const uint64_t page = (uint64_t) getpagesize ();
+  return ((uint64_t) st.st_size + page - 1) / page * page;
+}
+
+/* All the copies held at once stay within the budget (here a small one,
+   its shares each a little more than one copy): past it the next file is
+   refused, said and counted, until a copy is closed; an inflated copy
+   adopted is charged too.  The files are four users', one copy each.  */
 static void
 test_copies_within_the_budget (void **state)
 {
   (void) state;
-  int one = real_elf_file (0666);
-  struct stat st;
-  assert_int_equal (fstat (one, &st), 0);
-  const uint64_t page = (uint64_t) getpagesize ();
-  uint64_t each = ((uint64_t) st.st_size + page - 1) / page * page;
-  st_frozen_set_budget (2 * each + each / 2);
-  int a = st_debug_file_admit (one, "first", false);
-  int b = st_debug_file_admit (real_elf_file (0666), "second", false);
-  assert_true (a >= 0 && b >= 0);
-  assert_int_equal (st_frozen_held (), 2 * each);
+  const uint64_t each = charge_of_one ();
+  st_frozen_set_budget (ST_FROZEN_COPY_SHARES * each + each / 2);
+  int a = st_debug_file_admit (owned_elf_file (0644, 1001), "first", false);
+  int b = st_debug_file_admit (owned_elf_file (0644, 1002), "second", false);
+  int b3 = st_debug_file_admit (owned_elf_file (0644, 1003), "third", false);
+  int b4 = st_debug_file_admit (owned_elf_file (0644, 1004), "fourth", false);
+  assert_true (a >= 0 && b >= 0 && b3 >= 0 && b4 >= 0);
+  assert_int_equal (st_frozen_held (), 4 * each);
+  assert_int_equal (st_frozen_held_by (1001), each);
   unsigned before = st_untrusted_refused_count ();
   unsigned budget_refused = st_frozen_budget_refusals ();
   struct st_why why = { 0 };
-  assert_int_equal (st_freeze (real_elf_file (0666), false, &why), -EFBIG);
+  assert_int_equal (st_freeze (owned_elf_file (0644, 1005), false, ST_FROZEN_OWNER_FILE, &why),
+                    -EFBIG);
   assert_non_null (strstr (why.text, "the copies held take"));
-  assert_int_equal (st_debug_file_admit (real_elf_file (0666), "third", false), -1);
+  assert_int_equal (st_debug_file_admit (owned_elf_file (0644, 1005), "fifth", false), -1);
   assert_int_equal (st_untrusted_refused_count (), before + 1);
   assert_int_equal (st_frozen_budget_refusals (), budget_refused + 2);
   /* An inflated copy (any memfd of ours) is reserved for, then adopted:
-     charged what was reserved.  */
+     charged what was reserved, to the owner of the copy it came from.  */
   int inflated = real_elf_file (0600);
-  assert_int_equal (st_frozen_reserve (each), -EFBIG);
+  uint64_t owner = 0;
+  assert_true (st_frozen_copy_owner (a, &owner));
+  assert_int_equal (owner, 1001);
+  assert_int_equal (st_frozen_reserve (each, owner), -EFBIG);
   /* Our own file needs no copy, budget or not.  */
   int own = st_debug_file_admit (real_elf_file (0644), "own", false);
   assert_true (own >= 0);
   assert_false (st_frozen_is_copy (own));
   st_frozen_close (own);
   st_frozen_close (a);
-  assert_int_equal (st_frozen_reserve (each), 0);
-  assert_int_equal (st_frozen_adopt (inflated, each), 0);
-  assert_true (st_frozen_is_copy (inflated));
-  assert_int_equal (st_frozen_held (), 2 * each);
+  assert_int_equal (st_frozen_held_by (1001), 0);
+  assert_int_equal (st_frozen_reserve (each, owner), 0);
+  assert_int_equal (st_frozen_held_by (1001), each);
+  assert_int_equal (st_frozen_adopt (inflated, each, owner), 0);
+  assert_true (st_frozen_copy_owner (inflated, &owner));
+  assert_int_equal (owner, 1001);
+  assert_int_equal (st_frozen_held (), 4 * each);
   st_frozen_close (inflated);
-  int c = st_debug_file_admit (real_elf_file (0666), "third again", false);
+  int c = st_debug_file_admit (owned_elf_file (0644, 1005), "fifth again", false);
   assert_true (c >= 0);
   st_frozen_close (b);
+  st_frozen_close (b3);
+  st_frozen_close (b4);
   st_frozen_close (c);
   assert_int_equal (st_frozen_held (), 0);
+  assert_int_equal (st_frozen_held_by (1001), 0);
+  assert_int_equal (st_frozen_held_by (1005), 0);
+}
+
+/* One owner's copies take at most their share of the budget, whatever
+   room is left: the next of their files is refused and said, and another
+   user's file is still copied.  A rootless user's subordinate uids, and a
+   container's block of 65,536 uids, are one owner.  */
+static void
+test_one_owner_takes_its_share (void **state)
+{
+  (void) state;
+  const uint64_t each = charge_of_one ();
+  st_frozen_set_budget (ST_FROZEN_COPY_SHARES * 2 * each);
+  int held[4], n = 0;
+  held[n++] = st_debug_file_admit (owned_elf_file (0644, 65534), "nobody's 1", false);
+  held[n++] = st_debug_file_admit (owned_elf_file (0644, 65534), "nobody's 2", false);
+  for (int i = 0; i < n; i++)
+    assert_true (held[i] >= 0);
+  assert_int_equal (st_frozen_held_by (65534), 2 * each);
+  struct st_why why = { 0 };
+  unsigned budget_refused = st_frozen_budget_refusals ();
+  assert_int_equal (st_freeze (owned_elf_file (0644, 65534), false, ST_FROZEN_OWNER_FILE, &why),
+                    -EFBIG);
+  assert_non_null (strstr (why.text, "the copies of uid 65534's files take"));
+  assert_int_equal (st_frozen_budget_refusals (), budget_refused + 1);
+  /* Room for others: another user's file, and a file of a process whose
+     user the caller names.  */
+  held[n++] = st_debug_file_admit (owned_elf_file (0644, 1001), "another's", false);
+  assert_true (held[n - 1] >= 0);
+  held[n++] = st_freeze (owned_elf_file (0644, 65534), true, 1002, &why);
+  assert_true (held[n - 1] >= 0);
+  assert_int_equal (st_frozen_held_by (1002), each);
+  assert_int_equal (st_frozen_held (), 4 * each);
+  for (int i = 0; i < n; i++)
+    st_frozen_close (held[i]);
+  assert_int_equal (st_frozen_held (), 0);
+
+  /* A container's uids in no /etc/subuid range, aligned blocks of 65,536,
+     are one owner.  (Far above where useradd gives ranges: the container
+     tests add users with ranges while this runs.)  */
+  int c1 = owned_elf_file (0644, 0x70000005), c2 = owned_elf_file (0644, 0x7000ffff);
+  int c3 = owned_elf_file (0644, 0x70010000);
+  struct stat st1, st2, st3;
+  assert_int_equal (fstat (c1, &st1), 0);
+  assert_int_equal (fstat (c2, &st2), 0);
+  assert_int_equal (fstat (c3, &st3), 0);
+  uint64_t o1 = st_frozen_owner_of_file (c1, &st1);
+  assert_int_equal (o1, st_frozen_owner_of_file (c2, &st2));
+  assert_int_not_equal (o1, st_frozen_owner_of_file (c3, &st3));
+  assert_int_not_equal (o1, 0x70000005);
+  close (c1);
+  close (c2);
+  close (c3);
 }
 
 /* A file from another mount namespace is copied whoever owns it.  */
@@ -311,19 +395,23 @@ test_nosuid_mount_is_others (void **state)
     {
       int bad = 0;
       if (unshare (CLONE_NEWNS) != 0 || mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        _exit (10);
+        _exit (20);
       for (int nosuid = 0; nosuid <= 1; nosuid++)
         {
           if (mount ("tmpfs", dir, "tmpfs", nosuid ? MS_NOSUID : 0, "size=1m") != 0)
-            _exit (11);
+            _exit (21);
           char path[sizeof dir + 8];
           snprintf (path, sizeof path, "%s/f", dir);
           int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
           struct stat st;
           if (fd < 0 || fchmod (fd, 0644) != 0 || fstat (fd, &st) != 0)
-            _exit (12);
+            _exit (22);
           if (st_others_may_write (fd, &st) != (nosuid == 1))
             bad |= 1 << nosuid;
+          /* Whoever made the file system chose its owners: all its files
+             are one owner's, for the copies' budget.  */
+          if ((st_frozen_owner_of_file (fd, &st) == ST_FROZEN_OWNER_MOUNTS) != (nosuid == 1))
+            bad |= 4 << nosuid;
           close (fd);
           umount (dir);
         }
@@ -334,7 +422,8 @@ test_nosuid_mount_is_others (void **state)
   rmdir (dir);
   assert_true (WIFEXITED (status));
   /* 1: our file on a plain mount was taken for others'; 2: on nosuid, for
-     ours only; 10-12: the mount could not be made.  */
+     ours only; 4 and 8: the same of its owner; 20-22: the mount could not
+     be made.  */
   assert_int_equal (WEXITSTATUS (status), 0);
 }
 
@@ -430,6 +519,7 @@ main (void)
     cmocka_unit_test (test_holes_charged_and_copied),
     cmocka_unit_test (test_one_copy_per_file),
     cmocka_unit_test_teardown (test_copies_within_the_budget, restore_budget),
+    cmocka_unit_test_teardown (test_one_owner_takes_its_share, restore_budget),
     cmocka_unit_test (test_namespace_files_always_copied),
     cmocka_unit_test (test_nosuid_mount_is_others),
     cmocka_unit_test (test_not_a_regular_file_not_served),

@@ -72,7 +72,7 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
     {
       struct st_why why = { 0 };
       int file = fd;
-      fd = st_freeze (fd, false, &why);
+      fd = st_freeze (fd, false, ST_FROZEN_OWNER_FILE, &why);
       if (fd < 0)
         {
           st_untrusted_refuse (fname, "debug file not read", why.text);

@@ -225,17 +225,17 @@ st_elf_inflated_copy (int fd)
   /* A copy of a file others may write, inflated, is a copy held too,
      charged within their budget before it is made (basic/frozen-copy.h);
      past it, the copy it is made from is served as it is.  */
-  uint64_t reserved = 0;
-  if (st_frozen_is_copy (fd))
+  uint64_t reserved = 0, owner = 0;
+  if (st_frozen_copy_owner (fd, &owner))
     {
       reserved = (uint64_t) st.st_size + size;
-      if (st_frozen_reserve (reserved) < 0)
+      if (st_frozen_reserve (reserved, owner) < 0)
         return -1;
     }
   int copy = memfd_create ("eu-stacktrace-debuginfo", MFD_CLOEXEC);
   if (copy < 0)
     {
-      st_frozen_release (reserved);
+      st_frozen_release (reserved, owner);
       return -1;
     }
   if (!st_copy_fd (fd, copy, st.st_size))
@@ -268,7 +268,7 @@ st_elf_inflated_copy (int fd)
     goto fail;
   if (reserved > 0)
     {
-      int r = st_frozen_adopt (copy, reserved);
+      int r = st_frozen_adopt (copy, reserved, owner);
       reserved = 0;   /* given back by a failed adopt */
       if (r < 0)
         goto fail;
@@ -276,7 +276,7 @@ st_elf_inflated_copy (int fd)
   return copy;
 
 fail:
-  st_frozen_release (reserved);
+  st_frozen_release (reserved, owner);
   close (copy);
   return -1;
 }

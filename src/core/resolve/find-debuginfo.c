@@ -10,6 +10,7 @@
 
 #include "basic/elf-begin.h"
 #include "basic/frozen-copy.h"
+#include "basic/procfs.h"
 #include "core/resolve/debuginfo-host.h"
 #include "core/resolve/dwarf-alt.h"
 #include "core/resolve/find-debuginfo.h"
@@ -122,6 +123,20 @@ step_host (const struct request *q, char **path)
   return st_debuginfo_host_find (&w, path);
 }
 
+/* Whose share of the copies' budget (basic/frozen-copy.h) a file of
+   process PID's namespace, FD, is charged to: the process's user, the
+   owner of its outermost user namespace (a rootless container's 65,536
+   uids are one user's); the file's owner when the process is gone.  */
+static uint64_t
+owner_of_process (pid_t pid, int fd)
+{
+  uid_t owners[2], charged;
+  if (st_proc_owners (pid, owners) == 0 && st_proc_charged_uid (pid, owners[0], &charged) == 0)
+    return charged;
+  struct stat st;
+  return fstat (fd, &st) == 0 ? st_frozen_owner_of_file (fd, &st) : ST_FROZEN_OWNER_MOUNTS;
+}
+
 /* A file that the namespace helper opened has its debug file in the same
    mount namespace, where the host's paths do not reach: ask the helper,
    which checks the build-id.  Files found on the host are the host's, and
@@ -147,8 +162,9 @@ step_ns_helper (const struct request *q, char **path)
     }
   /* The helper checked the build-id of the file in the namespace, whose
      owners may write it since: what libdwfl reads is a copy, its build-id
-     checked again.  */
-  fd = st_freeze (fd, true, &why);
+     checked again, charged to the process's user.  */
+  const uint64_t owner = owner_of_process (m->file->ns_pid, fd);
+  fd = st_freeze (fd, true, owner, &why);
   if (fd >= 0 && !st_elf_fd_has_build_id (fd, m->file->build_id, m->file->build_id_size))
     {
       st_frozen_close (fd);
@@ -159,8 +175,10 @@ step_ns_helper (const struct request *q, char **path)
       st_untrusted_refuse (*path != NULL ? *path : m->path, "debug file not read", why.text);
       return -1;
     }
-  st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s)",
-           (int) m->file->ns_pid, m->path, *path ? *path : "?", way);
+  char owner_name[80];
+  st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s), read from a copy "
+           "counted with %s", (int) m->file->ns_pid, m->path, *path ? *path : "?", way,
+           st_frozen_owner_name (owner, owner_name, sizeof owner_name));
   return fd;
 }
 
@@ -264,7 +282,7 @@ st_debug_file_admit (int fd, const char *name, bool always_copy)
   /* libdwfl's elf_begin reads what it is given after our checks: checked
      and served is a copy nobody can write (made by the step already, for
      the host's candidates).  */
-  int served = st_freeze (fd, always_copy, &why);
+  int served = st_freeze (fd, always_copy, ST_FROZEN_OWNER_FILE, &why);
   if (served >= 0 && served != fd)
     st_debug ("%s: others may write it: libdwfl reads a copy", name);
   if (served >= 0 && debug_file_within_bounds (served, &why))

@@ -78,16 +78,25 @@ arch_record ()
   $cc -O2 -g ${ARCH_CFLAGS:-} -fPIC -shared -o "$d/libarchlib.so" "$ARCH_DIR/archlib.c" >"$d/cc.log" 2>&1 &&
     $cc -O2 -g ${ARCH_CFLAGS:-} -o "$d/archwork" "$ARCH_DIR/archwork.c" -L"$d" -larchlib \
       -Wl,-rpath,'$ORIGIN' >>"$d/cc.log" 2>&1 || { echo "$cc failed" >"$d/why"; return 1; }
-  port=$(arch_free_port) || return 1
-  ARCHWORK_MAPS="$d/maps.txt" "qemu-$qemu-static" -L "$sysroot" -g "$port" "$d/archwork" \
-    >"$d/qemu.log" 2>&1 &
-  qpid=$!
-  if ! arch_wait_listen "$port" "$qpid"; then
-    echo "qemu-$qemu-static never listened on port $port" >"$d/why"
+  # The port was free when asked for, and may be taken before qemu binds it
+  # (qemu then ends at once): another port, up to five times.
+  tries=0
+  while :; do
+    port=$(arch_free_port) || return 1
+    ARCHWORK_MAPS="$d/maps.txt" "qemu-$qemu-static" -L "$sysroot" -g "$port" "$d/archwork" \
+      >"$d/qemu.log" 2>&1 &
+    qpid=$!
+    if arch_wait_listen "$port" "$qpid" && kill -0 "$qpid" 2>/dev/null; then
+      break
+    fi
     kill "$qpid" 2>/dev/null
     wait "$qpid"
-    return 1
-  fi
+    tries=$((tries + 1))
+    if [ $tries -ge 5 ]; then
+      echo "qemu-$qemu-static never listened, last on port $port: $(tail -n 2 "$d/qemu.log" | tr '\n' ' ')" >"$d/why"
+      return 1
+    fi
+  done
   HARVEST_OUT="$d/stops.jsonl" HARVEST_MAPS="$d/maps.txt" HARVEST_REGS="$regs" \
     gdb-multiarch -batch -nx -ex "set sysroot $sysroot" -ex "set solib-search-path $d" \
     -ex "file $d/archwork" -ex "target remote 127.0.0.1:$port" -x "$ARCH_DIR/harvest.py" \

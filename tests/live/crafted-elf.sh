@@ -64,6 +64,10 @@ for kind in sections phdrs; do
   sed 's/^/# user: /' "$tmp/user-$kind.out"
   "$EU_STACKTRACE" -p "$user" --stats -f folded -o "$tmp/out-$kind.folded" 2> "$tmp/err-$kind" &
   prof=$!
+  # The process waits for SIGUSR1 (at most 60 s) before its run starts: it
+  # has not ended before the profiler holds its events.
+  wait_until 1200 has_events "$prof" || echo "# the profiler holds no perf event after 60 s"
+  kill -USR1 "$user"
   # It ends with the process, at its alarm (4 s).
   end_run "$prof" - 120
   prof=""

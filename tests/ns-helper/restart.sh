@@ -11,14 +11,14 @@ cp "$TOP_BUILDDIR/tests/workloads/dlopen" "\$root/app/bin/dlopen"
 cp "$TOP_BUILDDIR/tests/workloads/plugin.so" "\$root/app/lib/plugin.so"
 EOF
 
-# The dlopen workload in a root of its own: /app/bin/dlopen, then after
-# 1.5 s of CPU, /app/lib/plugin.so.
+# The dlopen workload in a root of its own: /app/bin/dlopen, then, once
+# sent SIGUSR1 (after the helper is killed), /app/lib/plugin.so.
 # (The sanitized build: the client's restart runs clean.)
 mkdir -p "$tmp/killed"
 # (SCHED_FIFO, reset on fork, as ns-lib.sh's sample: the samples are counted.)
 chrt -f -R 1 "$EU_STACKTRACE_ASAN" -v --stats -f json -o "$tmp/killed.jsonl" -- \
   sh "$nsh_src/ns-run.sh" root "$tmp/killed" "$stage" "$tmp/dlopen.setup" -- \
-  /app/bin/dlopen /app/lib/plugin.so 1500 800 > "$tmp/killed.out" 2> "$tmp/killed.err" &
+  /app/bin/dlopen /app/lib/plugin.so 300 800 go > "$tmp/killed.out" 2> "$tmp/killed.err" &
 eu=$!
 started_pids="$started_pids $eu"
 # Once the helper has opened the program, kill it.
@@ -33,6 +33,10 @@ if [ -n "$first" ]; then
   kill -9 "$first"
   echo "# killed the helper, pid $first, after it opened /app/bin/dlopen"
 fi
+# Now the library may be loaded (the workload waits at most 60 s for it).
+# It is eu-stacktrace's child (ns-run.sh and enter-root exec); other tests
+# run workloads named dlopen too.
+pkill -USR1 -P "$eu" -x dlopen || echo "# no dlopen process to let go on"
 wait "$eu"
 status=$?
 grep -E "namespace helper|samples read|lost:" "$tmp/killed.err" | sed 's/^/# /'

@@ -25,8 +25,9 @@
  *                       writes DIR/crafted-PID.so, an ELF file of a few KB on
  *                       disk whose header counts 20 million sections or
  *                       program headers (sparse: the tables read as
- *                       zeros), maps it executable, then runs for SECONDS
- *                       in spin_among_mappings (tests/live/crafted-elf.sh)
+ *                       zeros), maps it executable, then, once sent
+ *                       SIGUSR1 (at most 60 s later), runs for SECONDS in
+ *                       spin_among_mappings (tests/live/crafted-elf.sh)
  *
  * Prints how many it made.  */
 #include <errno.h>
@@ -178,6 +179,29 @@ spin_among_mappings (void)
     ;
 }
 
+/* The test's go: SIGUSR1, blocked before the line that tells the test to
+   send it is printed (block_go), then waited for at most 60 s
+   (wait_for_go): by then the profiler is attached.  */
+static void
+block_go (void)
+{
+  sigset_t go;
+  sigemptyset (&go);
+  sigaddset (&go, SIGUSR1);
+  sigprocmask (SIG_BLOCK, &go, NULL);
+}
+
+static void
+wait_for_go (void)
+{
+  sigset_t go;
+  sigemptyset (&go);
+  sigaddset (&go, SIGUSR1);
+  struct timespec limit = { .tv_sec = 60 };
+  while (sigtimedwait (&go, NULL, &limit) < 0 && errno == EINTR)
+    ;
+}
+
 static int
 maps (unsigned long n, unsigned seconds)
 {
@@ -206,18 +230,12 @@ maps (unsigned long n, unsigned seconds)
       }
   close (fd);
   /* Mapping takes seconds on a loaded machine, and the processes finish
-     apart: the run starts when the test says (SIGUSR1, blocked before the
-     line that tells it to is printed), so that none has ended before the
-     profiler attaches to all.  */
-  sigset_t go;
-  sigemptyset (&go);
-  sigaddset (&go, SIGUSR1);
-  sigprocmask (SIG_BLOCK, &go, NULL);
+     apart: the run starts when the test says, so that none has ended
+     before the profiler attaches to all.  */
+  block_go ();
   printf ("%d: %lu mappings\n", (int) getpid (), made);
   fflush (stdout);
-  struct timespec limit = { .tv_sec = 60 };
-  while (sigtimedwait (&go, NULL, &limit) < 0 && errno == EINTR)
-    ;
+  wait_for_go ();
   alarm (seconds);   /* its default action ends the loop */
   spin_among_mappings ();
   return 0;
@@ -293,8 +311,10 @@ elf (const char *dir, const char *kind, unsigned seconds)
       return 1;
     }
   close (fd);
+  block_go ();
   printf ("%d: %s maps %s\n", (int) getpid (), path, kind);
   fflush (stdout);
+  wait_for_go ();
   alarm (seconds);
   spin_among_mappings ();
   return 0;

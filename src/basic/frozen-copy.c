@@ -15,6 +15,8 @@
 
 #include "basic/array.h"
 #include "basic/frozen-copy.h"
+#include "basic/log.h"
+#include "basic/procfs.h"
 #include "basic/subid.h"
 
 /* File systems whose files other hosts write (magic numbers from the
@@ -70,12 +72,37 @@ st_frozen_owner_of_file (int fd, const struct stat *st)
     default:
       break;
     }
-  /* Past the uids of users, in no range of /etc/subuid: a container's
-     (systemd-nspawn's private users take 65,536 of them, aligned), whose
-     root gives its files any of its uids.  */
-  if (st->st_uid >= 0x10000)
+  /* In systemd's range for containers' uids (nspawn -U and machined give
+     each container 65,536 of them, aligned), in no range of /etc/subuid: a
+     container's, whose root gives its files any of its uids.  */
+  if (st->st_uid >= 0x80000 && st->st_uid < 0x70000000)
     return ST_FROZEN_OWNER_BLOCK | (st->st_uid & ~(uid_t) 0xffff);
   return st->st_uid;
+}
+
+uint64_t
+st_frozen_owner_of_process (pid_t pid, int fd)
+{
+  uid_t owners[2], charged;
+  uint64_t userns;
+  if (pid > 0 && st_proc_owners (pid, owners) == 0
+      && st_proc_charged (pid, owners[0], &charged, &userns) == 0)
+    {
+      if (charged != 0)
+        return charged;
+      if (userns != 0)
+        return ST_FROZEN_OWNER_USERNS | (uint32_t) userns;
+      char path[64];
+      struct stat ns, ours;
+      snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+      if (stat (path, &ns) == 0 && stat ("/proc/self/ns/mnt", &ours) == 0
+          && (ns.st_ino != ours.st_ino || ns.st_dev != ours.st_dev))
+        return ST_FROZEN_OWNER_MNTNS | (uint32_t) ns.st_ino;
+      return 0;
+    }
+  /* Gone: its file answers for it.  */
+  struct stat st;
+  return fstat (fd, &st) == 0 ? st_frozen_owner_of_file (fd, &st) : ST_FROZEN_OWNER_MOUNTS;
 }
 
 const char *
@@ -88,6 +115,10 @@ st_frozen_owner_name (uint64_t owner, char *buf, size_t size)
     snprintf (buf, size, "the files of the subordinate uids from %u", id);
   else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_BLOCK)
     snprintf (buf, size, "the files of uids %u-%u", id, id + 0xffff);
+  else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_USERNS)
+    snprintf (buf, size, "root's files of user namespace %u", id);
+  else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_MNTNS)
+    snprintf (buf, size, "root's files of mount namespace %u", id);
   else
     snprintf (buf, size, "uid %u's files", id);
   return buf;
@@ -129,6 +160,10 @@ struct held {
   unsigned refs;
   uint64_t bytes;
   uint64_t owner;     /* whose share it is charged to */
+  /* Being copied by the thread that made it (no copy, no holder yet),
+     found by its serial; the others wait on held_changed.  */
+  bool copying;
+  uint64_t serial;
 };
 /* What each owner's copies and reservations take: at most the budget's
    1/ST_FROZEN_COPY_SHARES each.  An owner with nothing is not listed.  */
@@ -137,6 +172,8 @@ struct share {
   uint64_t bytes;
 };
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_changed = PTHREAD_COND_INITIALIZER;
+static uint64_t held_serials;
 static struct held *held;
 static size_t held_n, held_cap;
 static uint64_t held_bytes;
@@ -150,7 +187,7 @@ static struct held *
 held_by_copy (const struct stat *st)
 {
   for (size_t i = 0; i < held_n; i++)
-    if (held[i].dev == st->st_dev && held[i].ino == st->st_ino)
+    if (!held[i].copying && held[i].dev == st->st_dev && held[i].ino == st->st_ino)
       return &held[i];
   return NULL;
 }
@@ -299,6 +336,16 @@ st_frozen_copy_owner (int fd, uint64_t *owner)
   return h != NULL;
 }
 
+void
+st_frozen_say_copied (const char *name, int fd)
+{
+  uint64_t owner;
+  char buf[80];
+  if (st_frozen_copy_owner (fd, &owner))
+    st_debug ("%s: others may write it: libdwfl reads a copy, counted with %s", name,
+              st_frozen_owner_name (owner, buf, sizeof buf));
+}
+
 bool
 st_frozen_is_copy (int fd)
 {
@@ -404,6 +451,24 @@ make_copy (int fd, const struct stat *st, struct st_why *why)
   return copy;
 }
 
+/* Under the lock: the entry of the copy being made as SERIAL, or NULL.  */
+static struct held *
+held_by_serial (uint64_t serial)
+{
+  for (size_t i = 0; i < held_n; i++)
+    if (held[i].serial == serial)
+      return &held[i];
+  return NULL;
+}
+
+/* Under the lock: removes H (its charge given back).  */
+static void
+held_remove_locked (struct held *h)
+{
+  release_locked (h->bytes, h->owner);
+  *h = held[--held_n];
+}
+
 int
 st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
 {
@@ -431,21 +496,40 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
                          "%llu bytes; a file others may write is read from a copy of at most %llu",
                          (unsigned long long) st.st_size, (unsigned long long) ST_FROZEN_COPY_MAX);
     }
-  /* The same file, copied already (by this thread or another): shared.  */
+  if (owner == ST_FROZEN_OWNER_FILE)
+    owner = st_frozen_owner_of_file (fd, &st);
+  else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_PID)
+    owner = st_frozen_owner_of_process ((pid_t) (uint32_t) owner, fd);
+  /* The same file, copied already or being copied (by this thread or
+     another): shared.  A copy being made is waited for, not made twice:
+     two threads reserving for the same file would charge it twice, and
+     refuse a file over half its owner's share.  */
   const uint64_t charge = charge_of (st.st_size);
   pthread_mutex_lock (&held_lock);
-  struct held *h = held_by_source (&st);
-  int r = h != NULL ? take_locked (h) : 0;
-  pthread_mutex_unlock (&held_lock);
-  if (h == NULL)
+  struct held *h;
+  while ((h = held_by_source (&st)) != NULL && h->copying)
+    pthread_cond_wait (&held_changed, &held_lock);
+  int r = h != NULL ? take_locked (h) : reserve_locked (charge, owner, why);
+  uint64_t serial = 0;
+  if (h == NULL && r == 0)
     {
-      /* Reads /etc/subuid: not under the lock, and only for a new copy.  */
-      if (owner == ST_FROZEN_OWNER_FILE)
-        owner = st_frozen_owner_of_file (fd, &st);
-      pthread_mutex_lock (&held_lock);
-      r = reserve_locked (charge, owner, why);
-      pthread_mutex_unlock (&held_lock);
+      struct held *mine = held_append_locked ();
+      if (mine == NULL)
+        {
+          release_locked (charge, owner);
+          r = st_why_set (why, ENOMEM, "no memory for its entry");
+        }
+      else
+        {
+          serial = ++held_serials;
+          *mine = (struct held) {
+            .src_dev = st.st_dev, .src_ino = st.st_ino, .src_size = st.st_size,
+            .src_mtime = st.st_mtim, .src_ctime = st.st_ctim, .src_fd = -1, .fd = -1,
+            .bytes = charge, .owner = owner, .copying = true, .serial = serial,
+          };
+        }
     }
+  pthread_mutex_unlock (&held_lock);
   if (h == NULL && r < 0)
     budget_refusals++;
   if (h != NULL || r < 0)
@@ -463,38 +547,30 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
       close (copy);
       copy = st_why_set (why, e, "fstat of its copy");
     }
-  /* The reservation becomes the new entry's charge, or is given back.  */
+  /* The entry, made a copy held (the reservation its charge), or taken
+     out; whoever waits for it looks again.  */
   pthread_mutex_lock (&held_lock);
+  h = held_by_serial (serial);
   int served = copy;
-  bool charged = false;
   if (copy >= 0)
     {
-      /* Another thread may have copied the same file meanwhile.  */
-      h = held_by_source (&st);
-      if (h != NULL)
-        served = take_locked (h);
-      else if ((h = held_append_locked ()) == NULL)
-        served = -ENOMEM;
+      h->copying = false;
+      h->src_fd = fd;
+      h->fd = copy;
+      h->dev = cs.st_dev;
+      h->ino = cs.st_ino;
+      served = take_locked (h);
+      if (served >= 0)
+        copy = fd = -1;   /* the ledger's now */
       else
         {
-          *h = (struct held) {
-            .src_dev = st.st_dev, .src_ino = st.st_ino, .src_size = st.st_size,
-            .src_mtime = st.st_mtim, .src_ctime = st.st_ctim,
-            .src_fd = fd, .dev = cs.st_dev, .ino = cs.st_ino, .fd = copy, .bytes = charge,
-            .owner = owner,
-          };
-          served = take_locked (h);
-          if (served < 0)
-            held_n--;
-          else
-            {
-              charged = true;
-              copy = fd = -1;   /* the ledger's now */
-            }
+          h->src_fd = h->fd = -1;
+          held_remove_locked (h);
         }
     }
-  if (!charged)
-    release_locked (charge, owner);
+  else
+    held_remove_locked (h);
+  pthread_cond_broadcast (&held_changed);
   pthread_mutex_unlock (&held_lock);
   if (copy >= 0)
     close (copy);

@@ -23,12 +23,14 @@
  * at most 1/ST_FROZEN_COPY_SHARES of it.  Without shares one user, running
  * four programs whose debug files are 250 MiB of holes, kept every other
  * user's and container's debug files out while they ran.  The owner is
- * who may have made the file: the user of the process it came from (the
- * owner of its outermost user namespace, for a file from the namespace
- * helper), else the file's owner, a subordinate uid folded back to its
- * user (/etc/subuid: a rootless user's container files carry 65,536
- * uids); every file of a nosuid or network mount is charged to one owner
- * of its own (whoever made such a file system chose its owners).  */
+ * who made the profiler want the file: the user of the process that maps
+ * the module, when the processes run now (the owner of its outermost user
+ * namespace: a rootless container's 65,536 uids are its user's; root's
+ * containers and root's processes in mount namespaces of their own each
+ * count apart, st_frozen_owner_of_process).  A user cannot charge another
+ * user by making a program whose debug file is the other's.  In a
+ * recording, whose processes are gone, the file's owner answers for it
+ * (st_frozen_owner_of_file).  */
 #pragma once
 
 #include <stdbool.h>
@@ -48,7 +50,17 @@
 #define ST_FROZEN_OWNER_MOUNTS ((uint64_t) 1 << 32)     /* nosuid, network */
 #define ST_FROZEN_OWNER_RANGE ((uint64_t) 2 << 32)      /* | the range's first uid */
 #define ST_FROZEN_OWNER_BLOCK ((uint64_t) 3 << 32)      /* | first of 65,536 uids */
-#define ST_FROZEN_OWNER_FILE UINT64_MAX   /* st_freeze: st_frozen_owner_of_file */
+/* A process of root's (its charged uid 0) in a user namespace other than
+   ours (a container of nspawn -U, LXD, podman --userns=auto), or in ours
+   and a mount namespace other than ours (a rootful container): | the
+   namespace's inode.  */
+#define ST_FROZEN_OWNER_USERNS ((uint64_t) 4 << 32)
+#define ST_FROZEN_OWNER_MNTNS ((uint64_t) 5 << 32)
+/* Only for st_freeze's OWNER: the owner is found when a copy is made,
+   with st_frozen_owner_of_process of the pid (| PID) or
+   st_frozen_owner_of_file (FILE).  */
+#define ST_FROZEN_OWNER_PID ((uint64_t) 6 << 32)
+#define ST_FROZEN_OWNER_FILE UINT64_MAX
 
 /* Whether someone other than this process's effective user may write the
    file FD (ST its stat): another owner, write permission for its group or
@@ -59,10 +71,17 @@
 bool st_others_may_write (int fd, const struct stat *st);
 /* The owner a copy of FD (ST its stat) is charged to when no process is
    known to answer for it: ST_FROZEN_OWNER_MOUNTS on a nosuid or network
-   mount; else its owner, a subordinate uid as its user (or its range, when
-   /etc/passwd does not name the user), and a uid past 65,535 in no range
+   mount (whoever made the file system chose its owners); else its owner, a
+   subordinate uid as its user (or its range, when /etc/passwd does not name
+   the user), and a uid in systemd's range for containers in no range
    as its block of 65,536.  */
 uint64_t st_frozen_owner_of_file (int fd, const struct stat *st);
+/* The owner a copy of FD, wanted for a module of process PID that runs
+   now, is charged to: the user of PID (the owner of its outermost user
+   namespace, st_proc_charged_uid); for root's, its user namespace when it
+   is not ours, else its mount namespace when it is not ours, else root.
+   The file's owner (st_frozen_owner_of_file) when PID is gone.  */
+uint64_t st_frozen_owner_of_process (pid_t pid, int fd);
 /* What messages call OWNER ("uid 1000's files", ...), in BUF of SIZE.  */
 const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
 
@@ -71,7 +90,8 @@ const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
    another mount namespace, whose owners are not the host's); else a
    descriptor of a sealed copy (F_SEAL_WRITE, SHRINK, GROW, SEAL), made
    now or shared, and FD is closed.  A new copy is charged to OWNER
-   (ST_FROZEN_OWNER_FILE: the file's).  -errno (FD closed, WHY says why)
+   (ST_FROZEN_OWNER_PID | pid, ST_FROZEN_OWNER_FILE: found then).  -errno
+   (FD closed, WHY says why)
    when there is none: -EFBIG past ST_FROZEN_COPY_MAX, the budget or the
    owner's share (counted by st_frozen_budget_refusals), -EIO when the file
    ended while copied.  Each descriptor it gives is released with
@@ -90,6 +110,9 @@ void st_frozen_release (uint64_t bytes, uint64_t owner);
    copy held with one holder: 0 (the reservation is its charge now), or
    -errno (-ENOMEM, -EEXIST; the reservation given back).  */
 int st_frozen_adopt (int fd, uint64_t reserved, uint64_t owner);
+/* Says (at debug level) that NAME is read from FD, a copy, and whose
+   share it counts in.  */
+void st_frozen_say_copied (const char *name, int fd);
 /* Whether FD is a copy from st_freeze or st_frozen_adopt; *OWNER (unless
    NULL) is whom it is charged to.  */
 bool st_frozen_copy_owner (int fd, uint64_t *owner);

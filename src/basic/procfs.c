@@ -224,7 +224,15 @@ st_proc_owners (pid_t pid, uid_t owners[2])
 int
 st_proc_charged_uid (pid_t pid, uid_t real_uid, uid_t *out)
 {
+  uint64_t userns;
+  return st_proc_charged (pid, real_uid, out, &userns);
+}
+
+int
+st_proc_charged (pid_t pid, uid_t real_uid, uid_t *out, uint64_t *userns)
+{
   *out = real_uid;
+  *userns = 0;
   struct stat ours;
   if (stat ("/proc/self/ns/user", &ours) < 0)
     return -errno;
@@ -243,6 +251,7 @@ st_proc_charged_uid (pid_t pid, uid_t real_uid, uid_t *out)
       if (ioctl (fd, NS_GET_OWNER_UID, &owner) < 0)
         break;
       *out = owner;
+      *userns = (uint64_t) st.st_ino;
       /* EPERM: the parent is outside ours; this owner is the last we see.  */
       int parent = ioctl (fd, NS_GET_PARENT);
       if (parent < 0)

@@ -27,6 +27,9 @@ int st_proc_owners (pid_t pid, uid_t owners[2]);
    their owners made, are their user's); else REAL_UID, its own.  0 or
    -errno (the process is gone).  */
 int st_proc_charged_uid (pid_t pid, uid_t real_uid, uid_t *out);
+/* The same, and in *USERNS the inode of that user namespace (the
+   outermost below ours), 0 when PID is in ours.  */
+int st_proc_charged (pid_t pid, uid_t real_uid, uid_t *out, uint64_t *userns);
 /* True when a file with owner UID may describe a process with OWNERS:
    root's files, or the process's own user's.  */
 bool st_proc_owned_by (const uid_t owners[2], uid_t uid);

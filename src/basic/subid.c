@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "basic/io.h"
+#include "basic/log.h"
 #include "basic/subid.h"
 
 #define SUBID_FILE_MAX (4u << 20)
@@ -50,6 +52,25 @@ number (const char *s, size_t len, uint64_t max, uint64_t *out)
   return true;
 }
 
+/* Whether PASSWD has a user whose uid is UID.  */
+static bool
+has_uid (const char *passwd, uid_t uid)
+{
+  for (const char *line = passwd; line != NULL && *line != '\0';)
+    {
+      const char *nl = strchr (line, '\n');
+      const char *end = nl != NULL ? nl : line + strlen (line);
+      const char *s;
+      size_t n;
+      uint64_t v;
+      if (*line != '#' && field (line, end, 2, &s, &n) && number (s, n, UINT32_MAX - 1, &v)
+          && v == (uint64_t) uid)
+        return true;
+      line = nl != NULL ? nl + 1 : NULL;
+    }
+  return false;
+}
+
 /* The uid of the user NAME (LEN bytes) in PASSWD, or false.  */
 static bool
 uid_of_name (const char *passwd, const char *name, size_t len, uid_t *uid)
@@ -76,6 +97,10 @@ enum st_subid_kind
 st_subid_owner_in (const char *subuid, const char *passwd, uid_t uid, uid_t *owner)
 {
   *owner = uid;
+  /* A user's own uid is theirs, whatever range (a mistaken
+     "alice:0:4294967295") holds it.  */
+  if (has_uid (passwd, uid))
+    return ST_SUBID_NONE;
   for (const char *line = subuid; line != NULL && *line != '\0';)
     {
       const char *nl = strchr (line, '\n');
@@ -83,7 +108,7 @@ st_subid_owner_in (const char *subuid, const char *passwd, uid_t uid, uid_t *own
       const char *name, *s;
       size_t name_len, n;
       uint64_t first, count, id;
-      bool in_range = field (line, end, 0, &name, &name_len) && name_len > 0
+      bool in_range = *line != '#' && field (line, end, 0, &name, &name_len) && name_len > 0
                       && field (line, end, 1, &s, &n) && number (s, n, UINT32_MAX, &first)
                       && field (line, end, 2, &s, &n) && number (s, n, UINT32_MAX, &count)
                       && (uint64_t) uid >= first && (uint64_t) uid - first < count;
@@ -104,42 +129,78 @@ st_subid_owner_in (const char *subuid, const char *passwd, uid_t uid, uid_t *own
   return ST_SUBID_NONE;
 }
 
-/* PATH read whole into a malloc'd string, or "" (a string too) when it is
-   missing, unreadable or larger than SUBID_FILE_MAX.  */
-static char *
-read_text (const char *path)
-{
-  char *text = NULL;
-  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+/* A file's text, read again only when it changed (its inode, size or
+   times): a copy of a file is made for each new debug file.  */
+struct cached_text {
+  const char *path;
   struct stat st;
-  if (fd >= 0 && fstat (fd, &st) == 0 && S_ISREG (st.st_mode)
-      && (uint64_t) st.st_size <= SUBID_FILE_MAX
-      && (text = malloc ((size_t) st.st_size + 1)) != NULL)
+  char *text;
+};
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cached_text subuid_file = { .path = "/etc/subuid" };
+static struct cached_text passwd_file = { .path = "/etc/passwd" };
+
+static bool
+same_stat (const struct stat *a, const struct stat *b)
+{
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size
+         && a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec
+         && a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Under cache_lock: C's text as it is now ("" when the file is missing,
+   not a regular file, unreadable or larger than SUBID_FILE_MAX: said
+   once), or NULL without memory.  */
+static const char *
+text_of (struct cached_text *c)
+{
+  struct stat st;
+  int fd = open (c->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0 || fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
-      ssize_t n = st_pread_full (fd, text, (size_t) st.st_size, 0);
-      text[n > 0 ? (size_t) n : 0] = '\0';
+      if (fd >= 0)
+        close (fd);
+      free (c->text);
+      c->text = strdup ("");
+      memset (&c->st, 0, sizeof c->st);
+      return c->text;
     }
-  if (fd >= 0)
-    close (fd);
-  return text != NULL ? text : strdup ("");
+  if (c->text != NULL && same_stat (&st, &c->st))
+    {
+      close (fd);
+      return c->text;
+    }
+  free (c->text);
+  c->text = NULL;
+  if ((uint64_t) st.st_size > SUBID_FILE_MAX)
+    {
+      static bool said;
+      if (!said)
+        st_warning ("%s: %llu bytes, past the %u read: its ranges are not known",
+                    c->path, (unsigned long long) st.st_size, SUBID_FILE_MAX);
+      said = true;
+    }
+  else if ((c->text = malloc ((size_t) st.st_size + 1)) != NULL)
+    {
+      ssize_t n = st_pread_full (fd, c->text, (size_t) st.st_size, 0);
+      c->text[n > 0 ? (size_t) n : 0] = '\0';
+      c->st = st;
+    }
+  close (fd);
+  if (c->text == NULL)
+    c->text = strdup ("");
+  return c->text;
 }
 
 enum st_subid_kind
 st_subid_owner (uid_t uid, uid_t *owner)
 {
   *owner = uid;
-  char *subuid = read_text ("/etc/subuid");
-  if (subuid == NULL)
-    return ST_SUBID_NONE;
-  /* /etc/passwd is read only for a range named by its user's name.  */
-  enum st_subid_kind k = st_subid_owner_in (subuid, "", uid, owner);
-  if (k == ST_SUBID_RANGE)
-    {
-      char *passwd = read_text ("/etc/passwd");
-      if (passwd != NULL)
-        k = st_subid_owner_in (subuid, passwd, uid, owner);
-      free (passwd);
-    }
-  free (subuid);
+  pthread_mutex_lock (&cache_lock);
+  const char *subuid = text_of (&subuid_file);
+  const char *passwd = subuid != NULL && *subuid != '\0' ? text_of (&passwd_file) : NULL;
+  enum st_subid_kind k = subuid != NULL && passwd != NULL
+                           ? st_subid_owner_in (subuid, passwd, uid, owner) : ST_SUBID_NONE;
+  pthread_mutex_unlock (&cache_lock);
   return k;
 }

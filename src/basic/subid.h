@@ -16,10 +16,12 @@ enum st_subid_kind {
 
 /* Where UID falls in SUBUID (the text of /etc/subuid: "OWNER:FIRST:COUNT"
    lines, OWNER a name or a uid) with user names from PASSWD (the text of
-   /etc/passwd).  Pure: the texts are the caller's (tests give their own);
-   lines it cannot read are skipped.  */
+   /etc/passwd).  A uid PASSWD names is its user's own, in no range.  Pure:
+   the texts are the caller's (tests give their own); lines it cannot read,
+   and lines that start with '#', are skipped.  */
 enum st_subid_kind st_subid_owner_in (const char *subuid, const char *passwd, uid_t uid,
                                       uid_t *owner);
-/* The same with this host's /etc/subuid and /etc/passwd, read now (each at
-   most 4 MiB: past that, or unreadable, as if empty).  */
+/* The same with this host's /etc/subuid and /etc/passwd (each read again
+   when it changed; at most 4 MiB: past that, said once, or unreadable, as
+   if empty).  Thread-safe.  */
 enum st_subid_kind st_subid_owner (uid_t uid, uid_t *owner);

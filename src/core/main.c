@@ -88,6 +88,7 @@ output_open (const struct st_options *o, const struct st_regs_arch *arch, unsign
     .max_frames = o->max_frames,
     .inline_frames = o->inline_frames,
     .unwinder_libdwfl = o->unwinder_libdwfl,
+    .live = st_options_live (o),
     .arch = arch,
     .jobs = jobs,
     .debuginfod = o->debuginfod,

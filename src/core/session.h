@@ -26,6 +26,7 @@ struct st_session_options {
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
   bool unwinder_libdwfl;      /* --unwinder=libdwfl */
+  bool live;                  /* -p, -a or a command: the processes run now */
   const struct st_regs_arch *arch;
   unsigned jobs;              /* unwinding threads; 1: unwind inline */
   struct st_debuginfod *debuginfod; /* NULL: off; outlives the session */

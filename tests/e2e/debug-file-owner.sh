@@ -16,7 +16,7 @@
 # nobody's), it is not read: --stats lists it, spin_in_main is not named.
 . "${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/e2e/e2e-lib.sh"
 
-tap_plan 11
+tap_plan 12
 e2e_setup
 src="$TOP_SRCDIR/tests/e2e/debug-frame"
 CC=${CC:-cc}
@@ -49,7 +49,7 @@ unwind ()
 }
 
 if [ -n "$problem" ]; then
-  for c in "root's" "nobody's" "writable by others" "compressed" "inflated once" "past the copy bound" "RLIMIT_FSIZE" "budget" "subordinate uids" "asan"; do
+  for c in "root's" "nobody's" "writable by others" "compressed" "inflated once" "past the copy bound" "RLIMIT_FSIZE" "budget" "subordinate uids" "live" "asan"; do
     tap_not_ok "$c: $problem"
   done
   tap_done
@@ -205,6 +205,29 @@ else
   tap_diag_file "$tmp/subid.log" 10
   tap_diag_file "$tmp/subid.err" 30
   tap_not_ok "subordinate uids: ${subid_problem:-sub1 copied $sub_copied times, sub2 refused for the share of uid 65534 $sub_refused times}"
+fi
+
+# Live, a copy is charged to the user of the process that maps the
+# module, not to the file's owner: nobody's process runs the program, whose
+# debug file is uid 1234's.  (A user could otherwise make a program whose
+# debug file is another user's, and spend that user's share.)
+live_problem=
+if mkdir "$tmp/live" && cp "$tmp/spin" "$tmp/spin.debug.orig" "$tmp/live/" \
+   && mv "$tmp/live/spin.debug.orig" "$tmp/live/spin.debug" && chown 1234 "$tmp/live/spin.debug" \
+   && chmod 755 "$tmp" "$tmp/live"; then
+  "$EU_STACKTRACE" -j 1 -vv -f folded -o "$tmp/live.out" -- \
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/live/spin" 100000000 \
+    2> "$tmp/live.err" || live_problem="exited with status $?"
+else
+  live_problem="cannot set up $tmp/live"
+fi
+if [ -z "$live_problem" ] \
+   && grep -q "live/spin.debug: others may write it: libdwfl reads a copy, counted with uid 65534's files" "$tmp/live.err" \
+   && grep -q spin_in_main "$tmp/live.out"; then
+  tap_ok "live: the copy of uid 1234's debug file is counted with uid 65534's files, whose process maps the program"
+else
+  tap_diag_file "$tmp/live.err" 20
+  tap_not_ok "live: ${live_problem:-the copy is not counted with the process user, or spin_in_main is not named}"
 fi
 
 # The sanitizer build reads the same copy, and writes the same output.

@@ -22,6 +22,7 @@ cat > "$tmp/with-debug.setup" <<EOF
 cp "$stage/nsprog.stripped" "\$root/app/bin/nsprog"
 mkdir -p "\$root/usr/lib/debug/.build-id/$nn"
 cp "$stage/nsprog.debug" "\$root/usr/lib/debug/.build-id/$nn/$rest.debug"
+chown 1234 "\$root/usr/lib/debug/.build-id/$nn/$rest.debug"
 EOF
 
 # Without its debuginfo, the stripped program's own functions have no name.
@@ -43,10 +44,11 @@ if grep -q Sanitizer "$tmp/with-debug.err"; then
   tap_not_ok "the sanitized build runs clean"; diag "$tmp/with-debug.err"
 fi
 # What libdwfl reads is a copy, counted in the copies' budget with the files
-# of the process's user (root's here).
-if grep -q "/app/bin/nsprog: debuginfo /usr/lib/debug/.build-id/$nn/$rest.debug opened by the namespace helper (.*), read from a copy counted with uid 0's files" \
+# of the process that maps the program: root's, in a mount namespace of its
+# own (a rootful container's), not the debug file's owner (uid 1234).
+if grep -q "/app/bin/nsprog: debuginfo /usr/lib/debug/.build-id/$nn/$rest.debug opened by the namespace helper (.*), read from a copy counted with root's files of mount namespace [0-9]*$" \
     "$tmp/with-debug.err"; then
-  tap_ok "the helper found the debuginfo in the namespace: /usr/lib/debug/.build-id/$nn/$rest.debug, read from a copy counted with its process's user's files"
+  tap_ok "the helper found the debuginfo in the namespace: /usr/lib/debug/.build-id/$nn/$rest.debug, read from a copy counted with its process's mount namespace"
 else
   tap_not_ok "the helper found the debuginfo in the namespace"; diag "$tmp/with-debug.err"
 fi

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -34,6 +35,14 @@
 #include "basic/untrusted.h"
 #include "core/resolve/find-debuginfo.h"
 #include "unit/test-rewriter.h"
+
+/* FD admitted as a debug file found on the host, a copy of it charged to
+   its owner (a recording's).  */
+static int
+admit (int fd, const char *name)
+{
+  return st_debug_file_admit (fd, name, false, ST_FROZEN_OWNER_FILE);
+}
 
 /* An unlinked temporary file holding a copy of this test program (a real
    ELF file), its mode MODE.  */
@@ -87,7 +96,7 @@ test_own_file_served_as_it_is (void **state)
   (void) state;
   int fd = real_elf_file (0644);
   ino_t ino = inode (fd);
-  int served = st_debug_file_admit (fd, "own", false);
+  int served = admit (fd, "own");
   assert_true (served >= 0);
   assert_int_equal (inode (served), ino);
   close (served);
@@ -103,7 +112,7 @@ served_as_copy (uid_t owner, mode_t mode)
     assert_int_equal (fchown (fd, owner, (gid_t) -1), 0);
   int keep = dup (fd);
   ino_t ino = inode (fd);
-  int served = st_debug_file_admit (fd, "others'", false);
+  int served = admit (fd, "others'");
   assert_true (served >= 0);
   assert_int_not_equal (inode (served), ino);
   int seals = fcntl (served, F_GET_SEALS);
@@ -150,12 +159,12 @@ test_too_large_to_copy_not_served (void **state)
   int fd = real_elf_file (0666);
   assert_int_equal (ftruncate (fd, (off_t) ST_FROZEN_COPY_MAX + 1), 0);
   unsigned before = st_untrusted_refused_count ();
-  assert_int_equal (st_debug_file_admit (fd, "large", false), -1);
+  assert_int_equal (admit (fd, "large"), -1);
   assert_int_equal (st_untrusted_refused_count (), before + 1);
   /* As large and ours: served as it is, nothing copied.  */
   fd = real_elf_file (0644);
   assert_int_equal (ftruncate (fd, (off_t) ST_FROZEN_COPY_MAX + 1), 0);
-  int served = st_debug_file_admit (fd, "large, ours", false);
+  int served = admit (fd, "large, ours");
   assert_true (served >= 0);
   assert_int_equal (st_frozen_held (), 0);
   st_frozen_close (served);
@@ -265,10 +274,10 @@ test_copies_within_the_budget (void **state)
   (void) state;
   const uint64_t each = charge_of_one ();
   st_frozen_set_budget (ST_FROZEN_COPY_SHARES * each + each / 2);
-  int a = st_debug_file_admit (owned_elf_file (0644, 1001), "first", false);
-  int b = st_debug_file_admit (owned_elf_file (0644, 1002), "second", false);
-  int b3 = st_debug_file_admit (owned_elf_file (0644, 1003), "third", false);
-  int b4 = st_debug_file_admit (owned_elf_file (0644, 1004), "fourth", false);
+  int a = admit (owned_elf_file (0644, 1001), "first");
+  int b = admit (owned_elf_file (0644, 1002), "second");
+  int b3 = admit (owned_elf_file (0644, 1003), "third");
+  int b4 = admit (owned_elf_file (0644, 1004), "fourth");
   assert_true (a >= 0 && b >= 0 && b3 >= 0 && b4 >= 0);
   assert_int_equal (st_frozen_held (), 4 * each);
   assert_int_equal (st_frozen_held_by (1001), each);
@@ -278,7 +287,7 @@ test_copies_within_the_budget (void **state)
   assert_int_equal (st_freeze (owned_elf_file (0644, 1005), false, ST_FROZEN_OWNER_FILE, &why),
                     -EFBIG);
   assert_non_null (strstr (why.text, "the copies held take"));
-  assert_int_equal (st_debug_file_admit (owned_elf_file (0644, 1005), "fifth", false), -1);
+  assert_int_equal (admit (owned_elf_file (0644, 1005), "fifth"), -1);
   assert_int_equal (st_untrusted_refused_count (), before + 1);
   assert_int_equal (st_frozen_budget_refusals (), budget_refused + 2);
   /* An inflated copy (any memfd of ours) is reserved for, then adopted:
@@ -289,7 +298,7 @@ test_copies_within_the_budget (void **state)
   assert_int_equal (owner, 1001);
   assert_int_equal (st_frozen_reserve (each, owner), -EFBIG);
   /* Our own file needs no copy, budget or not.  */
-  int own = st_debug_file_admit (real_elf_file (0644), "own", false);
+  int own = admit (real_elf_file (0644), "own");
   assert_true (own >= 0);
   assert_false (st_frozen_is_copy (own));
   st_frozen_close (own);
@@ -302,7 +311,7 @@ test_copies_within_the_budget (void **state)
   assert_int_equal (owner, 1001);
   assert_int_equal (st_frozen_held (), 4 * each);
   st_frozen_close (inflated);
-  int c = st_debug_file_admit (owned_elf_file (0644, 1005), "fifth again", false);
+  int c = admit (owned_elf_file (0644, 1005), "fifth again");
   assert_true (c >= 0);
   st_frozen_close (b);
   st_frozen_close (b3);
@@ -324,8 +333,8 @@ test_one_owner_takes_its_share (void **state)
   const uint64_t each = charge_of_one ();
   st_frozen_set_budget (ST_FROZEN_COPY_SHARES * 2 * each);
   int held[4], n = 0;
-  held[n++] = st_debug_file_admit (owned_elf_file (0644, 65534), "nobody's 1", false);
-  held[n++] = st_debug_file_admit (owned_elf_file (0644, 65534), "nobody's 2", false);
+  held[n++] = admit (owned_elf_file (0644, 65534), "nobody's 1");
+  held[n++] = admit (owned_elf_file (0644, 65534), "nobody's 2");
   for (int i = 0; i < n; i++)
     assert_true (held[i] >= 0);
   assert_int_equal (st_frozen_held_by (65534), 2 * each);
@@ -337,7 +346,7 @@ test_one_owner_takes_its_share (void **state)
   assert_int_equal (st_frozen_budget_refusals (), budget_refused + 1);
   /* Room for others: another user's file, and a file of a process whose
      user the caller names.  */
-  held[n++] = st_debug_file_admit (owned_elf_file (0644, 1001), "another's", false);
+  held[n++] = admit (owned_elf_file (0644, 1001), "another's");
   assert_true (held[n - 1] >= 0);
   held[n++] = st_freeze (owned_elf_file (0644, 65534), true, 1002, &why);
   assert_true (held[n - 1] >= 0);
@@ -347,11 +356,12 @@ test_one_owner_takes_its_share (void **state)
     st_frozen_close (held[i]);
   assert_int_equal (st_frozen_held (), 0);
 
-  /* A container's uids in no /etc/subuid range, aligned blocks of 65,536,
-     are one owner.  (Far above where useradd gives ranges: the container
-     tests add users with ranges while this runs.)  */
-  int c1 = owned_elf_file (0644, 0x70000005), c2 = owned_elf_file (0644, 0x7000ffff);
-  int c3 = owned_elf_file (0644, 0x70010000);
+  /* A container's uids in no /etc/subuid range, aligned blocks of 65,536
+     of systemd's range for them, are one owner.  (Far above where useradd
+     gives ranges: the container tests add users with ranges while this
+     runs.)  Below that range a uid is its own (a directory's users).  */
+  int c1 = owned_elf_file (0644, 0x60000005), c2 = owned_elf_file (0644, 0x6000ffff);
+  int c3 = owned_elf_file (0644, 0x60010000);
   struct stat st1, st2, st3;
   assert_int_equal (fstat (c1, &st1), 0);
   assert_int_equal (fstat (c2, &st2), 0);
@@ -359,10 +369,139 @@ test_one_owner_takes_its_share (void **state)
   uint64_t o1 = st_frozen_owner_of_file (c1, &st1);
   assert_int_equal (o1, st_frozen_owner_of_file (c2, &st2));
   assert_int_not_equal (o1, st_frozen_owner_of_file (c3, &st3));
-  assert_int_not_equal (o1, 0x70000005);
+  assert_int_not_equal (o1, 0x60000005);
+  int big = owned_elf_file (0644, 70000);
+  struct stat stb;
+  assert_int_equal (fstat (big, &stb), 0);
+  assert_int_equal (st_frozen_owner_of_file (big, &stb), 70000);
+  close (big);
   close (c1);
   close (c2);
   close (c3);
+}
+
+/* Two threads (two processes' modules at -j 2) want the same file at once:
+   one copy, charged once.  Each reserving for it would charge it twice and
+   refuse a file over half its owner's share ("uid 65534's files take
+   209715200 of the 268435456 bytes", 20 rounds in 20).  */
+struct racer {
+  int fd;
+  pthread_barrier_t *start;
+  int served;
+  char why[256];
+};
+
+static void *
+race_freeze (void *arg)
+{
+  struct racer *r = arg;
+  struct st_why why = { 0 };
+  pthread_barrier_wait (r->start);
+  r->served = st_freeze (r->fd, false, ST_FROZEN_OWNER_FILE, &why);
+  snprintf (r->why, sizeof r->why, "%s", why.text);
+  return NULL;
+}
+
+static void
+test_same_file_two_threads_one_copy (void **state)
+{
+  (void) state;
+  int fd = owned_elf_file (0644, 65534);
+  const off_t size = 48 << 20;   /* some milliseconds to copy */
+  assert_int_equal (ftruncate (fd, size), 0);
+  const uint64_t charge = (uint64_t) size;
+  st_frozen_set_budget (ST_FROZEN_COPY_SHARES * (charge + charge / 2));
+  for (int round = 0; round < 10; round++)
+    {
+      pthread_barrier_t start;
+      pthread_barrier_init (&start, NULL, 2);
+      struct racer a = { .fd = dup (fd), .start = &start }, b = { .fd = dup (fd), .start = &start };
+      pthread_t ta, tb;
+      assert_int_equal (pthread_create (&ta, NULL, race_freeze, &a), 0);
+      assert_int_equal (pthread_create (&tb, NULL, race_freeze, &b), 0);
+      pthread_join (ta, NULL);
+      pthread_join (tb, NULL);
+      pthread_barrier_destroy (&start);
+      if (a.served < 0 || b.served < 0)
+        fail_msg ("round %d: refused: %s%s", round, a.why, b.why);
+      assert_int_equal (inode (a.served), inode (b.served));
+      assert_int_equal (st_frozen_held (), charge);
+      assert_int_equal (st_frozen_held_by (65534), charge);
+      st_frozen_close (a.served);
+      st_frozen_close (b.served);
+      assert_int_equal (st_frozen_held (), 0);
+      /* A new file each round: written, its ctime moves.  */
+      assert_int_equal (pwrite (fd, "x", 1, round), 1);
+    }
+  close (fd);
+}
+
+/* Whom a live process's copies are charged to: its user; for root's, its
+   user namespace, else its mount namespace, when not ours; when it is
+   gone, the file's owner.  Each child does its part, says so on a pipe and
+   waits to be killed.  */
+static pid_t
+child_that (int what)
+{
+  int p[2];
+  assert_int_equal (pipe (p), 0);
+  pid_t kid = fork ();
+  assert_true (kid >= 0);
+  if (kid == 0)
+    {
+      close (p[0]);
+      prctl (PR_SET_PDEATHSIG, SIGKILL);
+      int r = what == 0 ? setresuid (1234, 1234, 1234)
+              : what == 1 ? unshare (CLONE_NEWNS) : unshare (CLONE_NEWUSER);
+      if (r != 0 || write (p[1], "x", 1) != 1)
+        _exit (1);
+      pause ();
+      _exit (0);
+    }
+  close (p[1]);
+  char c;
+  assert_int_equal (read (p[0], &c, 1), 1);
+  close (p[0]);
+  return kid;
+}
+
+static uint64_t
+ns_inode (pid_t pid, const char *ns)
+{
+  char path[64];
+  struct stat st;
+  snprintf (path, sizeof path, "/proc/%d/ns/%s", (int) pid, ns);
+  assert_int_equal (stat (path, &st), 0);
+  return (uint32_t) st.st_ino;
+}
+
+static void
+test_owner_of_a_process (void **state)
+{
+  (void) state;
+  int fd = owned_elf_file (0644, 4321);
+  assert_int_equal (st_frozen_owner_of_process (getpid (), fd), 0);
+  pid_t user = child_that (0), mounts = child_that (1), users = child_that (2);
+  assert_int_equal (st_frozen_owner_of_process (user, fd), 1234);
+  assert_int_equal (st_frozen_owner_of_process (mounts, fd),
+                    ST_FROZEN_OWNER_MNTNS | ns_inode (mounts, "mnt"));
+  assert_int_equal (st_frozen_owner_of_process (users, fd),
+                    ST_FROZEN_OWNER_USERNS | ns_inode (users, "user"));
+  pid_t kids[] = { user, mounts, users };
+  for (size_t i = 0; i < 3; i++)
+    {
+      kill (kids[i], SIGKILL);
+      assert_int_equal (waitpid (kids[i], NULL, 0), kids[i]);
+    }
+  /* Gone (its pid free now): the file answers.  */
+  assert_int_equal (st_frozen_owner_of_process (user, fd), 4321);
+  /* st_freeze finds it so when a copy is made.  */
+  int served = st_freeze (dup (fd), false, ST_FROZEN_OWNER_PID | (uint32_t) getpid (), NULL);
+  uint64_t owner = 99;
+  assert_true (st_frozen_copy_owner (served, &owner));
+  assert_int_equal (owner, 0);
+  st_frozen_close (served);
+  close (fd);
 }
 
 /* A file from another mount namespace is copied whoever owns it.  */
@@ -372,7 +511,7 @@ test_namespace_files_always_copied (void **state)
   (void) state;
   int own = real_elf_file (0644);
   ino_t ino = inode (own);
-  int always = st_debug_file_admit (own, "always", true);
+  int always = st_debug_file_admit (own, "always", true, ST_FROZEN_OWNER_FILE);
   assert_true (always >= 0);
   assert_int_not_equal (inode (always), ino);
   assert_true (st_frozen_is_copy (always));
@@ -435,7 +574,7 @@ test_not_a_regular_file_not_served (void **state)
   (void) state;
   int p[2];
   assert_int_equal (pipe (p), 0);
-  assert_int_equal (st_debug_file_admit (p[0], "pipe", false), -1);
+  assert_int_equal (admit (p[0], "pipe"), -1);
   close (p[1]);
 }
 
@@ -485,7 +624,7 @@ test_rewrite_after_the_check_never_reaches_libelf (void **state)
   bool begun = true;
   for (i = 0; i < 100000 && (served < 100 || refused < 100); i++)
     {
-      int fd_served = st_debug_file_admit (dup (fd), "racing", false);
+      int fd_served = admit (dup (fd), "racing");
       if (fd_served < 0)
         {
           refused++;
@@ -520,6 +659,8 @@ main (void)
     cmocka_unit_test (test_one_copy_per_file),
     cmocka_unit_test_teardown (test_copies_within_the_budget, restore_budget),
     cmocka_unit_test_teardown (test_one_owner_takes_its_share, restore_budget),
+    cmocka_unit_test_teardown (test_same_file_two_threads_one_copy, restore_budget),
+    cmocka_unit_test (test_owner_of_a_process),
     cmocka_unit_test (test_namespace_files_always_copied),
     cmocka_unit_test (test_nosuid_mount_is_others),
     cmocka_unit_test (test_not_a_regular_file_not_served),

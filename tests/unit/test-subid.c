@@ -19,6 +19,8 @@ static const char passwd[] =
 static const char subuid[] =
   "alice:100000:65536\n"
   "# a comment is a line without a range\n"
+  "#bob:100000:65536\n"
+  "everyone:0:2\n"
   "1001:165536:65536\n"
   "carol:231072:65536\n"
   "broken:296608:65536\n"
@@ -75,6 +77,12 @@ test_outside_every_range (void **state)
   /* A range past the uids does not wrap around.  */
   assert_int_equal (owner_of (3, &owner), ST_SUBID_NONE);
   assert_int_equal (st_subid_owner_in ("", passwd, 100000, &owner), ST_SUBID_NONE);
+  /* A range over a user's own uid (everyone:0:2 holds 0) leaves it
+     theirs; a uid no user has is the range's.  */
+  assert_int_equal (owner_of (0, &owner), ST_SUBID_NONE);
+  assert_int_equal (owner, 0);
+  assert_int_equal (owner_of (1, &owner), ST_SUBID_RANGE);
+  assert_int_equal (owner, 0);
   assert_int_equal (st_subid_owner_in ("alice:100000:65536\n", "", 100000, &owner),
                     ST_SUBID_RANGE);
 }

@@ -72,7 +72,7 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
     {
       struct st_why why = { 0 };
       int file = fd;
-      fd = st_freeze (fd, false, ST_FROZEN_OWNER_FILE, &why);
+      fd = st_freeze (fd, false, w->owner, &why);
       if (fd < 0)
         {
           st_untrusted_refuse (fname, "debug file not read", why.text);
@@ -84,7 +84,7 @@ try_candidate (const char *fname, const struct st_debuginfo_want *w, char **path
             : !crc_matches (fd, w->crc))
         wrong = w->build_id_size > 0 ? "build-id differs in the copy" : "no build-id, CRC does not match";
       else if (copied)
-        st_debug ("%s: others may write it: libdwfl reads a copy", fname);
+        st_frozen_say_copied (fname, fd);
     }
   if (wrong != NULL)
     {

@@ -33,6 +33,7 @@ struct st_debuginfo_want {
   const uint8_t *build_id;    /* the wanted build-id (the dwz file's for ALT) */
   size_t build_id_size;       /* 0: none, then only the CRC can tell */
   bool alt;                   /* looking for the dwz file */
+  uint64_t owner;             /* whom a copy is charged to (st_freeze's OWNER) */
   bool has_main;              /* the module's own file, never taken for its debug file */
   dev_t main_dev;
   ino_t main_ino;

@@ -38,6 +38,18 @@ struct request {
    malloc'ed string) when it knows one, or -1 when it has none.  */
 typedef int (*step_fn) (const struct request *q, char **path);
 
+/* Whom a copy of a debug file the request finds is charged to
+   (basic/frozen-copy.h): live, the user of the module's process; else
+   the file's owner.  */
+static uint64_t
+owner_of_request (const struct request *q)
+{
+  const struct st_mapping *m = q->mapping;
+  if (m != NULL && m->finder != NULL && m->finder->live && m->pid > 0)
+    return ST_FROZEN_OWNER_PID | (uint32_t) m->pid;
+  return ST_FROZEN_OWNER_FILE;
+}
+
 /* libdwfl asks again, with the .gnu_debugaltlink name and no CRC, for the
    dwz file that a module's DWARF refers to.  The request for the debug file
    itself carries the module's own .gnu_debuglink, or none.  */
@@ -93,6 +105,7 @@ step_host (const struct request *q, char **path)
     .file_name = q->file_name,
     .debuglink = q->debuglink_file,
     .crc = q->debuglink_crc,
+    .owner = owner_of_request (q),
   };
   const unsigned char *bits = NULL;
   GElf_Addr vaddr;
@@ -123,20 +136,6 @@ step_host (const struct request *q, char **path)
   return st_debuginfo_host_find (&w, path);
 }
 
-/* Whose share of the copies' budget (basic/frozen-copy.h) a file of
-   process PID's namespace, FD, is charged to: the process's user, the
-   owner of its outermost user namespace (a rootless container's 65,536
-   uids are one user's); the file's owner when the process is gone.  */
-static uint64_t
-owner_of_process (pid_t pid, int fd)
-{
-  uid_t owners[2], charged;
-  if (st_proc_owners (pid, owners) == 0 && st_proc_charged_uid (pid, owners[0], &charged) == 0)
-    return charged;
-  struct stat st;
-  return fstat (fd, &st) == 0 ? st_frozen_owner_of_file (fd, &st) : ST_FROZEN_OWNER_MOUNTS;
-}
-
 /* A file that the namespace helper opened has its debug file in the same
    mount namespace, where the host's paths do not reach: ask the helper,
    which checks the build-id.  Files found on the host are the host's, and
@@ -163,8 +162,7 @@ step_ns_helper (const struct request *q, char **path)
   /* The helper checked the build-id of the file in the namespace, whose
      owners may write it since: what libdwfl reads is a copy, its build-id
      checked again, charged to the process's user.  */
-  const uint64_t owner = owner_of_process (m->file->ns_pid, fd);
-  fd = st_freeze (fd, true, owner, &why);
+  fd = st_freeze (fd, true, ST_FROZEN_OWNER_PID | (uint32_t) m->file->ns_pid, &why);
   if (fd >= 0 && !st_elf_fd_has_build_id (fd, m->file->build_id, m->file->build_id_size))
     {
       st_frozen_close (fd);
@@ -175,7 +173,9 @@ step_ns_helper (const struct request *q, char **path)
       st_untrusted_refuse (*path != NULL ? *path : m->path, "debug file not read", why.text);
       return -1;
     }
+  uint64_t owner = 0;
   char owner_name[80];
+  (void) st_frozen_copy_owner (fd, &owner);
   st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s), read from a copy "
            "counted with %s", (int) m->file->ns_pid, m->path, *path ? *path : "?", way,
            st_frozen_owner_name (owner, owner_name, sizeof owner_name));
@@ -269,7 +269,7 @@ debug_file_within_bounds (int fd, struct st_why *why)
 }
 
 int
-st_debug_file_admit (int fd, const char *name, bool always_copy)
+st_debug_file_admit (int fd, const char *name, bool always_copy, uint64_t owner)
 {
   struct st_why why = { 0 };
   struct stat st;
@@ -282,9 +282,9 @@ st_debug_file_admit (int fd, const char *name, bool always_copy)
   /* libdwfl's elf_begin reads what it is given after our checks: checked
      and served is a copy nobody can write (made by the step already, for
      the host's candidates).  */
-  int served = st_freeze (fd, always_copy, ST_FROZEN_OWNER_FILE, &why);
+  int served = st_freeze (fd, always_copy, owner, &why);
   if (served >= 0 && served != fd)
-    st_debug ("%s: others may write it: libdwfl reads a copy", name);
+    st_frozen_say_copied (name, served);
   if (served >= 0 && debug_file_within_bounds (served, &why))
     return served;
   st_untrusted_refuse (name, "debug file not read", why.text);
@@ -382,7 +382,7 @@ search (const struct request *q, char **path)
       int fd = steps[i].find (q, path);
       if (fd >= 0)
         fd = st_debug_file_admit (fd, *path != NULL ? *path : q->modname,
-                                  steps[i].find == step_ns_helper);
+                                  steps[i].find == step_ns_helper, owner_of_request (q));
       if (fd >= 0)
         {
           st_debug ("%s: %s file found by %s: %s", q->modname,

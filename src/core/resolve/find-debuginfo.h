@@ -30,6 +30,10 @@ struct st_debuginfo_finder {
      debug file without .debug_frame is of no more use once the file's
      symbol table is built.  */
   bool cfi_only;
+  /* The processes run now (-p, -a, a command): a copy of a debug file is
+     charged to the user of the process that maps its module, else to the
+     file's owner (basic/frozen-copy.h).  */
+  bool live;
   /* Given to each module's Dwarf that has a dwz file to look for, before
      the steps look (dwarf-alt.h says why); NULL: none.  */
   struct st_dwarf_alt_stand_in *alt_stand_in;
@@ -48,6 +52,6 @@ int st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, D
    (basic/frozen-copy.h: libelf reads the fd again after our checks), and
    what is served is checked: an ELF file, its header's counts
    (basic/elf-begin.h) and what its compressed sections inflate to
-   (inflate-bounds.h) within bounds.  Close what it returns with
-   st_frozen_close.  */
-int st_debug_file_admit (int fd, const char *name, bool always_copy);
+   (inflate-bounds.h) within bounds.  A copy made here is charged to OWNER
+   (st_freeze's).  Close what it returns with st_frozen_close.  */
+int st_debug_file_admit (int fd, const char *name, bool always_copy, uint64_t owner);

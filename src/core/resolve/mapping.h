@@ -47,4 +47,7 @@ struct st_mapping {
      before its DIEs are first read.  */
   bool alt_given, alt_settled;
   const struct st_debuginfo_finder *finder;  /* for the module's find_debuginfo */
+  /* The process whose mapping it is: live, the copies of its debug files
+     are charged to its user (find-debuginfo.c).  */
+  pid_t pid;
 };

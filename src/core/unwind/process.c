@@ -576,6 +576,7 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
   struct st_mapping *m = calloc (1, sizeof *m);
   if (m == NULL)
     return -ENOMEM;
+  m->pid = p->pid;
   m->start = ev->start;
   m->end = ev->start + ev->len;
   m->pgoff = ev->pgoff;
@@ -658,6 +659,7 @@ st_process_table_fork (struct st_process_table *t, const struct st_task_event *f
       struct st_mapping *m = mapping_copy (t, parent->maps[i]);
       if (m == NULL)
         return -ENOMEM;
+      m->pid = child->pid;
       child->maps[child->n_maps++] = m;
       child->path_bytes += strlen (m->path) + 1;
     }

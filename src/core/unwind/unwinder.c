@@ -61,6 +61,7 @@ st_unwinder_new (const struct st_unwinder_options *opts, struct st_unwinder **ou
   u->finder.debuginfod = opts->debuginfod;
   u->finder.ns_client = opts->ns_client;
   u->finder.cfi_only = !opts->inline_frames;
+  u->finder.live = opts->live;
   u->resolver = st_resolver_new ();
   u->raw = calloc (opts->max_frames, sizeof *u->raw);
   u->strings = st_hashmap_new (free);

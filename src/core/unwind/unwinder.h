@@ -23,6 +23,7 @@ struct st_unwinder_options {
   size_t max_frames;          /* --max-frames */
   bool inline_frames;         /* --inline */
   bool unwinder_libdwfl;      /* --unwinder=libdwfl: no unwind-rule cache */
+  bool live;                  /* sampling processes that run now */
   /* NULL: the recording names none; each sample's is the ELF header's of
      the files it ran in.  */
   const struct st_regs_arch *arch;

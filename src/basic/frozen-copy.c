@@ -81,7 +81,7 @@ st_frozen_owner_of_file (int fd, const struct stat *st)
 }
 
 uint64_t
-st_frozen_owner_of_process (pid_t pid, int fd)
+st_frozen_owner_of_process (pid_t pid)
 {
   uid_t owners[2], charged;
   uint64_t userns;
@@ -100,9 +100,10 @@ st_frozen_owner_of_process (pid_t pid, int fd)
         return ST_FROZEN_OWNER_MNTNS | (uint32_t) ns.st_ino;
       return 0;
     }
-  /* Gone: its file answers for it.  */
-  struct stat st;
-  return fstat (fd, &st) == 0 ? st_frozen_owner_of_file (fd, &st) : ST_FROZEN_OWNER_MOUNTS;
+  /* Gone (a process of a few milliseconds is, by the time its samples
+     are unwound): not its file's owner, whom its user could otherwise
+     charge by running such a process with a debug file of theirs.  */
+  return ST_FROZEN_OWNER_GONE;
 }
 
 const char *
@@ -119,6 +120,8 @@ st_frozen_owner_name (uint64_t owner, char *buf, size_t size)
     snprintf (buf, size, "root's files of user namespace %u", id);
   else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_MNTNS)
     snprintf (buf, size, "root's files of mount namespace %u", id);
+  else if (owner == ST_FROZEN_OWNER_GONE)
+    snprintf (buf, size, "the files of processes gone before they were read");
   else
     snprintf (buf, size, "uid %u's files", id);
   return buf;
@@ -496,19 +499,29 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
                          "%llu bytes; a file others may write is read from a copy of at most %llu",
                          (unsigned long long) st.st_size, (unsigned long long) ST_FROZEN_COPY_MAX);
     }
-  if (owner == ST_FROZEN_OWNER_FILE)
-    owner = st_frozen_owner_of_file (fd, &st);
-  else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_PID)
-    owner = st_frozen_owner_of_process ((pid_t) (uint32_t) owner, fd);
   /* The same file, copied already or being copied (by this thread or
      another): shared.  A copy being made is waited for, not made twice:
      two threads reserving for the same file would charge it twice, and
-     refuse a file over half its owner's share.  */
+     refuse a file over half its owner's share.  The owner is found (in
+     /proc, /etc/subuid) only for a copy to make, outside the lock.  */
   const uint64_t charge = charge_of (st.st_size);
+  bool found = owner != ST_FROZEN_OWNER_FILE
+               && (owner & ~(uint64_t) UINT32_MAX) != ST_FROZEN_OWNER_PID;
   pthread_mutex_lock (&held_lock);
   struct held *h;
-  while ((h = held_by_source (&st)) != NULL && h->copying)
-    pthread_cond_wait (&held_changed, &held_lock);
+  for (;;)
+    {
+      while ((h = held_by_source (&st)) != NULL && h->copying)
+        pthread_cond_wait (&held_changed, &held_lock);
+      if (h != NULL || found)
+        break;
+      pthread_mutex_unlock (&held_lock);
+      owner = owner == ST_FROZEN_OWNER_FILE
+                ? st_frozen_owner_of_file (fd, &st)
+                : st_frozen_owner_of_process ((pid_t) (uint32_t) owner);
+      found = true;
+      pthread_mutex_lock (&held_lock);
+    }
   int r = h != NULL ? take_locked (h) : reserve_locked (charge, owner, why);
   uint64_t serial = 0;
   if (h == NULL && r == 0)

@@ -27,9 +27,10 @@
  * the module, when the processes run now (the owner of its outermost user
  * namespace: a rootless container's 65,536 uids are its user's; root's
  * containers and root's processes in mount namespaces of their own each
- * count apart, st_frozen_owner_of_process).  A user cannot charge another
- * user by making a program whose debug file is the other's.  In a
- * recording, whose processes are gone, the file's owner answers for it
+ * count apart; processes gone before a copy for them was made are one
+ * owner: st_frozen_owner_of_process).  A user cannot charge another user by
+ * making a program whose debug file is the other's.  In a recording, whose
+ * processes are gone, the file's owner answers for it
  * (st_frozen_owner_of_file).  */
 #pragma once
 
@@ -56,6 +57,8 @@
    namespace's inode.  */
 #define ST_FROZEN_OWNER_USERNS ((uint64_t) 4 << 32)
 #define ST_FROZEN_OWNER_MNTNS ((uint64_t) 5 << 32)
+/* A process gone before a copy for it was made.  */
+#define ST_FROZEN_OWNER_GONE ((uint64_t) 7 << 32)
 /* Only for st_freeze's OWNER: the owner is found when a copy is made,
    with st_frozen_owner_of_process of the pid (| PID) or
    st_frozen_owner_of_file (FILE).  */
@@ -76,12 +79,15 @@ bool st_others_may_write (int fd, const struct stat *st);
    the user), and a uid in systemd's range for containers in no range
    as its block of 65,536.  */
 uint64_t st_frozen_owner_of_file (int fd, const struct stat *st);
-/* The owner a copy of FD, wanted for a module of process PID that runs
-   now, is charged to: the user of PID (the owner of its outermost user
+/* The owner a copy wanted for a module of process PID, which runs now, is
+   charged to: the user of PID (the owner of its outermost user
    namespace, st_proc_charged_uid); for root's, its user namespace when it
    is not ours, else its mount namespace when it is not ours, else root.
-   The file's owner (st_frozen_owner_of_file) when PID is gone.  */
-uint64_t st_frozen_owner_of_process (pid_t pid, int fd);
+   ST_FROZEN_OWNER_GONE when PID is gone (not the file's owner: a user
+   could charge another by a short process whose debug file is theirs).
+   A pid reused meanwhile (within the time between a sample and its
+   unwinding, a second or so) charges the process that has it now.  */
+uint64_t st_frozen_owner_of_process (pid_t pid);
 /* What messages call OWNER ("uid 1000's files", ...), in BUF of SIZE.  */
 const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
 
@@ -93,8 +99,8 @@ const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
    (ST_FROZEN_OWNER_PID | pid, ST_FROZEN_OWNER_FILE: found then).  -errno
    (FD closed, WHY says why)
    when there is none: -EFBIG past ST_FROZEN_COPY_MAX, the budget or the
-   owner's share (counted by st_frozen_budget_refusals), -EIO when the file
-   ended while copied.  Each descriptor it gives is released with
+   owner's share (counted by st_frozen_budget_refusals, as is -ENOMEM),
+   -EIO when the file ended while copied.  Each descriptor it gives is released with
    st_frozen_close, once.  */
 int st_freeze (int fd, bool always, uint64_t owner, struct st_why *why);
 /* close (FD), and one holder fewer of its copy when FD is a copy from

@@ -215,8 +215,12 @@ live_problem=
 if mkdir "$tmp/live" && cp "$tmp/spin" "$tmp/spin.debug.orig" "$tmp/live/" \
    && mv "$tmp/live/spin.debug.orig" "$tmp/live/spin.debug" && chown 1234 "$tmp/live/spin.debug" \
    && chmod 755 "$tmp" "$tmp/live"; then
-  "$EU_STACKTRACE" -j 1 -vv -f folded -o "$tmp/live.out" -- \
-    setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/live/spin" 100000000 \
+  # 3 s: the run unwinds (and copies) at its first read of the rings,
+  # within a second, while the process runs; gone by then, its copy would
+  # be charged to the processes gone.  SCHED_FIFO, reset on fork, as the
+  # live tests run the profiler: the tests beside it do not delay that read.
+  chrt -f -R 1 "$EU_STACKTRACE" -j 1 -vv -f folded -o "$tmp/live.out" -- \
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/live/spin" 3000000000 \
     2> "$tmp/live.err" || live_problem="exited with status $?"
 else
   live_problem="cannot set up $tmp/live"

@@ -161,8 +161,9 @@ step_ns_helper (const struct request *q, char **path)
     }
   /* The helper checked the build-id of the file in the namespace, whose
      owners may write it since: what libdwfl reads is a copy, its build-id
-     checked again, charged to the process's user.  */
-  fd = st_freeze (fd, true, ST_FROZEN_OWNER_PID | (uint32_t) m->file->ns_pid, &why);
+     checked again, charged to the user of the process that maps the module
+     (not of the process the file was first opened for: files are shared).  */
+  fd = st_freeze (fd, true, owner_of_request (q), &why);
   if (fd >= 0 && !st_elf_fd_has_build_id (fd, m->file->build_id, m->file->build_id_size))
     {
       st_frozen_close (fd);

@@ -2,9 +2,12 @@
  * machine, the anchor bench/bench-ns-helper.sh sets the helper's own
  * round trip against.
  *
- *   ipc-floor PATH [N]
+ *   ipc-floor PATH [N [2]]
  *       N round trips (default 10000); prints the median, p99 and mean as
- *       nsh-client's rtt does: "requests N ok N way floor median_us M ..."
+ *       nsh-client's rtt does: "requests N ok N way floor median_us M ...";
+ *       with 2, of two processes ("way floor2"): the client and an opener
+ *       that reads the request itself, what a helper without the parser
+ *       (the privilege split) could at best cost.
  *
  * It has the helper's shape and nothing of its work: three processes (the
  * client, the parser and the opener of src/ns-helper), the same messages
@@ -22,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,13 +119,14 @@ main (int argc, char **argv)
 {
   if (argc < 2)
     {
-      fprintf (stderr, "usage: %s PATH [N]\n", argv[0]);
+      fprintf (stderr, "usage: %s PATH [N [2]]\n", argv[0]);
       return 2;
     }
   const char *path = argv[1];
   long n = argc > 2 ? strtol (argv[2], NULL, 10) : 10000;
   if (n < 1)
     n = 1;
+  bool two = argc > 3 && strcmp (argv[3], "2") == 0;
   /* client[0] the client's end, client[1] the helper's (both its
      processes hold it, as the helper's do); pipe between the two.  */
   int client[2], pipe_[2];
@@ -131,8 +136,8 @@ main (int argc, char **argv)
       fprintf (stderr, "ipc-floor: socketpair: %s\n", strerror (errno));
       return 1;
     }
-  pid_t p = start (parser, NULL, client[1], pipe_[0]);
-  pid_t o = start (opener, path, pipe_[1], client[1]);
+  pid_t p = two ? -1 : start (parser, NULL, client[1], pipe_[0]);
+  pid_t o = start (opener, path, two ? client[1] : pipe_[1], client[1]);
   close (client[1]);
   close (pipe_[0]);
   close (pipe_[1]);
@@ -165,7 +170,8 @@ main (int argc, char **argv)
         }
     }
   close (client[0]);
-  waitpid (p, NULL, 0);
+  if (p > 0)
+    waitpid (p, NULL, 0);
   waitpid (o, NULL, 0);
   if (ok != n)
     {
@@ -178,8 +184,8 @@ main (int argc, char **argv)
   for (long i = 0; i < n; i++)
     sum += (double) rtt[i];
   size_t p99 = (size_t) ((n * 99 + 99) / 100 - 1);
-  printf ("requests %ld ok %ld way floor median_us %.1f p99_us %.1f mean_us %.1f\n", n, ok,
-          rtt[n / 2] / 1e3, rtt[p99] / 1e3, sum / (double) n / 1e3);
+  printf ("requests %ld ok %ld way %s median_us %.1f p99_us %.1f mean_us %.1f\n", n, ok,
+          two ? "floor2" : "floor", rtt[n / 2] / 1e3, rtt[p99] / 1e3, sum / (double) n / 1e3);
   free (rtt);
   return 0;
 }

@@ -52,38 +52,22 @@ number (const char *s, size_t len, uint64_t max, uint64_t *out)
   return true;
 }
 
-/* Whether PASSWD has a user whose uid is UID.  */
+/* The uid of the user of PASSWD named NAME (LEN bytes), or with NAME NULL
+   whose uid is WANT, in *UID; false when there is none.  */
 static bool
-has_uid (const char *passwd, uid_t uid)
+passwd_lookup (const char *passwd, const char *name, size_t len, uid_t want, uid_t *uid)
 {
   for (const char *line = passwd; line != NULL && *line != '\0';)
     {
       const char *nl = strchr (line, '\n');
       const char *end = nl != NULL ? nl : line + strlen (line);
-      const char *s;
-      size_t n;
+      const char *s, *user;
+      size_t n, user_len;
       uint64_t v;
       if (*line != '#' && field (line, end, 2, &s, &n) && number (s, n, UINT32_MAX - 1, &v)
-          && v == (uint64_t) uid)
-        return true;
-      line = nl != NULL ? nl + 1 : NULL;
-    }
-  return false;
-}
-
-/* The uid of the user NAME (LEN bytes) in PASSWD, or false.  */
-static bool
-uid_of_name (const char *passwd, const char *name, size_t len, uid_t *uid)
-{
-  for (const char *line = passwd; line != NULL && *line != '\0';)
-    {
-      const char *nl = strchr (line, '\n');
-      const char *end = nl != NULL ? nl : line + strlen (line);
-      const char *s;
-      size_t n;
-      uint64_t v;
-      if (field (line, end, 0, &s, &n) && n == len && memcmp (s, name, len) == 0
-          && field (line, end, 2, &s, &n) && number (s, n, UINT32_MAX - 1, &v))
+          && (name == NULL ? v == (uint64_t) want
+                           : field (line, end, 0, &user, &user_len) && user_len == len
+                               && memcmp (user, name, len) == 0))
         {
           *uid = (uid_t) v;
           return true;
@@ -99,7 +83,8 @@ st_subid_owner_in (const char *subuid, const char *passwd, uid_t uid, uid_t *own
   *owner = uid;
   /* A user's own uid is theirs, whatever range (a mistaken
      "alice:0:4294967295") holds it.  */
-  if (has_uid (passwd, uid))
+  uid_t user;
+  if (passwd_lookup (passwd, NULL, 0, uid, &user))
     return ST_SUBID_NONE;
   for (const char *line = subuid; line != NULL && *line != '\0';)
     {
@@ -117,7 +102,7 @@ st_subid_owner_in (const char *subuid, const char *passwd, uid_t uid, uid_t *own
           /* useradd writes names; shadow's tools take uids too.  */
           if (number (name, name_len, UINT32_MAX - 1, &id))
             *owner = (uid_t) id;
-          else if (!uid_of_name (passwd, name, name_len, owner))
+          else if (!passwd_lookup (passwd, name, name_len, 0, owner))
             {
               *owner = (uid_t) first;
               return ST_SUBID_RANGE;

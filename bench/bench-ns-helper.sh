@@ -120,6 +120,9 @@ floor, this, floor2 = medians(sys.argv[1]), medians(sys.argv[2]), medians(sys.ar
 if floor2:
     print(f"round trip, floor    (2 processes, no work): median {statistics.median(floor2):7.1f} us "
           f"(medians of the runs: {', '.join(f'{m:.0f}' for m in floor2)})")
+else:
+    print("round trip, floor (2 processes): bench/ipc-floor did not run: "
+          + open(sys.argv[3]).read().strip())
 if not floor:
     print("round trip, floor: bench/ipc-floor did not run: " + open(sys.argv[1]).read().strip())
 else:

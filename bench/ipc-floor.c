@@ -10,8 +10,8 @@
  *       (the privilege split) could at best cost.
  *
  * It has the helper's shape and nothing of its work: three processes (the
- * client, the parser and the opener of src/ns-helper), the same messages
- * with the same sizes, sent and received by the same code
+ * client, the parser and the opener of src/ns-helper; or two), the same
+ * messages with the same sizes, sent and received by the same code
  * (src/ns-helper/protocol.c), the client polling for its reply as the
  * core's does (ST_NSH_SPIN_US) and the opener opening PATH and passing the
  * descriptor straight back on the client's connection.  No JSON, no

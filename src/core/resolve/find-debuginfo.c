@@ -39,8 +39,9 @@ struct request {
 typedef int (*step_fn) (const struct request *q, char **path);
 
 /* Whom a copy of a debug file the request finds is charged to
-   (basic/frozen-copy.h): live, the user of the module's process; else
-   the file's owner.  */
+   (basic/frozen-copy.h): live, the user of the module's process (one
+   owner for all processes gone by then: st_frozen_owner_of_process);
+   else the file's owner.  */
 static uint64_t
 owner_of_request (const struct request *q)
 {
@@ -162,8 +163,10 @@ step_ns_helper (const struct request *q, char **path)
   /* The helper checked the build-id of the file in the namespace, whose
      owners may write it since: what libdwfl reads is a copy, its build-id
      checked again, charged to the user of the process that maps the module
-     (not of the process the file was first opened for: files are shared).  */
-  fd = st_freeze (fd, true, owner_of_request (q), &why);
+     (not of the process the file was first opened for: files are shared),
+     in a recording too: the helper reaches only processes that run.  */
+  pid_t by = m->pid > 0 ? m->pid : m->file->ns_pid;
+  fd = st_freeze (fd, true, ST_FROZEN_OWNER_PID | (uint32_t) by, &why);
   if (fd >= 0 && !st_elf_fd_has_build_id (fd, m->file->build_id, m->file->build_id_size))
     {
       st_frozen_close (fd);

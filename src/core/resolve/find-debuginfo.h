@@ -31,8 +31,9 @@ struct st_debuginfo_finder {
      symbol table is built.  */
   bool cfi_only;
   /* The processes run now (-p, -a, a command): a copy of a debug file is
-     charged to the user of the process that maps its module, else to the
-     file's owner (basic/frozen-copy.h).  */
+     charged to the user of the process that maps its module (one owner for
+     all processes gone by then), else to the file's owner
+     (basic/frozen-copy.h).  */
   bool live;
   /* Given to each module's Dwarf that has a dwz file to look for, before
      the steps look (dwarf-alt.h says why); NULL: none.  */

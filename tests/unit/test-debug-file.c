@@ -452,7 +452,10 @@ child_that (int what)
       close (p[0]);
       prctl (PR_SET_PDEATHSIG, SIGKILL);
       int r = what == 0 ? setresuid (1234, 1234, 1234)
-              : what == 1 ? unshare (CLONE_NEWNS) : unshare (CLONE_NEWUSER);
+              : what == 1 ? unshare (CLONE_NEWNS)
+              : what == 2 ? unshare (CLONE_NEWUSER)
+              /* a rootless container's: a user's own user namespace */
+              : setresuid (1234, 1234, 1234) || unshare (CLONE_NEWUSER);
       if (r != 0 || write (p[1], "x", 1) != 1)
         _exit (1);
       pause ();
@@ -482,13 +485,15 @@ test_owner_of_a_process (void **state)
   int fd = owned_elf_file (0644, 4321);
   assert_int_equal (st_frozen_owner_of_process (getpid ()), 0);
   pid_t user = child_that (0), mounts = child_that (1), users = child_that (2);
+  pid_t rootless = child_that (3);
   assert_int_equal (st_frozen_owner_of_process (user), 1234);
   assert_int_equal (st_frozen_owner_of_process (mounts),
                     ST_FROZEN_OWNER_MNTNS | ns_inode (mounts, "mnt"));
   assert_int_equal (st_frozen_owner_of_process (users),
                     ST_FROZEN_OWNER_USERNS | ns_inode (users, "user"));
-  pid_t kids[] = { user, mounts, users };
-  for (size_t i = 0; i < 3; i++)
+  assert_int_equal (st_frozen_owner_of_process (rootless), 1234);
+  pid_t kids[] = { user, mounts, users, rootless };
+  for (size_t i = 0; i < 4; i++)
     {
       kill (kids[i], SIGKILL);
       assert_int_equal (waitpid (kids[i], NULL, 0), kids[i]);

@@ -92,13 +92,8 @@ st_frozen_owner_of_process (pid_t pid)
         return charged;
       if (userns != 0)
         return ST_FROZEN_OWNER_USERNS | (uint32_t) userns;
-      char path[64];
-      struct stat ns, ours;
-      snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
-      if (stat (path, &ns) == 0 && stat ("/proc/self/ns/mnt", &ours) == 0
-          && (ns.st_ino != ours.st_ino || ns.st_dev != ours.st_dev))
-        return ST_FROZEN_OWNER_MNTNS | (uint32_t) ns.st_ino;
-      return 0;
+      uint64_t mnt;
+      return st_proc_other_mount_namespace (pid, &mnt) ? ST_FROZEN_OWNER_MNTNS | (uint32_t) mnt : 0;
     }
   /* Gone (a process of a few milliseconds is, by the time its samples
      are unwound): not its file's owner, whom its user could otherwise

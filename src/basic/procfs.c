@@ -42,7 +42,7 @@ look_up_own_mount_namespace (void)
 }
 
 bool
-st_proc_in_other_mount_namespace (pid_t pid)
+st_proc_other_mount_namespace (pid_t pid, uint64_t *ino)
 {
   pthread_once (&own_mount_namespace_once, look_up_own_mount_namespace);
   if (!own_mount_namespace_known)
@@ -50,9 +50,19 @@ st_proc_in_other_mount_namespace (pid_t pid)
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
   struct stat theirs;
-  return stat (path, &theirs) == 0
-         && (own_mount_namespace.st_ino != theirs.st_ino
-             || own_mount_namespace.st_dev != theirs.st_dev);
+  if (stat (path, &theirs) != 0
+      || (own_mount_namespace.st_ino == theirs.st_ino
+          && own_mount_namespace.st_dev == theirs.st_dev))
+    return false;
+  *ino = (uint64_t) theirs.st_ino;
+  return true;
+}
+
+bool
+st_proc_in_other_mount_namespace (pid_t pid)
+{
+  uint64_t ino;
+  return st_proc_other_mount_namespace (pid, &ino);
 }
 
 int

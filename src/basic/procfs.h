@@ -13,6 +13,8 @@ bool st_proc_start_time (pid_t pid, uint64_t *ticks);
 /* Whether process PID lives in a mount namespace other than ours (a
    container, a flatpak sandbox).  False when it cannot be told.  */
 bool st_proc_in_other_mount_namespace (pid_t pid);
+/* The same, and that namespace's inode in *INO when it is another.  */
+bool st_proc_other_mount_namespace (pid_t pid, uint64_t *ino);
 
 /* Who owns PID, for deciding whose files may describe it: its real uid on
    the host (/proc/PID/status) and the uid that owns its user namespace

@@ -10,7 +10,6 @@
 
 #include "basic/elf-begin.h"
 #include "basic/frozen-copy.h"
-#include "basic/procfs.h"
 #include "core/resolve/debuginfo-host.h"
 #include "core/resolve/dwarf-alt.h"
 #include "core/resolve/find-debuginfo.h"

@@ -16,7 +16,13 @@
 # give for this work with nothing shared and nothing handed over: a
 # memory-bound run slows down beside another), and -m none, which reads
 # and parses the file without unwinding (the part -j N does not split, so
-# Amdahl's bound).  Then records a deep run ten times longer and
+# Amdahl's bound).  Two more, on a file (perf-data-split.py cuts it): a run
+# on its first 1% (the start: exec, set-up and the first samples' files,
+# which a split of the samples does not divide, so Amdahl's bound again),
+# and its two halves unwound at once by two -j 1 runs, the second carrying
+# the first's process records (a split by bytes with nothing handed over;
+# their outputs one after the other are checked to be the whole's).  Then
+# records a deep run ten times longer and
 # compares eu-stacktrace's peak RSS on both files: it should stay roughly
 # flat, because samples are streamed, not kept.
 #
@@ -136,6 +142,23 @@ print("%.4f" % wall)
 measure_pair () {
   "$PYTHON3" -c "$measure_pair_py" "$@" || die "failed: two at once of $*"
 }
+# measure_both CMD1... :: CMD2...: CMD1 and CMD2 started together; the
+# wall seconds until both have ended.
+measure_both_py='
+import subprocess, sys, time
+cut = sys.argv.index("::")
+start = time.perf_counter()
+runs = [subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL) for cmd in (sys.argv[1:cut], sys.argv[cut + 1:])]
+status = [p.wait() for p in runs]
+wall = time.perf_counter() - start
+if any(status):
+    sys.exit("exit status %s" % status)
+print("%.4f" % wall)
+'
+measure_both () {
+  "$PYTHON3" -c "$measure_both_py" "$@" || die "failed: at once, $*"
+}
 
 measure3 () {
   GNU_TIME=$GNU_TIME BENCH_RSS=$work/rss BENCH_STDERR=$work/stderr \
@@ -184,6 +207,32 @@ bench () {
   say "$name output: eu-stacktrace $eu_blocks samples, $eu_frames frames; perf script $ps_blocks samples, $ps_frames user frames"
   [ "$eu_blocks" = "$samples" ] ||
     say "warning: eu-stacktrace wrote $eu_blocks sample headers for $samples samples"
+  # The split anchors (a file, not a --threads directory): the first 1%
+  # of the recording, and its two halves, cut by perf-data-split.py.  The
+  # halves' outputs one after the other must be the whole's, or their
+  # times would not be the same work's.
+  split=
+  if [ -f "$data" ]; then
+    for cut in "0.01 start rest" "0.5 half1 half2"; do
+      # shellcheck disable=SC2086 # split the fraction and the two names
+      set -- $cut
+      "$PYTHON3" "$here/perf-data-split.py" "$data" "$1" "$work/$2.data" "$work/$3.data" >/dev/null ||
+        die "cannot split $data"
+    done
+    rm -f "$work/rest.data"
+    for half in half1 half2; do
+      eu_cmd "$work/$half.data" "$work/$half.txt" 2>"$work/stderr" || {
+        sed 's/^/  | /' "$work/stderr" >&2
+        die "eu-stacktrace failed on $work/$half.data"
+      }
+    done
+    if cat "$work/half1.txt" "$work/half2.txt" | cmp -s - "$work/eu.txt"; then
+      split=yes
+    else
+      say "warning: $name's two halves do not unwind to the whole's output; no split anchors"
+    fi
+    rm -f "$work/half1.txt" "$work/half2.txt"
+  fi
   rm -f "$work/eu.txt" "$work/ps.txt"
 
   : > "$work/eu1.times"
@@ -191,6 +240,8 @@ bench () {
   : > "$work/ps.times"
   : > "$work/pair.times"
   : > "$work/none.times"
+  : > "$work/start.times"
+  : > "$work/halves.times"
   i=1
   while [ "$i" -le "$BENCH_RUNS" ]; do
     # shellcheck disable=SC2086 # EU_ARGS is a list of options
@@ -207,14 +258,28 @@ bench () {
     echo "$ps" >> "$work/ps.times"
     echo "$pair" >> "$work/pair.times"
     echo "$none" >> "$work/none.times"
-    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB, CPU s); two -j 1 at once $pair s; -m none $none"
+    split_say=
+    if [ -n "$split" ]; then
+      # shellcheck disable=SC2086 # EU_ARGS is a list of options
+      start=$(measure3 "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$work/start.data" -f text -o /dev/null)
+      # shellcheck disable=SC2086
+      halves=$(measure_both "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$work/half1.data" -f text -o /dev/null :: \
+                 "$EU_STACKTRACE" $EU_ARGS -j 1 -i "$work/half2.data" -f text -o /dev/null)
+      echo "$start" >> "$work/start.times"
+      echo "$halves" >> "$work/halves.times"
+      split_say="; first 1% $start; the halves at once $halves s"
+    fi
+    say "$name run $i/$BENCH_RUNS: eu-stacktrace -j 1 $eu1, -j 2 $eu2, perf script $ps (s, KB, CPU s); two -j 1 at once $pair s; -m none $none$split_say"
     i=$((i + 1))
   done
   echo "$name $samples $eu_frames $ps_frames $(median "$work/eu1.times" 1) $(median "$work/eu1.times" 2)" \
        "$(median "$work/eu2.times" 1) $(median "$work/eu2.times" 2)" \
        "$(median "$work/ps.times" 1) $(median "$work/ps.times" 2)" \
        "$(median "$work/eu1.times" 3) $(median "$work/eu2.times" 3) $(median "$work/ps.times" 3)" \
-       "$(median "$work/pair.times" 1) $(median "$work/none.times" 1)" >> "$work/summary"
+       "$(median "$work/pair.times" 1) $(median "$work/none.times" 1)" \
+       "$(if [ -n "$split" ]; then echo "$(median "$work/start.times" 1) $(median "$work/halves.times" 1)"; else echo "- -"; fi)" \
+       >> "$work/summary"
+  rm -f "$work/start.data" "$work/half1.data" "$work/half2.data"
 }
 
 record_cmd deep "$workload" "$BENCH_SECONDS" "$BENCH_THREADS"
@@ -266,6 +331,9 @@ awk "$awk_mb"'
     "", $11, $12, $13, $13 / ($11 > 0 ? $11 : 0.01), $11 * 1e9 / $3
   printf "%-9s what a split could gain here: %.2fx (two -j 1 runs at once %.3f s), %.2fx by Amdahl (-m none %.3f s)\n", \
     "", 2 * $5 / $14, $14, $5 / ($15 > $5 / 2 ? $15 : $5 / 2), $15
+  if ($16 != "-")
+    printf "%-9s a split by bytes, nothing handed over: the halves at once %.3f s, %.2fx; the first 1%% %.3f s, which no split divides: %.2fx by Amdahl with it\n", \
+      "", $17, $5 / $17, $16, $5 / ($16 + ($5 - $16) / 2)
 }' "$work/summary"
 if [ "$BENCH_SCALE" != 0 ]; then
   awk -v k="$BENCH_SCALE" -v n="$samples10" -v t="$long_t" -v r1="$eu_rss" -v rk="$long_rss" "$awk_mb"'

@@ -4,6 +4,7 @@
 EXTRA_DIST += \
 	bench/README \
 	bench/bench-perf-script.sh \
+	bench/perf-data-split.py \
 	bench/bench-lib.sh \
 	bench/workload.c \
 	bench/bench-live.sh \

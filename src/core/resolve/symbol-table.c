@@ -139,22 +139,113 @@ is_function (const GElf_Sym *sym, GElf_Word shndx, Elf *elf)
          && GELF_ST_VISIBILITY (sym->st_other) == STV_DEFAULT && in_code_section (elf, shndx);
 }
 
-static int
-compare_start (const void *pa, const void *pb)
+/* The table's order: by start, and the file's order (RAW grows with it)
+   among symbols that start together, so that the sort needs no stability
+   and every sort gives the same table.  */
+static inline bool
+symbol_before (const struct symbol *a, const struct symbol *b)
 {
-  const struct symbol *a = pa, *b = pb;
-  if (a->start != b->start)
-    return a->start < b->start ? -1 : 1;
-  /* qsort is not stable: keep the file's order, which breaks ties.  */
-  if (a->raw != b->raw)
-    return a->raw < b->raw ? -1 : 1;
-  return 0;
+  return a->start != b->start ? a->start < b->start : a->raw < b->raw;
+}
+
+static inline void
+swap_symbols (struct symbol *a, struct symbol *b)
+{
+  struct symbol t = *a;
+  *a = *b;
+  *b = t;
+}
+
+/* Heapsort of S[0..N), for sort_symbols' worst cases.  */
+static void
+heap_sort_symbols (struct symbol *s, size_t n)
+{
+  for (size_t i = n / 2; i-- > 0;)
+    for (size_t root = i, child; (child = 2 * root + 1) < n; root = child)
+      {
+        if (child + 1 < n && symbol_before (&s[child], &s[child + 1]))
+          child++;
+        if (!symbol_before (&s[root], &s[child]))
+          break;
+        swap_symbols (&s[root], &s[child]);
+      }
+  for (size_t end = n; end-- > 1;)
+    {
+      swap_symbols (&s[0], &s[end]);
+      for (size_t root = 0, child; (child = 2 * root + 1) < end; root = child)
+        {
+          if (child + 1 < end && symbol_before (&s[child], &s[child + 1]))
+            child++;
+          if (!symbol_before (&s[root], &s[child]))
+            break;
+          swap_symbols (&s[root], &s[child]);
+        }
+    }
+}
+
+/* Sorts S[0..N) in place (introsort).  glibc 2.36's qsort is a merge sort
+   into a buffer as large as the array, through a comparison function: on
+   this project's VMs, where a first touch of a page costs 10-40 us, it took
+   a tenth of a short run's time for libc's 7,000 functions, its buffer's
+   page faults the most of it.  */
+static void
+sort_symbols (struct symbol *s, size_t n, unsigned depth)
+{
+  while (n > 16)
+    {
+      if (depth-- == 0)
+        {
+          heap_sort_symbols (s, n);
+          return;
+        }
+      /* The median of the first, middle and last as pivot, moved to the
+         front; Hoare's partition of the rest around it.  */
+      struct symbol *a = &s[0], *m = &s[n / 2], *z = &s[n - 1];
+      if (symbol_before (m, a))
+        swap_symbols (m, a);
+      if (symbol_before (z, m))
+        {
+          swap_symbols (z, m);
+          if (symbol_before (m, a))
+            swap_symbols (m, a);
+        }
+      swap_symbols (&s[0], m);
+      size_t i = 0, j = n;
+      for (;;)
+        {
+          while (symbol_before (&s[++i], &s[0]))
+            ;
+          while (symbol_before (&s[0], &s[--j]))
+            ;
+          if (i >= j)
+            break;
+          swap_symbols (&s[i], &s[j]);
+        }
+      swap_symbols (&s[0], &s[j]);
+      /* Recurse into the smaller side, loop on the larger: the stack stays
+         logarithmic.  */
+      if (j < n - j - 1)
+        {
+          sort_symbols (s, j, depth);
+          s += j + 1;
+          n -= j + 1;
+        }
+      else
+        {
+          sort_symbols (s + j + 1, n - j - 1, depth);
+          n = j;
+        }
+    }
+  for (size_t i = 1; i < n; i++)
+    for (size_t k = i; k > 0 && symbol_before (&s[k], &s[k - 1]); k--)
+      swap_symbols (&s[k], &s[k - 1]);
 }
 
 /* Collects symbols and their names while a table is built.  */
 struct builder {
   struct st_symtab_data *t;
   size_t cap, pool_len, pool_cap;
+  size_t first_cap;      /* the symbols' first allocation: the file's count */
 };
 
 /* Copies NAME SUFFIX into the pool; its offset, or UINT32_MAX without
@@ -168,7 +259,7 @@ pool_add (struct builder *b, const char *name, const char *suffix)
     return UINT32_MAX;
   if (b->pool_len + len > b->pool_cap)
     {
-      size_t cap = b->pool_cap ? b->pool_cap : 4096;
+      size_t cap = b->pool_cap ? b->pool_cap : 24 * b->first_cap;
       while (b->pool_len + len > cap)
         cap *= 2;
       char *p = realloc (t->names, cap);
@@ -190,7 +281,7 @@ add_symbol (struct builder *b, const char *name, const char *suffix, uint64_t st
             uint64_t size, uint8_t binding, uint64_t limit)
 {
   struct st_symtab_data *t = b->t;
-  if (ST_GROW (t->syms, b->cap, t->n, 256) < 0)
+  if (ST_GROW (t->syms, b->cap, t->n, b->first_cap) < 0)
     return false;
   uint32_t raw = pool_add (b, name, suffix);
   if (raw == UINT32_MAX)
@@ -350,27 +441,24 @@ discard_built (struct st_symtab_data *t)
   free (t);
 }
 
-/* The built table T as every thread will read it: one block holding the
-   header, the symbols and then their names (POOL_LEN bytes), read from
-   memory that sits together; T is freed.  NULL without memory (T kept).  */
-static struct st_symtab_data *
-compact (struct st_symtab_data *t, size_t pool_len)
+/* The built table T as every thread will read it: its arrays given back
+   what they were allocated beyond their use, in place (a copy into one
+   block would touch as many fresh pages again, each a page fault).  */
+static void
+trim (struct st_symtab_data *t, size_t pool_len)
 {
-  _Static_assert (sizeof (struct st_symtab_data) % _Alignof (struct symbol) == 0,
-                  "symbols right after the header must be aligned");
-  size_t syms_bytes = t->n * sizeof *t->syms;
-  struct st_symtab_data *c = malloc (sizeof *c + syms_bytes + pool_len);
-  if (c == NULL)
-    return NULL;
-  *c = *t;
-  c->syms = (struct symbol *) (c + 1);
-  c->names = (char *) c->syms + syms_bytes;
-  if (syms_bytes > 0)
-    memcpy (c->syms, t->syms, syms_bytes);
+  if (t->n > 0)
+    {
+      struct symbol *syms = realloc (t->syms, t->n * sizeof *t->syms);
+      if (syms != NULL)
+        t->syms = syms;
+    }
   if (pool_len > 0)
-    memcpy (c->names, t->names, pool_len);
-  discard_built (t);
-  return c;
+    {
+      char *names = realloc (t->names, pool_len);
+      if (names != NULL)
+        t->names = names;
+    }
 }
 
 struct st_symtab_data *
@@ -380,8 +468,12 @@ st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
   if (t == NULL)
     return NULL;
   t->style = st_demangle_style ();
-  struct builder b = { .t = t };
   int nsyms = dwfl_module_getsymtab (mod);
+  /* Room for every symbol of the file at once, and their names at 24
+     bytes each, rather than arrays that double: each larger copy touches
+     fresh pages.  Functions are most of a file's symbols; what is left
+     over is given back in place (trim).  */
+  struct builder b = { .t = t, .first_cap = nsyms > 256 ? (size_t) nsyms : 256 };
   for (int i = 1; i < nsyms; i++)
     {
       GElf_Sym sym;
@@ -413,7 +505,10 @@ st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
   Elf *main_elf = dwfl_module_getelf (mod, &main_bias);
   if (main_elf != NULL && (!add_plt_symbols (&b, main_elf) || !add_go_symbols (&b, main_elf)))
     goto oom;
-  qsort (t->syms, t->n, sizeof *t->syms, compare_start);
+  unsigned depth = 0;
+  for (size_t n = t->n; n > 1; n >>= 1)
+    depth += 2;
+  sort_symbols (t->syms, t->n, depth);
 
   /* One symbol per address (the best), and unsized symbols reach up to the
      next one, as perf's symbols__fixup_end does, but not out of their
@@ -436,10 +531,8 @@ st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
         uint64_t end = i + 1 < t->n ? t->syms[i + 1].start : t->syms[i].start + 1;
         t->syms[i].end = end < t->syms[i].limit ? end : t->syms[i].limit;
       }
-  struct st_symtab_data *done = compact (t, b.pool_len);
-  if (done == NULL)
-    goto oom;
-  return done;
+  trim (t, b.pool_len);
+  return t;
 
 oom:
   discard_built (t);
@@ -449,8 +542,8 @@ oom:
 void
 st_symtab_data_free (struct st_symtab_data *t)
 {
-  /* One block (compact).  */
-  free (t);
+  if (t != NULL)
+    discard_built (t);
 }
 
 struct st_symtab *

@@ -224,36 +224,36 @@ static const struct {
   { "debuginfod", step_debuginfod },
 };
 
-/* Whether the ELF file FD has a .debug_frame (or .zdebug_frame) section.  */
+/* Whether ELF has a .debug_frame (or .zdebug_frame) section; true when
+   it cannot tell (the file is then served as it is).  */
 static bool
-has_debug_frame (int fd)
+has_debug_frame (Elf *elf)
 {
-  Elf *elf = NULL;
-  if (st_elf_begin_untrusted (fd, &elf, NULL) < 0)
-    return true;   /* cannot tell: keep serving it */
   size_t shstrndx;
-  bool found = false;
-  if (elf != NULL && elf_getshdrstrndx (elf, &shstrndx) == 0)
-    for (Elf_Scn *scn = NULL; !found && (scn = elf_nextscn (elf, scn)) != NULL;)
-      {
-        GElf_Shdr shdr;
-        const char *name;
-        found = gelf_getshdr (scn, &shdr) != NULL && shdr.sh_type != SHT_NOBITS
-                && (name = elf_strptr (elf, shstrndx, shdr.sh_name)) != NULL
-                && (strcmp (name, ".debug_frame") == 0 || strcmp (name, ".zdebug_frame") == 0);
-      }
-  else
-    found = true;   /* cannot tell: keep serving it */
-  st_elf_end_untrusted (elf);
-  return found;
+  if (elf_getshdrstrndx (elf, &shstrndx) != 0)
+    return true;
+  for (Elf_Scn *scn = NULL; (scn = elf_nextscn (elf, scn)) != NULL;)
+    {
+      GElf_Shdr shdr;
+      const char *name;
+      if (gelf_getshdr (scn, &shdr) != NULL && shdr.sh_type != SHT_NOBITS
+          && (name = elf_strptr (elf, shstrndx, shdr.sh_name)) != NULL
+          && (strcmp (name, ".debug_frame") == 0 || strcmp (name, ".zdebug_frame") == 0))
+        return true;
+    }
+  return false;
 }
 
 /* Whether libdwfl may have the debug file FD: an ELF file (not one
    compressed whole), its header's counts (basic/elf-begin.h) and what its
    compressed sections say they inflate to (inflate-bounds.h; libdw
-   inflates every one when the Dwarf opens) within bounds.  */
+   inflates every one when the Dwarf opens) within bounds.  *HAS_FRAME
+   (when not NULL): whether it has a .debug_frame, read from the same
+   copy of its tables, which costs an ELF header check, a mapping and its
+   tables' pages again on this project's VMs (a quarter of a millisecond
+   a debug file).  */
 static bool
-debug_file_within_bounds (int fd, struct st_why *why)
+debug_file_within_bounds (int fd, struct st_why *why, bool *has_frame)
 {
   Elf *elf = NULL;
   if (st_elf_begin_untrusted (fd, &elf, why) < 0)
@@ -267,12 +267,15 @@ debug_file_within_bounds (int fd, struct st_why *why)
       return false;
     }
   bool ok = st_inflate_check_sections (elf, why) == 0;
+  if (ok && has_frame != NULL)
+    *has_frame = has_debug_frame (elf);
   st_elf_end_untrusted (elf);
   return ok;
 }
 
-int
-st_debug_file_admit (int fd, const char *name, bool always_copy, uint64_t owner)
+/* st_debug_file_admit, and *HAS_FRAME as debug_file_within_bounds says.  */
+static int
+admit (int fd, const char *name, bool always_copy, uint64_t owner, bool *has_frame)
 {
   struct st_why why = { 0 };
   struct stat st;
@@ -288,18 +291,25 @@ st_debug_file_admit (int fd, const char *name, bool always_copy, uint64_t owner)
   int served = st_freeze (fd, always_copy, owner, &why);
   if (served >= 0 && served != fd)
     st_frozen_say_copied (name, served);
-  if (served >= 0 && debug_file_within_bounds (served, &why))
+  if (served >= 0 && debug_file_within_bounds (served, &why, has_frame))
     return served;
   st_untrusted_refuse (name, "debug file not read", why.text);
   st_frozen_close (served);
   return -1;
 }
 
-/* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next.  */
-static void
-keep (struct st_elf_file *file, int fd, const char *path)
+int
+st_debug_file_admit (int fd, const char *name, bool always_copy, uint64_t owner)
 {
-  file->debug_has_frame = has_debug_frame (fd);
+  return admit (fd, name, always_copy, owner, NULL);
+}
+
+/* Keeps FD (and PATH) as FILE's debug file, for this Dwfl and the next;
+   HAS_FRAME: it has a .debug_frame.  */
+static void
+keep (struct st_elf_file *file, int fd, const char *path, bool has_frame)
+{
+  file->debug_has_frame = has_frame;
   file->debug_searched = true;
   file->debug_fd = fd;
   free (file->debug_path);
@@ -376,16 +386,17 @@ serve_searched (const struct request *q, struct st_elf_file *file, char **debugi
 }
 
 /* The steps in order: the first file found and admitted, with *PATH
-   (malloc'ed, or NULL), or -1.  */
+   (malloc'ed, or NULL) and *HAS_FRAME (whether it has a .debug_frame),
+   or -1.  */
 static int
-search (const struct request *q, char **path)
+search (const struct request *q, char **path, bool *has_frame)
 {
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
     {
       int fd = steps[i].find (q, path);
       if (fd >= 0)
-        fd = st_debug_file_admit (fd, *path != NULL ? *path : q->modname,
-                                  steps[i].find == step_ns_helper, owner_of_request (q));
+        fd = admit (fd, *path != NULL ? *path : q->modname, steps[i].find == step_ns_helper,
+                    owner_of_request (q), has_frame);
       if (fd >= 0)
         {
           st_debug ("%s: %s file found by %s: %s", q->modname,
@@ -420,7 +431,8 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
   char *path = NULL;
   if (file == NULL)
     {
-      int fd = search (&q, &path);
+      bool has_frame;
+      int fd = search (&q, &path, &has_frame);
       /* libdwfl closes what it gets: a copy (frozen-copy.h counts its
          holders and charges it) would go uncounted, held by nothing of
          ours.  A module without a file of ours gets none.  */
@@ -449,7 +461,8 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
       if (!file->alt_searched)
         {
           unsigned refused = st_frozen_budget_refusals ();
-          file->alt_fd = search (&q, &path);
+          bool has_frame;
+          file->alt_fd = search (&q, &path, &has_frame);
           file->alt_path = path;
           /* Not found because the copies' budget was spent: asked again
              for the next process, the budget may have freed up.  */
@@ -461,9 +474,10 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
   if (!file->debug_searched)
     {
       unsigned refused = st_frozen_budget_refusals ();
-      int fd = search (&q, &path);
+      bool has_frame = true;
+      int fd = search (&q, &path, &has_frame);
       if (fd >= 0)
-        keep (file, fd, path);
+        keep (file, fd, path, has_frame);
       free (path);
       file->debug_searched = fd >= 0 || st_frozen_budget_refusals () == refused;
     }

@@ -96,8 +96,9 @@ st_frozen_owner_of_process (pid_t pid)
       return st_proc_other_mount_namespace (pid, &mnt) ? ST_FROZEN_OWNER_MNTNS | (uint32_t) mnt : 0;
     }
   /* Gone (a process of a few milliseconds is, by the time its samples
-     are unwound): not its file's owner, whom its user could otherwise
-     charge by running such a process with a debug file of theirs.  */
+     are unwound): not its file's owner's share, which its user could
+     otherwise charge by running such a process with a debug file of
+     theirs (st_freeze adds the file's owner).  */
   return ST_FROZEN_OWNER_GONE;
 }
 
@@ -105,6 +106,16 @@ const char *
 st_frozen_owner_name (uint64_t owner, char *buf, size_t size)
 {
   uint32_t id = (uint32_t) owner;
+  if (owner & ST_FROZEN_OWNER_GONE)
+    {
+      char of[96];
+      if (owner == ST_FROZEN_OWNER_GONE)
+        snprintf (buf, size, "the files of processes gone before they were read");
+      else
+        snprintf (buf, size, "%s, of processes gone before they were read",
+                  st_frozen_owner_name (owner & ~ST_FROZEN_OWNER_GONE, of, sizeof of));
+      return buf;
+    }
   if (owner == ST_FROZEN_OWNER_MOUNTS)
     snprintf (buf, size, "files on nosuid and network mounts");
   else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_RANGE)
@@ -115,8 +126,6 @@ st_frozen_owner_name (uint64_t owner, char *buf, size_t size)
     snprintf (buf, size, "root's files of user namespace %u", id);
   else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_MNTNS)
     snprintf (buf, size, "root's files of mount namespace %u", id);
-  else if (owner == ST_FROZEN_OWNER_GONE)
-    snprintf (buf, size, "the files of processes gone before they were read");
   else
     snprintf (buf, size, "uid %u's files", id);
   return buf;
@@ -514,6 +523,8 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
       owner = owner == ST_FROZEN_OWNER_FILE
                 ? st_frozen_owner_of_file (fd, &st)
                 : st_frozen_owner_of_process ((pid_t) (uint32_t) owner);
+      if (owner == ST_FROZEN_OWNER_GONE)
+        owner |= st_frozen_owner_of_file (fd, &st);
       found = true;
       pthread_mutex_lock (&held_lock);
     }

@@ -27,8 +27,8 @@
  * the module, when the processes run now (the owner of its outermost user
  * namespace: a rootless container's 65,536 uids are its user's; root's
  * containers and root's processes in mount namespaces of their own each
- * count apart; processes gone before a copy for them was made are one
- * owner: st_frozen_owner_of_process).  A user cannot charge another user by
+ * count apart; processes gone before a copy for them was made count by
+ * their file's owner, apart from running ones: st_frozen_owner_of_process).  A user cannot charge another user by
  * making a program whose debug file is the other's.  In a recording, whose
  * processes are gone, the file's owner answers for it
  * (st_frozen_owner_of_file).  */
@@ -57,8 +57,13 @@
    namespace's inode.  */
 #define ST_FROZEN_OWNER_USERNS ((uint64_t) 4 << 32)
 #define ST_FROZEN_OWNER_MNTNS ((uint64_t) 5 << 32)
-/* A process gone before a copy for it was made.  */
-#define ST_FROZEN_OWNER_GONE ((uint64_t) 7 << 32)
+/* A process gone before a copy for it was made: what
+   st_frozen_owner_of_process says of it.  The copy is then charged to this
+   | the file's owner (st_frozen_owner_of_file), a share apart from that
+   owner's processes that run, so that one user's short processes cannot
+   spend every other user's room for theirs (a single share for all gone
+   processes could), nor another user's share for running processes.  */
+#define ST_FROZEN_OWNER_GONE ((uint64_t) 1 << 35)
 /* Only for st_freeze's OWNER: the owner is found when a copy is made,
    with st_frozen_owner_of_process of the pid (| PID) or
    st_frozen_owner_of_file (FILE).  */
@@ -83,8 +88,9 @@ uint64_t st_frozen_owner_of_file (int fd, const struct stat *st);
    charged to: the user of PID (the owner of its outermost user
    namespace, st_proc_charged_uid); for root's, its user namespace when it
    is not ours, else its mount namespace when it is not ours, else root.
-   ST_FROZEN_OWNER_GONE when PID is gone (not the file's owner: a user
-   could charge another by a short process whose debug file is theirs).
+   ST_FROZEN_OWNER_GONE when PID is gone (st_freeze then adds the file's
+   owner, in a share of its own: not the owner's share, which a user could
+   charge by a short process whose debug file is another's).
    A pid reused meanwhile (within the time between a sample and its
    unwinding, a second or so) charges the process that has it now.  */
 uint64_t st_frozen_owner_of_process (pid_t pid);

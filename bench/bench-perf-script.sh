@@ -126,22 +126,6 @@ with open(rss_file) as f:
     rss, user, system = f.read().split()[-3:]
 print("%.4f %d %.2f" % (wall, int(rss), float(user) + float(system)))
 '
-# measure_pair CMD...: two runs of CMD started together; the wall seconds
-# until both have ended.
-measure_pair_py='
-import subprocess, sys, time
-start = time.perf_counter()
-runs = [subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL) for _ in range(2)]
-status = [p.wait() for p in runs]
-wall = time.perf_counter() - start
-if any(status):
-    sys.exit("exit status %s" % status)
-print("%.4f" % wall)
-'
-measure_pair () {
-  "$PYTHON3" -c "$measure_pair_py" "$@" || die "failed: two at once of $*"
-}
 # measure_both CMD1... :: CMD2...: CMD1 and CMD2 started together; the
 # wall seconds until both have ended.
 measure_both_py='
@@ -158,6 +142,11 @@ print("%.4f" % wall)
 '
 measure_both () {
   "$PYTHON3" -c "$measure_both_py" "$@" || die "failed: at once, $*"
+}
+# measure_pair CMD...: two runs of CMD started together; the wall seconds
+# until both have ended.
+measure_pair () {
+  measure_both "$@" :: "$@"
 }
 
 measure3 () {

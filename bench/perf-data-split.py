@@ -7,9 +7,12 @@ FIRST gets IN's records up to the first record boundary at or past
 FRACTION of the data section; SECOND gets the records of FIRST that are
 not samples (the processes' history: their mmaps, comms, forks, exits),
 then the rest of IN.  Both keep IN's header, attributes and feature
-sections, so a tool reads each as a recording of its own; unwinding FIRST
-and then SECOND gives the same samples with the same processes' state as
-unwinding IN.
+sections, so a tool reads each as a recording of its own.  Unwinding FIRST
+and then SECOND gives IN's output when the file's order is its records'
+time order around the cut (one process at a time, as bench-perf-script.sh
+records them); where records are ordered by time across rounds (several
+CPUs' processes interleaved), the halves may differ from the whole, and
+the bench checks that they do not before it uses them.
 
 bench-perf-script.sh uses it for two anchors of -j 2: how long a run on
 the first 1% of a recording takes (the start: exec, set-up, the first
@@ -18,12 +21,13 @@ unwound at once by two processes, a split by bytes with nothing handed
 over between them.
 
 Only what `perf record` writes to a file is accepted: little-endian
-PERFILE2, not a pipe, not compressed records (-z).
+PERFILE2, not a pipe, no compressed records (-z), no AUX area data.
 """
 import struct
 import sys
 
 PERF_RECORD_SAMPLE = 9
+PERF_RECORD_AUXTRACE = 71
 PERF_RECORD_COMPRESSED = 81
 HEADER_SIZE = 104          # struct perf_file_header
 FEATURE_BITS = (72, 104)   # adds_features: 256 bits
@@ -66,6 +70,8 @@ def main():
             die(f"{path}: a record of {rsize} bytes at offset {off}")
         if rtype == PERF_RECORD_COMPRESSED:
             die(f"{path}: compressed records (perf record -z) are not split")
+        if rtype == PERF_RECORD_AUXTRACE:
+            die(f"{path}: AUX area data (its bytes follow the record) is not split")
         if rtype != PERF_RECORD_SAMPLE:
             history.append(buf[off:off + rsize])
         off += rsize

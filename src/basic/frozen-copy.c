@@ -102,21 +102,25 @@ st_frozen_owner_of_process (pid_t pid)
   return ST_FROZEN_OWNER_GONE;
 }
 
+/* The copies for processes gone before they were made, all owners
+   together: a ledger of shares, no owner.  */
+#define ALL_GONE ((uint64_t) 1 << 36)
+
 const char *
 st_frozen_owner_name (uint64_t owner, char *buf, size_t size)
 {
   uint32_t id = (uint32_t) owner;
-  if (owner & ST_FROZEN_OWNER_GONE)
+  if (owner == ST_FROZEN_OWNER_FILE || owner == ST_FROZEN_OWNER_PID)
+    snprintf (buf, size, "an owner not found yet");
+  else if (owner == ALL_GONE)
+    snprintf (buf, size, "the files of processes gone before they were read");
+  else if (owner & ST_FROZEN_OWNER_GONE)
     {
       char of[96];
-      if (owner == ST_FROZEN_OWNER_GONE)
-        snprintf (buf, size, "the files of processes gone before they were read");
-      else
-        snprintf (buf, size, "%s, of processes gone before they were read",
-                  st_frozen_owner_name (owner & ~ST_FROZEN_OWNER_GONE, of, sizeof of));
-      return buf;
+      snprintf (buf, size, "%s, of processes gone before they were read",
+                st_frozen_owner_name (owner & ~ST_FROZEN_OWNER_GONE, of, sizeof of));
     }
-  if (owner == ST_FROZEN_OWNER_MOUNTS)
+  else if (owner == ST_FROZEN_OWNER_MOUNTS)
     snprintf (buf, size, "files on nosuid and network mounts");
   else if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_RANGE)
     snprintf (buf, size, "the files of the subordinate uids from %u", id);
@@ -234,33 +238,82 @@ share_of_locked (uint64_t owner)
   return NULL;
 }
 
+/* Under the lock: OWNER's entry in the ledger, made (empty) when missing;
+   NULL without memory.  */
+static struct share *
+share_add_locked (uint64_t owner)
+{
+  struct share *sh = share_of_locked (owner);
+  if (sh != NULL)
+    return sh;
+  if (ST_GROW (shares, shares_cap, shares_n, 8) < 0)
+    return NULL;
+  sh = &shares[shares_n++];
+  *sh = (struct share) { .owner = owner };
+  return sh;
+}
+
+/* Under the lock: whether OWNER's copies, holding OWN bytes of CAP, have
+   room for BYTES more; else WHY says whose copies take it.  */
+static bool
+share_has_room (uint64_t owner, uint64_t own, uint64_t cap, uint64_t bytes, struct st_why *why)
+{
+  char name[160];
+  if (own + bytes <= cap)
+    return true;
+  st_why_set (why, EFBIG,
+              "a file others may write is read from a copy, and the copies of %s take %llu of "
+              "the %llu bytes %s may have",
+              st_frozen_owner_name (owner, name, sizeof name), (unsigned long long) own,
+              (unsigned long long) cap, owner == ALL_GONE ? "they" : "one owner");
+  return false;
+}
+
+static void
+share_drop_locked (uint64_t owner, uint64_t bytes)
+{
+  struct share *sh = share_of_locked (owner);
+  if (sh != NULL && (sh->bytes -= bytes) == 0)
+    *sh = shares[--shares_n];
+}
+
 /* Under the lock: takes BYTES from the budget and OWNER's share of it, or
-   -EFBIG (-ENOMEM).  */
+   -EFBIG (-ENOMEM).  The copies for gone processes take at most one share
+   together, as one owner did before they were told apart by their file's
+   owner, and each owner's of them half of that: one user's short processes
+   leave room for others', and a user gets no more of the budget than
+   before (a share, and gone processes' copies within one more).  */
 static int
 reserve_locked (uint64_t bytes, uint64_t owner, struct st_why *why)
 {
-  char name[80];
-  struct share *sh = share_of_locked (owner);
-  uint64_t own = sh != NULL ? sh->bytes : 0, cap = budget / ST_FROZEN_COPY_SHARES;
+  const struct share *sh = share_of_locked (owner);
+  const bool gone = (owner & ST_FROZEN_OWNER_GONE) != 0;
+  const uint64_t cap = budget / ST_FROZEN_COPY_SHARES;
   if (held_bytes + bytes > budget)
     return st_why_set (why, EFBIG,
                        "a file others may write is read from a copy, and the copies held take "
                        "%llu of their %llu bytes already",
                        (unsigned long long) held_bytes, (unsigned long long) budget);
-  if (own + bytes > cap)
-    return st_why_set (why, EFBIG,
-                       "a file others may write is read from a copy, and the copies of %s take "
-                       "%llu of the %llu bytes one owner may have",
-                       st_frozen_owner_name (owner, name, sizeof name), (unsigned long long) own,
-                       (unsigned long long) cap);
-  if (sh == NULL)
+  if (!share_has_room (owner, sh != NULL ? sh->bytes : 0, gone ? cap / 2 : cap, bytes, why))
+    return -EFBIG;
+  if (gone)
     {
-      if (ST_GROW (shares, shares_cap, shares_n, 8) < 0)
-        return st_why_set (why, ENOMEM, "no memory for its owner's share");
-      sh = &shares[shares_n++];
-      *sh = (struct share) { .owner = owner };
+      const struct share *all = share_of_locked (ALL_GONE);
+      if (!share_has_room (ALL_GONE, all != NULL ? all->bytes : 0, cap, bytes, why))
+        return -EFBIG;
     }
-  sh->bytes += bytes;
+  struct share *mine = share_add_locked (owner);
+  struct share *all = gone && mine != NULL ? share_add_locked (ALL_GONE) : NULL;
+  if (mine == NULL || (gone && all == NULL))
+    {
+      if (mine != NULL && mine->bytes == 0)
+        share_drop_locked (owner, 0);
+      return st_why_set (why, ENOMEM, "no memory for its owner's share");
+    }
+  /* share_add_locked may have moved the ledger: MINE again.  */
+  share_of_locked (owner)->bytes += bytes;
+  if (gone)
+    all->bytes += bytes;
   held_bytes += bytes;
   return 0;
 }
@@ -270,9 +323,9 @@ static void
 release_locked (uint64_t bytes, uint64_t owner)
 {
   held_bytes -= bytes;
-  struct share *sh = share_of_locked (owner);
-  if (sh != NULL && (sh->bytes -= bytes) == 0)
-    *sh = shares[--shares_n];
+  share_drop_locked (owner, bytes);
+  if (owner & ST_FROZEN_OWNER_GONE)
+    share_drop_locked (ALL_GONE, bytes);
 }
 
 /* Under the lock: a new entry (its charge taken already), or NULL.  */
@@ -347,7 +400,7 @@ void
 st_frozen_say_copied (const char *name, int fd)
 {
   uint64_t owner;
-  char buf[80];
+  char buf[160];
   if (st_frozen_copy_owner (fd, &owner))
     st_debug ("%s: others may write it: libdwfl reads a copy, counted with %s", name,
               st_frozen_owner_name (owner, buf, sizeof buf));

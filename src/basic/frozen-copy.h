@@ -59,10 +59,12 @@
 #define ST_FROZEN_OWNER_MNTNS ((uint64_t) 5 << 32)
 /* A process gone before a copy for it was made: what
    st_frozen_owner_of_process says of it.  The copy is then charged to this
-   | the file's owner (st_frozen_owner_of_file), a share apart from that
-   owner's processes that run, so that one user's short processes cannot
-   spend every other user's room for theirs (a single share for all gone
-   processes could), nor another user's share for running processes.  */
+   | the file's owner (st_frozen_owner_of_file), apart from that owner's
+   processes that run: so that nobody spends another user's share for
+   running processes with a short process whose debug file is the other's.
+   The gone processes' copies take one share together, and one owner's of
+   them half of that, so that one user's short processes leave room for
+   others' (a single owner for all gone processes did not).  */
 #define ST_FROZEN_OWNER_GONE ((uint64_t) 1 << 35)
 /* Only for st_freeze's OWNER: the owner is found when a copy is made,
    with st_frozen_owner_of_process of the pid (| PID) or

@@ -38,9 +38,9 @@ struct request {
 typedef int (*step_fn) (const struct request *q, char **path);
 
 /* Whom a copy of a debug file the request finds is charged to
-   (basic/frozen-copy.h): live, the user of the module's process (one
-   owner for all processes gone by then: st_frozen_owner_of_process);
-   else the file's owner.  */
+   (basic/frozen-copy.h): live, the user of the module's process (for a
+   process gone by then, the file's owner, in a share apart:
+   st_frozen_owner_of_process); else the file's owner.  */
 static uint64_t
 owner_of_request (const struct request *q)
 {
@@ -177,7 +177,7 @@ step_ns_helper (const struct request *q, char **path)
       return -1;
     }
   uint64_t owner = 0;
-  char owner_name[80];
+  char owner_name[160];
   (void) st_frozen_copy_owner (fd, &owner);
   st_info ("pid %d: %s: debuginfo %s opened by the namespace helper (%s), read from a copy "
            "counted with %s", (int) m->file->ns_pid, m->path, *path ? *path : "?", way,
@@ -386,8 +386,8 @@ serve_searched (const struct request *q, struct st_elf_file *file, char **debugi
 }
 
 /* The steps in order: the first file found and admitted, with *PATH
-   (malloc'ed, or NULL) and *HAS_FRAME (whether it has a .debug_frame),
-   or -1.  */
+   (malloc'ed, or NULL) and *HAS_FRAME (whether it has a .debug_frame;
+   HAS_FRAME may be NULL), or -1.  */
 static int
 search (const struct request *q, char **path, bool *has_frame)
 {
@@ -431,8 +431,7 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
   char *path = NULL;
   if (file == NULL)
     {
-      bool has_frame;
-      int fd = search (&q, &path, &has_frame);
+      int fd = search (&q, &path, NULL);
       /* libdwfl closes what it gets: a copy (frozen-copy.h counts its
          holders and charges it) would go uncounted, held by nothing of
          ours.  A module without a file of ours gets none.  */
@@ -461,8 +460,7 @@ st_find_debuginfo (Dwfl_Module *mod, void **userdata, const char *modname, Dwarf
       if (!file->alt_searched)
         {
           unsigned refused = st_frozen_budget_refusals ();
-          bool has_frame;
-          file->alt_fd = search (&q, &path, &has_frame);
+          file->alt_fd = search (&q, &path, NULL);
           file->alt_path = path;
           /* Not found because the copies' budget was spent: asked again
              for the next process, the budget may have freed up.  */

@@ -241,6 +241,11 @@ sort_symbols (struct symbol *s, size_t n, unsigned depth)
       swap_symbols (&s[k], &s[k - 1]);
 }
 
+/* The most symbols a table is first allocated for, whatever the file
+   says it has: libc's 10,000, a large C++ library's hundreds of thousands
+   after a few doublings.  */
+#define FIRST_CAP_MAX ((size_t) 1 << 16)
+
 /* Collects symbols and their names while a table is built.  */
 struct builder {
   struct st_symtab_data *t;
@@ -469,11 +474,14 @@ st_symtab_data_build (Dwfl_Module *mod, Dwarf_Addr bias)
     return NULL;
   t->style = st_demangle_style ();
   int nsyms = dwfl_module_getsymtab (mod);
-  /* Room for every symbol of the file at once, and their names at 24
-     bytes each, rather than arrays that double: each larger copy touches
-     fresh pages.  Functions are most of a file's symbols; what is left
-     over is given back in place (trim).  */
-  struct builder b = { .t = t, .first_cap = nsyms > 256 ? (size_t) nsyms : 256 };
+  /* Room for the file's symbols at once, and their names at 24 bytes
+     each, rather than arrays that double: each larger copy touches fresh
+     pages.  Functions are most of a file's symbols; what is left over is
+     given back in place (trim).  The count is the file's word (its symbol
+     table's size over an entry size it chooses): past FIRST_CAP_MAX, the
+     arrays grow with the functions actually found.  */
+  size_t first_cap = nsyms > 256 ? (size_t) nsyms : 256;
+  struct builder b = { .t = t, .first_cap = first_cap < FIRST_CAP_MAX ? first_cap : FIRST_CAP_MAX };
   for (int i = 1; i < nsyms; i++)
     {
       GElf_Sym sym;

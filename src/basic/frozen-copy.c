@@ -562,7 +562,7 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
      refuse a file over half its owner's share.  The owner is found (in
      /proc, /etc/subuid) only for a copy to make, outside the lock.  */
   const uint64_t charge = charge_of (st.st_size);
-  bool found = owner != ST_FROZEN_OWNER_FILE
+  bool found = owner != ST_FROZEN_OWNER_FILE && owner != ST_FROZEN_OWNER_GONE
                && (owner & ~(uint64_t) UINT32_MAX) != ST_FROZEN_OWNER_PID;
   pthread_mutex_lock (&held_lock);
   struct held *h;
@@ -573,10 +573,11 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
       if (h != NULL || found)
         break;
       pthread_mutex_unlock (&held_lock);
-      owner = owner == ST_FROZEN_OWNER_FILE
-                ? st_frozen_owner_of_file (fd, &st)
-                : st_frozen_owner_of_process ((pid_t) (uint32_t) owner);
-      if (owner == ST_FROZEN_OWNER_GONE)
+      if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_PID)
+        owner = st_frozen_owner_of_process ((pid_t) (uint32_t) owner);
+      if (owner == ST_FROZEN_OWNER_FILE)
+        owner = st_frozen_owner_of_file (fd, &st);
+      else if (owner == ST_FROZEN_OWNER_GONE)
         owner |= st_frozen_owner_of_file (fd, &st);
       found = true;
       pthread_mutex_lock (&held_lock);

@@ -93,8 +93,9 @@ uint64_t st_frozen_owner_of_file (int fd, const struct stat *st);
    ST_FROZEN_OWNER_GONE when PID is gone (st_freeze then adds the file's
    owner, in a share of its own: not the owner's share, which a user could
    charge by a short process whose debug file is another's).
-   A pid reused meanwhile (within the time between a sample and its
-   unwinding, a second or so) charges the process that has it now.  */
+   Whether the process that has PID now is the one whose module wants the
+   copy is the caller's to find (core/resolve/find-debuginfo.c asks
+   st_proc_maps_file_at, and passes ST_FROZEN_OWNER_GONE when it is not).  */
 uint64_t st_frozen_owner_of_process (pid_t pid);
 /* What messages call OWNER ("uid 1000's files", ...), in BUF of SIZE.  */
 const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
@@ -104,7 +105,8 @@ const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
    another mount namespace, whose owners are not the host's); else a
    descriptor of a sealed copy (F_SEAL_WRITE, SHRINK, GROW, SEAL), made
    now or shared, and FD is closed.  A new copy is charged to OWNER
-   (ST_FROZEN_OWNER_PID | pid, ST_FROZEN_OWNER_FILE: found then).  -errno
+   (ST_FROZEN_OWNER_PID | pid, ST_FROZEN_OWNER_FILE, ST_FROZEN_OWNER_GONE:
+   found then).  -errno
    (FD closed, WHY says why)
    when there is none: -EFBIG past ST_FROZEN_COPY_MAX, the budget or the
    owner's share (counted by st_frozen_budget_refusals, as is -ENOMEM),

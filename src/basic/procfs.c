@@ -164,6 +164,36 @@ st_proc_maps_foreach (pid_t pid, int (*fn) (const struct st_proc_map *m, void *a
   return r;
 }
 
+struct file_at {
+  uint64_t start, end, pgoff;
+  bool has_dev_ino;
+  unsigned maj, min;
+  uint64_t ino;
+};
+
+/* st_proc_maps_foreach's visitor: 1 when the line at the start is the
+   mapping, 2 when it is another (the walk stops at the start either
+   way).  */
+static int
+is_file_at (const struct st_proc_map *m, void *arg)
+{
+  const struct file_at *w = arg;
+  if (m->start != w->start)
+    return 0;
+  bool same = m->end == w->end && m->pgoff == w->pgoff
+              && (!w->has_dev_ino || (m->maj == w->maj && m->min == w->min && m->inode == w->ino));
+  return same ? 1 : 2;
+}
+
+int
+st_proc_maps_file_at (pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                      bool has_dev_ino, unsigned maj, unsigned min, uint64_t ino)
+{
+  struct file_at w = { start, end, pgoff, has_dev_ino, maj, min, ino };
+  int r = st_proc_maps_foreach (pid, is_file_at, &w);
+  return r < 0 ? r : r == 1;
+}
+
 int
 st_proc_cmdline (pid_t pid, char *buf, size_t size)
 {

@@ -81,6 +81,14 @@ int st_proc_stat (pid_t pid, struct st_proc_stat *out);
    during the call only.  */
 int st_proc_maps_foreach (pid_t pid, int (*fn) (const struct st_proc_map *m, void *arg),
                           void *arg);
+/* Whether PID has the mapping [START, END) of a file at offset PGOFF, of
+   device MAJ:MIN and inode INO when HAS_DEV_INO (a mapping record with a
+   build-id has none; paths are no help, as a container's process names
+   its files by its own mount namespace's).  1 when it does, 0 when it does
+   not (another process has the pid now, or the mapping is gone), -errno
+   when /proc/PID/maps cannot be read (-ENOENT: no such process).  */
+int st_proc_maps_file_at (pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                          bool has_dev_ino, unsigned maj, unsigned min, uint64_t ino);
 
 /* The command line of PID with a space between arguments, in BUF (SIZE
    bytes, cut to fit).  Returns the bytes the kernel gave (the last

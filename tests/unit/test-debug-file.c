@@ -553,6 +553,13 @@ test_gone_processes_count_by_file_owner (void **state)
   assert_int_equal (st_freeze (owned_elf_file (0644, 1002), false, by_gone, &why), -EFBIG);
   assert_non_null (strstr (why.text, "the copies of the files of processes gone before they were "
                                      "read take"));
+  /* A caller that found the process gone (another has its pid now) says
+     so; the file's owner is added.  */
+  st_frozen_close (held[--n]);
+  held[n++] = st_freeze (owned_elf_file (0644, 1001), false, ST_FROZEN_OWNER_GONE, NULL);
+  assert_true (held[n - 1] >= 0);
+  assert_true (st_frozen_copy_owner (held[n - 1], &owner));
+  assert_int_equal (owner, ST_FROZEN_OWNER_GONE | 1001);
   /* Nobody's running processes have their own share.  */
   held[n++] = st_freeze (owned_elf_file (0644, 65534), false, 65534, NULL);
   assert_true (held[n - 1] >= 0);

@@ -89,6 +89,46 @@ test_maps_name_our_own_code (void **state)
   assert_int_equal (n, 2);
 }
 
+static int
+keep_code_map (const struct st_proc_map *m, void *arg)
+{
+  struct st_proc_map *code = arg;
+  uintptr_t addr = (uintptr_t) &keep_code_map;
+  if (m->start <= addr && addr < m->end)
+    {
+      *code = *m;
+      code->name = NULL;   /* valid during the call only */
+      return 1;
+    }
+  return 0;
+}
+
+/* Whether the process that has a pid is the one whose mapping a record
+   named (find-debuginfo.c, against a pid reused): the same start, end,
+   offset, and device and inode when the record had them.  */
+static void
+test_maps_file_at_tells_a_mapping (void **state)
+{
+  struct st_proc_map code;
+  assert_int_equal (st_proc_maps_foreach (getpid (), keep_code_map, &code), 1);
+  pid_t me = getpid ();
+  assert_int_equal (st_proc_maps_file_at (me, code.start, code.end, code.pgoff, true, code.maj,
+                                          code.min, code.inode), 1);
+  /* A build-id record has no device and inode: the range and offset.  */
+  assert_int_equal (st_proc_maps_file_at (me, code.start, code.end, code.pgoff, false, 0, 0, 0), 1);
+  /* Another file at the same place, another range, another offset.  */
+  assert_int_equal (st_proc_maps_file_at (me, code.start, code.end, code.pgoff, true, code.maj,
+                                          code.min, code.inode + 1), 0);
+  assert_int_equal (st_proc_maps_file_at (me, code.start, code.end + 4096, code.pgoff, false, 0,
+                                          0, 0), 0);
+  assert_int_equal (st_proc_maps_file_at (me, code.start, code.end, code.pgoff + 4096, false, 0,
+                                          0, 0), 0);
+  /* Nothing mapped there; no such process.  */
+  assert_int_equal (st_proc_maps_file_at (me, 4096, 8192, 0, false, 0, 0, 0), 0);
+  assert_int_equal (st_proc_maps_file_at (1 << 23, code.start, code.end, code.pgoff, false, 0, 0,
+                                          0), -ENOENT);
+}
+
 static void
 test_cmdline_and_comm (void **state)
 {
@@ -272,6 +312,7 @@ main (void)
     cmocka_unit_test (test_stat_text_with_a_hostile_comm),
     cmocka_unit_test (test_stat_of_this_process),
     cmocka_unit_test (test_maps_name_our_own_code),
+    cmocka_unit_test (test_maps_file_at_tells_a_mapping),
     cmocka_unit_test (test_cmdline_and_comm),
     cmocka_unit_test (test_read_file_bounds_and_errors),
     cmocka_unit_test (test_read_into_bounds),

@@ -14,6 +14,7 @@
 #include "core/resolve/dwarf-alt.h"
 #include "core/resolve/find-debuginfo.h"
 #include "basic/log.h"
+#include "basic/procfs.h"
 #include "core/resolve/ns-client.h"
 #include "basic/untrusted.h"
 #include "core/resolve/elf-file.h"
@@ -40,14 +41,23 @@ typedef int (*step_fn) (const struct request *q, char **path);
 /* Whom a copy of a debug file the request finds is charged to
    (basic/frozen-copy.h): live, the user of the module's process (for a
    process gone by then, the file's owner, in a share apart:
-   st_frozen_owner_of_process); else the file's owner.  */
+   st_frozen_owner_of_process); else the file's owner.  The process that
+   has the pid now must map the module where the sample's did: else the
+   pid was reused between the sample and its unwinding (a second or so),
+   and the process that has it now is somebody else's, whom a user could
+   otherwise charge by a short process.  Asked once per file and thread
+   (the search's answer is kept), reading the process's maps.  */
 static uint64_t
 owner_of_request (const struct request *q)
 {
   const struct st_mapping *m = q->mapping;
-  if (m != NULL && m->finder != NULL && m->finder->live && m->pid > 0)
-    return ST_FROZEN_OWNER_PID | (uint32_t) m->pid;
-  return ST_FROZEN_OWNER_FILE;
+  if (m == NULL || m->finder == NULL || !m->finder->live || m->pid <= 0)
+    return ST_FROZEN_OWNER_FILE;
+  int same = st_proc_maps_file_at (m->pid, m->start, m->end, m->pgoff, m->has_dev_ino, m->maj,
+                                   m->min, m->ino);
+  if (same == 0 || same == -ENOENT)
+    return ST_FROZEN_OWNER_GONE;
+  return ST_FROZEN_OWNER_PID | (uint32_t) m->pid;
 }
 
 /* libdwfl asks again, with the .gnu_debugaltlink name and no CRC, for the

@@ -193,6 +193,16 @@ static size_t shares_n, shares_cap;
 static uint64_t budget = ST_FROZEN_COPY_BUDGET;
 /* Per thread: a search asks whether its own copies were refused.  */
 static __thread unsigned budget_refusals;
+/* Per thread: st_frozen_set_same_process's.  */
+static __thread st_frozen_same_process_fn *same_process;
+static __thread const void *same_process_arg;
+
+void
+st_frozen_set_same_process (st_frozen_same_process_fn *fn, const void *arg)
+{
+  same_process = fn;
+  same_process_arg = arg;
+}
 
 static struct held *
 held_by_copy (const struct stat *st)
@@ -574,7 +584,12 @@ st_freeze (int fd, bool always, uint64_t owner, struct st_why *why)
         break;
       pthread_mutex_unlock (&held_lock);
       if ((owner & ~(uint64_t) UINT32_MAX) == ST_FROZEN_OWNER_PID)
-        owner = st_frozen_owner_of_process ((pid_t) (uint32_t) owner);
+        {
+          pid_t pid = (pid_t) (uint32_t) owner;
+          owner = same_process != NULL && !same_process (pid, same_process_arg)
+                    ? ST_FROZEN_OWNER_GONE
+                    : st_frozen_owner_of_process (pid);
+        }
       if (owner == ST_FROZEN_OWNER_FILE)
         owner = st_frozen_owner_of_file (fd, &st);
       else if (owner == ST_FROZEN_OWNER_GONE)

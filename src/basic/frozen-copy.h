@@ -94,11 +94,18 @@ uint64_t st_frozen_owner_of_file (int fd, const struct stat *st);
    owner, in a share of its own: not the owner's share, which a user could
    charge by a short process whose debug file is another's).
    Whether the process that has PID now is the one whose module wants the
-   copy is the caller's to find (core/resolve/find-debuginfo.c asks
-   st_proc_maps_file_at, and passes ST_FROZEN_OWNER_GONE when it is not).  */
+   copy is the caller's to say (st_frozen_set_same_process).  */
 uint64_t st_frozen_owner_of_process (pid_t pid);
 /* What messages call OWNER ("uid 1000's files", ...), in BUF of SIZE.  */
 const char *st_frozen_owner_name (uint64_t owner, char *buf, size_t size);
+/* Whether the process that has PID now is the one whose module wants a
+   copy: the caller's to know (core/resolve/find-debuginfo.c: it still has
+   the module's mapping); the pid may have been reused since the sample.
+   Set for the calling thread's st_freeze calls until set again (FN NULL:
+   taken as it is); asked only when a copy charged to ST_FROZEN_OWNER_PID |
+   PID is made, and a process that is not the one counts as gone.  */
+typedef bool st_frozen_same_process_fn (pid_t pid, const void *arg);
+void st_frozen_set_same_process (st_frozen_same_process_fn *fn, const void *arg);
 
 /* FD as it may be read after a check: FD itself when it is a copy made
    here already or only our user may write it (unless ALWAYS: a file from

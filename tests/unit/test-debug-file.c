@@ -478,6 +478,16 @@ ns_inode (pid_t pid, const char *ns)
   return (uint32_t) st.st_ino;
 }
 
+static int asked;
+
+static bool
+never_the_same (pid_t pid, const void *arg)
+{
+  (void) pid;
+  ++*(int *) arg;
+  return false;
+}
+
 static void
 test_owner_of_a_process (void **state)
 {
@@ -506,6 +516,21 @@ test_owner_of_a_process (void **state)
   uint64_t owner = 99;
   assert_true (st_frozen_copy_owner (served, &owner));
   assert_int_equal (owner, 0);
+  st_frozen_close (served);
+  /* The caller says the process that has the pid now is not the one whose
+     module wants the copy (its pid reused): a gone process's, counted by
+     the file's owner; asked only then, and only for a pid owner.  */
+  st_frozen_set_same_process (never_the_same, &asked);
+  served = st_freeze (owned_elf_file (0644, 4321), false,
+                      ST_FROZEN_OWNER_PID | (uint32_t) getpid (), NULL);
+  assert_true (st_frozen_copy_owner (served, &owner));
+  assert_int_equal (owner, ST_FROZEN_OWNER_GONE | 4321);
+  assert_int_equal (asked, 1);
+  int own = st_freeze (real_elf_file (0600), false, ST_FROZEN_OWNER_PID | (uint32_t) getpid (),
+                       NULL);
+  assert_int_equal (asked, 1);   /* no copy: not asked */
+  st_frozen_set_same_process (NULL, NULL);
+  st_frozen_close (own);
   st_frozen_close (served);
   close (fd);
 }

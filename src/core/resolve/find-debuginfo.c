@@ -41,23 +41,29 @@ typedef int (*step_fn) (const struct request *q, char **path);
 /* Whom a copy of a debug file the request finds is charged to
    (basic/frozen-copy.h): live, the user of the module's process (for a
    process gone by then, the file's owner, in a share apart:
-   st_frozen_owner_of_process); else the file's owner.  The process that
-   has the pid now must map the module where the sample's did: else the
-   pid was reused between the sample and its unwinding (a second or so),
-   and the process that has it now is somebody else's, whom a user could
-   otherwise charge by a short process.  Asked once per file and thread
-   (the search's answer is kept), reading the process's maps.  */
+   st_frozen_owner_of_process, and same_process); else the file's owner.  */
 static uint64_t
 owner_of_request (const struct request *q)
 {
   const struct st_mapping *m = q->mapping;
-  if (m == NULL || m->finder == NULL || !m->finder->live || m->pid <= 0)
-    return ST_FROZEN_OWNER_FILE;
-  int same = st_proc_maps_file_at (m->pid, m->start, m->end, m->pgoff, m->has_dev_ino, m->maj,
+  if (m != NULL && m->finder != NULL && m->finder->live && m->pid > 0)
+    return ST_FROZEN_OWNER_PID | (uint32_t) m->pid;
+  return ST_FROZEN_OWNER_FILE;
+}
+
+/* st_frozen_same_process_fn for a request's mapping ARG: the process that
+   has its pid now still maps the module where the record said.  Else the
+   pid was reused between the sample and its unwinding (a second or so),
+   and the process that has it now is somebody else's, whom a user could
+   otherwise charge with a short process.  Asked only when a copy is made:
+   it reads the process's maps.  */
+static bool
+same_process (pid_t pid, const void *arg)
+{
+  const struct st_mapping *m = arg;
+  int same = st_proc_maps_file_at (pid, m->start, m->end, m->pgoff, m->has_dev_ino, m->maj,
                                    m->min, m->ino);
-  if (same == 0 || same == -ENOENT)
-    return ST_FROZEN_OWNER_GONE;
-  return ST_FROZEN_OWNER_PID | (uint32_t) m->pid;
+  return same != 0 && same != -ENOENT;   /* unreadable maps: cannot tell */
 }
 
 /* libdwfl asks again, with the .gnu_debugaltlink name and no CRC, for the
@@ -395,31 +401,44 @@ serve_searched (const struct request *q, struct st_elf_file *file, char **debugi
   return serve_cached (file, debuginfo_file_name);
 }
 
+/* Step I of the search: its file, admitted, with *PATH and *HAS_FRAME as
+   search gives them, or -1 (*PATH freed).  */
+static int
+search_step (const struct request *q, size_t i, char **path, bool *has_frame)
+{
+  int fd = steps[i].find (q, path);
+  if (fd >= 0)
+    fd = admit (fd, *path != NULL ? *path : q->modname, steps[i].find == step_ns_helper,
+                owner_of_request (q), has_frame);
+  if (fd >= 0)
+    {
+      st_debug ("%s: %s file found by %s: %s", q->modname,
+                q->mapping != NULL && q->mapping->file != NULL
+                    && is_altlink_request (q, q->mapping->file->elf) ? "dwz" : "debug",
+                steps[i].name, *path != NULL ? *path : "?");
+      return fd;
+    }
+  /* libdwfl would open a name left behind.  */
+  free (*path);
+  *path = NULL;
+  return -1;
+}
+
 /* The steps in order: the first file found and admitted, with *PATH
    (malloc'ed, or NULL) and *HAS_FRAME (whether it has a .debug_frame;
-   HAS_FRAME may be NULL), or -1.  */
+   HAS_FRAME may be NULL), or -1.  A copy made meanwhile for a process of
+   the request's is charged to it only while it still maps the module
+   (same_process).  */
 static int
 search (const struct request *q, char **path, bool *has_frame)
 {
-  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-    {
-      int fd = steps[i].find (q, path);
-      if (fd >= 0)
-        fd = admit (fd, *path != NULL ? *path : q->modname, steps[i].find == step_ns_helper,
-                    owner_of_request (q), has_frame);
-      if (fd >= 0)
-        {
-          st_debug ("%s: %s file found by %s: %s", q->modname,
-                    q->mapping != NULL && q->mapping->file != NULL
-                        && is_altlink_request (q, q->mapping->file->elf) ? "dwz" : "debug",
-                    steps[i].name, *path != NULL ? *path : "?");
-          return fd;
-        }
-      /* libdwfl would open a name left behind.  */
-      free (*path);
-      *path = NULL;
-    }
-  return -1;
+  int fd = -1;
+  if (q->mapping != NULL)
+    st_frozen_set_same_process (same_process, q->mapping);
+  for (size_t i = 0; fd < 0 && i < sizeof steps / sizeof steps[0]; i++)
+    fd = search_step (q, i, path, has_frame);
+  st_frozen_set_same_process (NULL, NULL);
+  return fd;
 }
 
 int

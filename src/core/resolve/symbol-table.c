@@ -156,30 +156,30 @@ swap_symbols (struct symbol *a, struct symbol *b)
   *b = t;
 }
 
+/* Moves S[ROOT] down the heap S[0..N) to where it belongs.  */
+static void
+sift_down (struct symbol *s, size_t root, size_t n)
+{
+  for (size_t child; (child = 2 * root + 1) < n; root = child)
+    {
+      if (child + 1 < n && symbol_before (&s[child], &s[child + 1]))
+        child++;
+      if (!symbol_before (&s[root], &s[child]))
+        break;
+      swap_symbols (&s[root], &s[child]);
+    }
+}
+
 /* Heapsort of S[0..N), for sort_symbols' worst cases.  */
 static void
 heap_sort_symbols (struct symbol *s, size_t n)
 {
   for (size_t i = n / 2; i-- > 0;)
-    for (size_t root = i, child; (child = 2 * root + 1) < n; root = child)
-      {
-        if (child + 1 < n && symbol_before (&s[child], &s[child + 1]))
-          child++;
-        if (!symbol_before (&s[root], &s[child]))
-          break;
-        swap_symbols (&s[root], &s[child]);
-      }
+    sift_down (s, i, n);
   for (size_t end = n; end-- > 1;)
     {
       swap_symbols (&s[0], &s[end]);
-      for (size_t root = 0, child; (child = 2 * root + 1) < end; root = child)
-        {
-          if (child + 1 < end && symbol_before (&s[child], &s[child + 1]))
-            child++;
-          if (!symbol_before (&s[root], &s[child]))
-            break;
-          swap_symbols (&s[root], &s[child]);
-        }
+      sift_down (s, 0, end);
     }
 }
 

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -586,6 +588,127 @@ test_map_merges_appended_names (void **state)
   assert_int_equal (unlink (path), 0);
 }
 
+/* Past ST_JIT_MAP_GROWN_NS: a wait of it on the monotonic clock, not a
+   synchronization with anything.  */
+static void
+wait_past_grown_check (void)
+{
+  struct timespec ts = { 0, (long) (2 * ST_JIT_MAP_GROWN_NS) };
+  while (nanosleep (&ts, &ts) != 0)
+    ;
+}
+
+/* What a JIT appends between two loads (ST_JIT_MAP_RETRY_NS apart) is
+   read at the next miss that finds the file grown: the first samples of a
+   newly compiled function are named, not those of the next load only.  */
+static void
+test_map_reads_growth_between_loads (void **state)
+{
+  (void) state;
+  char path[64];
+  write_perf_map (getpid (), "20000 10 still_being_wr", path, sizeof path);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
+  uint64_t off = 0;
+  uint64_t t0 = st_now_ns ();
+  assert_string_equal (st_jit_map_lookup (m, 0x10000 + 3, &off), "fn_000");
+  assert_null (st_jit_map_lookup (m, 0x20000, &off));
+  /* The last line is finished, and one more written.  */
+  FILE *f = fopen (path, "a");
+  assert_non_null (f);
+  fputs ("itten\n30000 10 compiled_later\n", f);
+  assert_int_equal (fclose (f), 0);
+  wait_past_grown_check ();
+  assert_string_equal (st_jit_map_lookup (m, 0x20001, &off), "still_being_written");
+  assert_int_equal (off, 1);
+  assert_string_equal (st_jit_map_lookup (m, 0x3000f, &off), "compiled_later");
+  /* Read before the next load was due (unless this machine stalled).  */
+  if (st_now_ns () - t0 < ST_JIT_MAP_RETRY_NS)
+    assert_int_equal (st_jit_map_size (m), 102);
+  st_jit_map_free (m);
+  assert_int_equal (unlink (path), 0);
+}
+
+/* Names read in many loads (each sorted into the recent ones, and those
+   into the base past a bound) name each address as one sorted list of all
+   of them would: the function that starts last at or before it, the last
+   written of those that start there, if the address is inside it.  */
+struct model_entry {
+  uint64_t start, end;
+  char name[16];
+};
+
+static const char *
+model_lookup (const struct model_entry *e, size_t n, uint64_t addr)
+{
+  const struct model_entry *best = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (e[i].start <= addr && (best == NULL || e[i].start >= best->start))
+      best = &e[i];   /* at an equal start the later wins */
+  return best != NULL && addr < best->end ? best->name : NULL;
+}
+
+static void
+test_map_loads_agree_with_one_sorted_list (void **state)
+{
+  (void) state;
+  enum { BATCHES = 40, PER_BATCH = 300, QUERIES = 300, SPAN = 0x40000 };
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) getpid ());
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  assert_int_equal (fclose (f), 0);
+  struct model_entry *model = calloc (BATCHES * PER_BATCH, sizeof *model);
+  assert_non_null (model);
+  size_t n = 0;
+  unsigned seed = 20261205;
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
+  uint64_t off;
+  (void) st_jit_map_lookup (m, 1, &off);   /* the first load: an empty file */
+  for (int b = 0; b < BATCHES; b++)
+    {
+      f = fopen (path, "a");
+      assert_non_null (f);
+      for (int i = 0; i < PER_BATCH; i++, n++)
+        {
+          /* Starts on a 16-byte grid of a small span: many taken again. */
+          model[n].start = 0x100000 + 16 * ((uint64_t) rand_r (&seed) % (SPAN / 16));
+          model[n].end = model[n].start + 1 + (uint64_t) rand_r (&seed) % 0x300;
+          snprintf (model[n].name, sizeof model[n].name, "f_%zu", n);
+          fprintf (f, "%" PRIx64 " %" PRIx64 " %s\n", model[n].start,
+                   model[n].end - model[n].start, model[n].name);
+        }
+      assert_int_equal (fclose (f), 0);
+      wait_past_grown_check ();
+      /* An address no function holds: the miss reads the batch.  */
+      assert_null (st_jit_map_lookup (m, 0x10, &off));
+      for (int q = 0; q < QUERIES; q++)
+        {
+          uint64_t addr = 0x100000 - 0x400 + (uint64_t) rand_r (&seed) % (SPAN + 0x800);
+          const char *want = model_lookup (model, n, addr);
+          const char *got = st_jit_map_lookup (m, addr, &off);
+          if (want == NULL)
+            assert_null (got);
+          else
+            assert_string_equal (got, want);
+        }
+    }
+  /* Each address once.  */
+  size_t distinct = 0;
+  for (size_t i = 0; i < n; i++)
+    {
+      bool later = false;
+      for (size_t j = i + 1; j < n && !later; j++)
+        later = model[j].start == model[i].start;
+      distinct += !later;
+    }
+  assert_int_equal (st_jit_map_size (m), distinct);
+  st_jit_map_free (m);
+  free (model);
+  assert_int_equal (unlink (path), 0);
+}
+
 int
 main (void)
 {
@@ -601,6 +724,8 @@ main (void)
     cmocka_unit_test (test_map_merges_appended_names),
     cmocka_unit_test (test_map_leaves_a_big_record_for_later),
     cmocka_unit_test (test_unfinished_line_is_no_refusal),
+    cmocka_unit_test (test_map_reads_growth_between_loads),
+    cmocka_unit_test (test_map_loads_agree_with_one_sorted_list),
   };
   return cmocka_run_group_tests (tests, NULL, NULL);
 }

@@ -49,6 +49,13 @@ struct jit_file {
   uid_t charged_uid;
   dev_t dev;
   ino_t ino;
+  /* Kept open from one load to the next: a miss between two loads asks
+     it whether the JIT wrote more (load_grown), with one fstat.  */
+  int fd;
+  uint64_t seen_size;     /* its size when last read: an unfinished last
+                             line is read again only once the file grew */
+  bool stopped;           /* the last read was stopped by the budget: the
+                             rest waits for a load (as often as before) */
 };
 
 struct st_jit_map {
@@ -61,12 +68,21 @@ struct st_jit_map {
   struct st_jit_budget *budget;   /* NULL: none */
   struct jit_file *files;  /* [0] is the perf map */
   size_t n_files;
+  /* Three runs, each sorted by start and one per address but the last:
+     the base [0, n_base), the recent [n_base, n_sorted), and what the
+     files gave since the last sort [n_sorted, n).  A sort merges what is
+     new into the recent, and the recent into the base only once it holds
+     RECENT_MAX: a load of a few lines costs as much as a few lines, not
+     the whole map (sort_entries).  Where both have a function starting at
+     one address, the recent one is the later.  */
   struct entry *entries;
   size_t n, cap;
   uint64_t seq;
   bool sorted;
-  size_t n_sorted;         /* entries[0, n_sorted) are sorted, one per address */
-  uint64_t last_load_ns;
+  size_t n_base, n_sorted;
+  uint64_t last_load_ns;   /* the last load: files opened again */
+  uint64_t last_check_ns;  /* the last look for growth of the files kept open */
+  char map_name[32];       /* the perf map's name, as the process knows it */
   int error;               /* the callback's: -ENOMEM */
   bool loading_dump;       /* load_file is reading a jitdump */
   /* A jitdump load's code_index to its name (in NAMES): a JIT_CODE_MOVE
@@ -91,6 +107,7 @@ st_jit_map_new (pid_t pid, st_jit_names_done_fn names_done, void *ctx,
   if (m->files == NULL)
     return -ENOMEM;
   m->n_files = 1;
+  m->files[0].fd = -1;
   m->loads = st_hashmap_new (NULL);
   m->names = st_string_arena_new ();
   if (m->loads == NULL || m->names == NULL)
@@ -113,6 +130,8 @@ st_jit_map_free (struct st_jit_map *m)
     {
       if (m->budget != NULL && m->files[i].charged > 0)
         st_jit_budget_give_back (m->budget, m->files[i].charged_uid, m->files[i].charged);
+      if (m->files[i].fd >= 0)
+        close (m->files[i].fd);
       free (m->files[i].path);
     }
   free (m->files);
@@ -145,7 +164,7 @@ st_jit_map_add_dump (struct st_jit_map *m, const char *path)
   char *copy = strdup (path);
   if (copy == NULL)
     return -ENOMEM;
-  m->files[m->n_files++] = (struct jit_file) { .path = copy, .dump = true };
+  m->files[m->n_files++] = (struct jit_file) { .path = copy, .dump = true, .fd = -1 };
   m->last_load_ns = 0;   /* read it at the next miss */
   return 0;
 }
@@ -153,7 +172,19 @@ st_jit_map_add_dump (struct st_jit_map *m, const char *path)
 size_t
 st_jit_map_size (const struct st_jit_map *m)
 {
-  return m->n;
+  /* The addresses of the base and the recent, each counted once.  */
+  size_t i = 0, j = m->n_base, count = 0;
+  while (i < m->n_base || j < m->n_sorted)
+    {
+      if (j == m->n_sorted || (i < m->n_base && m->entries[i].start < m->entries[j].start))
+        i++;
+      else if (i == m->n_base || m->entries[j].start < m->entries[i].start)
+        j++;
+      else
+        i++, j++;
+      count++;
+    }
+  return count;
 }
 
 /* NAME is the map's already (in NAMES).  */
@@ -299,17 +330,20 @@ static void parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, co
                             uint64_t allowed, uint64_t limit, uint64_t held_room,
                             uint64_t *read);
 
-/* Reads what was appended to F since the last time, as far as its user's
-   budget allows.  */
+static void read_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name,
+                           uint64_t size);
+
+/* Opens F again (the process may have written another file since) and
+   reads what was appended to it since the last time, as far as its user's
+   budget allows.  F keeps the descriptor until the next load.  */
 static void
 load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
 {
-  char path[64];
   const char *name = f->path;
   if (!f->dump)
     {
-      snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) w->ns_pid);
-      name = path;
+      snprintf (m->map_name, sizeof m->map_name, "/tmp/perf-%d.map", (int) w->ns_pid);
+      name = m->map_name;
     }
   struct stat st;
   _cleanup_close_ int fd = open_jit_file (w, name, &st);
@@ -319,19 +353,30 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
      process (after an exec, or the pid's reuse) wrote it.  */
   if (f->consumed > 0
       && (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t) st.st_size < f->consumed))
-    f->consumed = 0;
+    f->consumed = f->seen_size = 0;
   f->dev = st.st_dev;
   f->ino = st.st_ino;
-  uint64_t limit = (uint64_t) st.st_size < ST_JIT_MAP_MAX_BYTES ? (uint64_t) st.st_size
-                                                                 : ST_JIT_MAP_MAX_BYTES;
   /* A file is charged to its process's user.  When that changed (the
      process set another uid, or the pid is another user's process now),
      what the file's names hold is the new user's to hold.  */
   uid_t uid = w->alive ? w->charged : st.st_uid;
-  uint64_t now = st_now_ns ();
   if (m->budget != NULL && f->charged > 0 && uid != f->charged_uid)
-    st_jit_budget_move (m->budget, f->charged_uid, uid, f->charged, now);
+    st_jit_budget_move (m->budget, f->charged_uid, uid, f->charged, st_now_ns ());
   f->charged_uid = uid;
+  read_appended (m, f, fd, name, (uint64_t) st.st_size);
+  if (f->fd >= 0)
+    close (f->fd);
+  f->fd = f->done ? -1 : ST_TAKE_FD (fd);
+}
+
+/* Reads F (open as FD, called NAME in warnings, SIZE bytes long now) from
+   where the last read stopped, as far as its user's budget allows.  */
+static void
+read_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *name, uint64_t size)
+{
+  f->seen_size = size;
+  uint64_t limit = size < ST_JIT_MAP_MAX_BYTES ? size : ST_JIT_MAP_MAX_BYTES;
+  uint64_t now = st_now_ns ();
   /* The budget's bytes are held bytes (text and entries), at most
      HELD_PER_TEXT_BYTE for each byte of text: that much is reserved for
      the text left, and the read stops at whichever ends first.  */
@@ -360,6 +405,7 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
          unfinished last line (a JIT still writing, a map without a last
          newline) with room to spare.  */
       bool stopped = f->consumed < limit && !f->done && (allowed < limit || held >= held_room);
+      f->stopped = stopped;
       if (stopped && st_jit_budget_refused (m->budget, f->charged_uid))
         st_warning ("%s (process %d): the JIT files of uid %u's processes are over their "
                     "budget (%u MiB held, %u MiB a second): the rest is read when it allows; "
@@ -482,41 +528,59 @@ compare_entries (const void *pa, const void *pb)
   return a->seq > b->seq ? -1 : a->seq < b->seq;
 }
 
-/* Sorts the entries added since the last time into the others: a load
-   after a miss adds a few to many, and sorting all again each time cost
-   a user's process that kept appending to its map root's profiler a
-   second of every few.  */
+/* Sorted [LO, MID) and [MID, HI) of the entries into one sorted run at
+   LO, one per address (the later function there): returns where it ends.  */
+static size_t
+merge_runs (struct st_jit_map *m, size_t lo, size_t mid, size_t hi)
+{
+  struct entry *e = m->entries;
+  bool both = mid > lo && hi > mid;
+  _cleanup_free_ struct entry *tail = both ? malloc ((hi - mid) * sizeof *tail) : NULL;
+  if (both && tail == NULL)
+    qsort (e + lo, hi - lo, sizeof *e, compare_entries);
+  else if (both)
+    {
+      /* Merged from the back, into the room the second run took.  */
+      memcpy (tail, e + mid, (hi - mid) * sizeof *tail);
+      size_t i = mid, j = hi - mid, w = hi;
+      while (j > 0)
+        if (i > lo && compare_entries (&e[i - 1], &tail[j - 1]) > 0)
+          e[--w] = e[--i];
+        else
+          e[--w] = tail[--j];
+    }
+  /* Of the functions that started at one address, the last compiled (the
+     other's name stays in NAMES).  */
+  size_t out = lo;
+  for (size_t i = lo; i < hi; i++)
+    if (out == lo || e[out - 1].start != e[i].start)
+      e[out++] = e[i];
+  return out;
+}
+
+/* The recent run's bound: merging what a load added into it costs at most
+   this many entries' moves (128 KiB), and merging it into the base, once
+   every RECENT_MAX entries added, costs the base.  A user's process that
+   appends a line to its map before each sample (the map's user's JIT
+   names at most 32 MiB: a base of up to a million entries) so costs
+   root's profiler a few microseconds a load, not a copy of its map.  */
+#define RECENT_MAX 4096
+
+/* Sorts the entries added since the last time into the recent ones, and
+   those into the base when they are many.  Sorting all again at each load
+   cost a user's process that kept appending to its map root's profiler a
+   second of every few; merging into all of them at each load did too, once
+   loads came at every miss that found the file grown.  */
 static void
 sort_entries (struct st_jit_map *m)
 {
   if (m->sorted)
     return;
-  size_t old = m->n_sorted, added = m->n - old;
-  qsort (m->entries + old, added, sizeof *m->entries, compare_entries);
-  if (old > 0)
-    {
-      _cleanup_free_ struct entry *tail = malloc (added * sizeof *tail);
-      if (tail == NULL)
-        qsort (m->entries, m->n, sizeof *m->entries, compare_entries);
-      else
-        {
-          /* Merged from the back, into the room the added ones took.  */
-          memcpy (tail, m->entries + old, added * sizeof *tail);
-          size_t i = old, j = added, w = m->n;
-          while (j > 0)
-            if (i > 0 && compare_entries (&m->entries[i - 1], &tail[j - 1]) > 0)
-              m->entries[--w] = m->entries[--i];
-            else
-              m->entries[--w] = tail[--j];
-        }
-    }
-  /* Of the functions that started at one address, the last compiled (the
-     other's name stays in NAMES).  */
-  size_t out = 0;
-  for (size_t i = 0; i < m->n; i++)
-    if (out == 0 || m->entries[out - 1].start != m->entries[i].start)
-      m->entries[out++] = m->entries[i];
-  m->n = m->n_sorted = out;
+  qsort (m->entries + m->n_sorted, m->n - m->n_sorted, sizeof *m->entries, compare_entries);
+  m->n = merge_runs (m, m->n_base, m->n_sorted, m->n);
+  if (m->n - m->n_base > RECENT_MAX || m->n_base == 0)
+    m->n = m->n_base = merge_runs (m, 0, m->n_base, m->n);
+  m->n_sorted = m->n;
   m->sorted = true;
 }
 
@@ -564,13 +628,39 @@ load (struct st_jit_map *m)
   sort_entries (m);
 }
 
+/* The function of the base or the recent run that starts last at or
+   before ADDR (the recent one when both start there), if ADDR is in it.  */
 static const struct entry *
 find (const struct st_jit_map *m, uint64_t addr)
 {
-  size_t n = ST_BSEARCH_UPPER (m->entries, m->n, start, addr);
-  if (n == 0 || addr >= m->entries[n - 1].end)
+  size_t in_base = ST_BSEARCH_UPPER (m->entries, m->n_base, start, addr);
+  size_t in_recent = ST_BSEARCH_UPPER (m->entries + m->n_base, m->n_sorted - m->n_base, start,
+                                       addr);
+  const struct entry *e = in_base > 0 ? &m->entries[in_base - 1] : NULL;
+  if (in_recent > 0 && (e == NULL || m->entries[m->n_base + in_recent - 1].start >= e->start))
+    e = &m->entries[m->n_base + in_recent - 1];
+  if (e == NULL || addr >= e->end)
     return NULL;
-  return &m->entries[n - 1];
+  return e;
+}
+
+/* Between two loads: reads what the JIT appended to the files kept open
+   since the last load, when they grew (an fstat each).  A file that got
+   shorter, or was stopped by the budget, waits for the next load.  */
+static void
+load_grown (struct st_jit_map *m)
+{
+  for (size_t i = 0; i < m->n_files && m->error == 0; i++)
+    {
+      struct jit_file *f = &m->files[i];
+      struct stat st;
+      if (f->fd < 0 || f->done || f->stopped || fstat (f->fd, &st) != 0
+          || (uint64_t) st.st_size <= f->seen_size)
+        continue;
+      m->loading_dump = f->dump;
+      read_appended (m, f, f->fd, f->dump ? f->path : m->map_name, (uint64_t) st.st_size);
+    }
+  sort_entries (m);
 }
 
 const char *
@@ -582,8 +672,14 @@ st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *offset)
       uint64_t now = st_now_ns ();
       if (m->last_load_ns == 0 || now - m->last_load_ns >= ST_JIT_MAP_RETRY_NS)
         {
-          m->last_load_ns = now;
+          m->last_load_ns = m->last_check_ns = now;
           load (m);
+          e = find (m, addr);
+        }
+      else if (now - m->last_check_ns >= ST_JIT_MAP_GROWN_NS)
+        {
+          m->last_check_ns = now;
+          load_grown (m);
           e = find (m, addr);
         }
     }

@@ -11,9 +11,13 @@
  * inside the process's own root when it runs in a container (where /tmp is
  * its own and the file carries its pid in its own pid namespace), owned by
  * the process's user or root, and read in bounded amounts: per file, and
- * per user (jit-budget.h).  Both only grow
- * while the process runs: a miss reads what was appended since, at most
- * every ST_JIT_MAP_RETRY_NS.  */
+ * per user (jit-budget.h).  Both only grow while the process runs: a miss
+ * opens them again and reads what was appended since at most every
+ * ST_JIT_MAP_RETRY_NS (the process may have started another file, after an
+ * exec or a pid's reuse, or mapped a new jitdump), and in between reads
+ * what was appended to the files it keeps open at most every
+ * ST_JIT_MAP_GROWN_NS: a JIT writes a function's name before it runs it,
+ * and its first samples are named.  */
 #pragma once
 
 #include <stdbool.h>
@@ -31,6 +35,10 @@
 /* A JIT function's name is cut at this many bytes.  */
 #define ST_JIT_NAME_MAX 1024
 #define ST_JIT_MAP_RETRY_NS 200000000ull
+/* A look for growth costs an fstat per file kept open, and misses come
+   from every frame of a file a jitdump does not name: at most this often
+   per process.  */
+#define ST_JIT_MAP_GROWN_NS 1000000ull
 
 /* Receives each code range found, in file order (a later one wins).
    NAME is valid only during the call.  Non-zero stops the parse.  */

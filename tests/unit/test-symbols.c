@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -10,9 +11,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <gelf.h>
 
 #include "core/resolve/demangle.h"
@@ -246,11 +250,120 @@ test_plt_entry_without_symbol (void **state)
   (void) state;
 }
 
+/* A crafted symbol table: its section says 12 MiB of symbols of one byte
+   each (sh_entsize 1), 12.6 million, of which 3 are there (the rest is a
+   hole).  The table is first allocated for at most FIRST_CAP_MAX symbols,
+   not the file's word: uncapped, that word asked for 300 MB of names'
+   pool alone (helper-78's 200 MB file: 10 GB of address space).  The
+   build runs in a child whose address space may grow by 96 MB only.  */
+#define CRAFTED_SYMTAB_BYTES (12u << 20)
+
+static void
+write_crafted_elf (const char *path)
+{
+  static const char strtab[] = "\0fn_a\0fn_b\0fn_c";
+  static const char shstrtab[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  assert_true (fd >= 0);
+  Elf64_Ehdr eh = {
+    .e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+    .e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+    .e_entry = 0x401000, .e_phoff = sizeof eh, .e_shoff = 0x2200,
+    .e_ehsize = sizeof eh, .e_phentsize = sizeof (Elf64_Phdr), .e_phnum = 1,
+    .e_shentsize = sizeof (Elf64_Shdr), .e_shnum = 5, .e_shstrndx = 4,
+  };
+  Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_offset = 0x1000,
+                    .p_vaddr = 0x401000, .p_paddr = 0x401000, .p_filesz = 0x100,
+                    .p_memsz = 0x100, .p_align = 0x1000 };
+  Elf64_Shdr sh[5] = {
+    { 0 },
+    { .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+      .sh_addr = 0x401000, .sh_offset = 0x1000, .sh_size = 0x100, .sh_addralign = 16 },
+    { .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = 0x3000,
+      .sh_size = CRAFTED_SYMTAB_BYTES, .sh_link = 3, .sh_info = 1, .sh_addralign = 8,
+      .sh_entsize = 1 },
+    { .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = 0x2000, .sh_size = sizeof strtab,
+      .sh_addralign = 1 },
+    { .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = 0x2100, .sh_size = sizeof shstrtab,
+      .sh_addralign = 1 },
+  };
+  Elf64_Sym sym[4] = { { 0 } };
+  for (int i = 1; i <= 3; i++)
+    sym[i] = (Elf64_Sym) { .st_name = (Elf64_Word) (1 + 5 * (i - 1)),
+                           .st_info = ELF64_ST_INFO (STB_GLOBAL, STT_FUNC), .st_shndx = 1,
+                           .st_value = 0x401000 + 0x10 * (Elf64_Addr) (i - 1), .st_size = 0x10 };
+  static unsigned char code[0x100];
+  memset (code, 0xc3, sizeof code);
+  assert_int_equal (pwrite (fd, &eh, sizeof eh, 0), sizeof eh);
+  assert_int_equal (pwrite (fd, &ph, sizeof ph, sizeof eh), sizeof ph);
+  assert_int_equal (pwrite (fd, code, sizeof code, 0x1000), sizeof code);
+  assert_int_equal (pwrite (fd, strtab, sizeof strtab, 0x2000), sizeof strtab);
+  assert_int_equal (pwrite (fd, shstrtab, sizeof shstrtab, 0x2100), sizeof shstrtab);
+  assert_int_equal (pwrite (fd, sh, sizeof sh, 0x2200), sizeof sh);
+  assert_int_equal (pwrite (fd, sym, sizeof sym, 0x3000), sizeof sym);
+  assert_int_equal (ftruncate (fd, 0x3000 + CRAFTED_SYMTAB_BYTES), 0);
+  assert_int_equal (close (fd), 0);
+}
+
+/* The child's address space now, in bytes (VmSize), or 0.  */
+static uint64_t
+vm_size (void)
+{
+  FILE *f = fopen ("/proc/self/status", "re");
+  char line[256];
+  uint64_t kb = 0;
+  while (f != NULL && fgets (line, sizeof line, f) != NULL)
+    if (sscanf (line, "VmSize: %" SCNu64 " kB", &kb) == 1)
+      break;
+  if (f != NULL)
+    fclose (f);
+  return kb * 1024;
+}
+
+static void
+test_crafted_symbol_count_is_not_allocated (void **state)
+{
+  (void) state;
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/eu-stacktrace-symtab-%d", (int) getpid ());
+  write_crafted_elf (path);
+  pid_t child = fork ();
+  assert_true (child >= 0);
+  if (child == 0)
+    {
+      Dwfl *dwfl = dwfl_begin (&callbacks);
+      Dwfl_Module *mod = dwfl != NULL ? dwfl_report_offline (dwfl, "crafted", path, -1) : NULL;
+      Dwarf_Addr bias;
+      if (mod == NULL || dwfl_report_end (dwfl, NULL, NULL) != 0
+          || dwfl_module_getelf (mod, &bias) == NULL)
+        _exit (2);
+      if (dwfl_module_getsymtab (mod) < (int) CRAFTED_SYMTAB_BYTES)
+        _exit (3);   /* the file's word was not taken: nothing tested */
+      uint64_t now = vm_size ();
+      struct rlimit as = { now + (96u << 20), now + (96u << 20) };
+      if (now == 0 || setrlimit (RLIMIT_AS, &as) != 0)
+        _exit (4);
+      struct st_symtab *tab = st_symtab_build (mod, bias);
+      if (tab == NULL)
+        _exit (5);   /* out of the address space allowed */
+      uint64_t off;
+      const char *name = st_symtab_lookup (tab, 0x401013, &off, NULL);
+      _exit (st_symtab_size (tab) == 3 && name != NULL && strcmp (name, "fn_b") == 0
+             && off == 3 ? 0 : 6);
+    }
+  int status;
+  assert_int_equal (waitpid (child, &status, 0), child);
+  assert_int_equal (unlink (path), 0);
+  assert_true (WIFEXITED (status));
+  assert_int_equal (WEXITSTATUS (status), 0);
+}
+
 int
 main (void)
 {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test (test_finds_own_function_with_offset),
+    cmocka_unit_test (test_crafted_symbol_count_is_not_allocated),
     cmocka_unit_test (test_agrees_with_libdwfl_across_libc),
     cmocka_unit_test (test_demangles_as_perf),
     cmocka_unit_test (test_versioned_names_as_perf),

@@ -11,6 +11,7 @@ struct user {
   uint64_t tokens;         /* bytes that may be read now, at most the burst */
   uint64_t refilled_ns;    /* when TOKENS was last brought up to date */
   bool refused;            /* a read of this user's was refused */
+  unsigned kept;           /* files its processes' maps keep open */
 };
 
 struct st_jit_budget {
@@ -21,6 +22,7 @@ struct st_jit_budget {
   uid_t unbudgeted;
   uint64_t reads_refused;
   unsigned users_refused;
+  unsigned kept;                 /* files kept open, all users' */
   bool warned, warned_dumps;
 };
 
@@ -172,6 +174,28 @@ st_jit_budget_move (struct st_jit_budget *b, uid_t from, uid_t to, uint64_t byte
       if (u != NULL)
         u->held += bytes;
     }
+  pthread_mutex_unlock (&b->lock);
+}
+
+bool
+st_jit_budget_keep_file (struct st_jit_budget *b, uid_t uid)
+{
+  pthread_mutex_lock (&b->lock);
+  struct user *u = user_of (b, uid, 0);
+  bool keep = u != NULL && u->kept < ST_JIT_USER_KEPT_FILES && b->kept < ST_JIT_KEPT_FILES;
+  if (keep)
+    u->kept++, b->kept++;
+  pthread_mutex_unlock (&b->lock);
+  return keep;
+}
+
+void
+st_jit_budget_let_go_file (struct st_jit_budget *b, uid_t uid)
+{
+  pthread_mutex_lock (&b->lock);
+  struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
+  if (u != NULL && u->kept > 0 && b->kept > 0)
+    u->kept--, b->kept--;
   pthread_mutex_unlock (&b->lock);
 }
 

@@ -28,6 +28,14 @@
  * Pure accounting: the caller says what time it is.  Thread-safe: every
  * call takes the budget's lock.
  *
+ * A third bound is on descriptors: a map keeps its files open between two
+ * loads, to read what a JIT appends as soon as a miss finds it grown
+ * (jit-map.h), and each kept file is a descriptor of root's profiler for
+ * as long as its process lives.  A user's processes keep at most
+ * ST_JIT_USER_KEPT_FILES open, and all at most ST_JIT_KEPT_FILES; past
+ * those, a file is opened again at each load only, as often as before
+ * files were kept.
+ *
  * It also says once that a process mapped more jitdump files than the
  * ST_JIT_MAP_MAX_DUMPS a map reads (jit-map.h).  */
 #pragma once
@@ -39,6 +47,8 @@
 #define ST_JIT_USER_HELD_BYTES (32u << 20)
 #define ST_JIT_USER_BURST_BYTES (32u << 20)
 #define ST_JIT_USER_RATE_BYTES (2u << 20)
+#define ST_JIT_USER_KEPT_FILES 16u
+#define ST_JIT_KEPT_FILES 256u
 
 struct st_jit_budget;
 
@@ -69,6 +79,13 @@ void st_jit_budget_give_back (struct st_jit_budget *b, uid_t uid, uint64_t bytes
    user's now (it changed its uid, or its pid is another process's).  */
 void st_jit_budget_move (struct st_jit_budget *b, uid_t from, uid_t to, uint64_t bytes,
                          uint64_t now_ns);
+/* Whether a file of UID's may stay open: true (counted) while UID's
+   processes keep fewer than ST_JIT_USER_KEPT_FILES, and all fewer than
+   ST_JIT_KEPT_FILES.  The unbudgeted user's count too.  */
+bool st_jit_budget_keep_file (struct st_jit_budget *b, uid_t uid);
+/* A file st_jit_budget_keep_file let UID keep is closed.  */
+void st_jit_budget_let_go_file (struct st_jit_budget *b, uid_t uid);
+
 /* A read of UID's file stopped at the budget, some of it left unread for
    now.  True the first time in the budget's life (one warning).  */
 bool st_jit_budget_refused (struct st_jit_budget *b, uid_t uid);

@@ -49,9 +49,11 @@ struct jit_file {
   uid_t charged_uid;
   dev_t dev;
   ino_t ino;
-  /* Kept open from one load to the next: a miss between two loads asks
-     it whether the JIT wrote more (load_grown), with one fstat.  */
+  /* Kept open from one load to the next, when the budget lets it
+     (st_jit_budget_keep_file, for KEPT_UID): a miss between two loads
+     asks it whether the JIT wrote more (load_grown), with one fstat.  */
   int fd;
+  uid_t kept_uid;
   uint64_t seen_size;     /* its size when last read: an unfinished last
                              line is read again only once the file grew */
   bool stopped;           /* the last read was stopped by the budget: the
@@ -89,6 +91,18 @@ struct st_jit_map {
      names the code it moves by that number, as perf inject --jit does.  */
   struct st_hashmap *loads;
 };
+
+/* Closes F's kept descriptor, if it has one, and gives its place back.  */
+static void
+let_go (struct st_jit_map *m, struct jit_file *f)
+{
+  if (f->fd < 0)
+    return;
+  close (f->fd);
+  f->fd = -1;
+  if (m->budget != NULL)
+    st_jit_budget_let_go_file (m->budget, f->kept_uid);
+}
 
 int
 st_jit_map_new (pid_t pid, st_jit_names_done_fn names_done, void *ctx,
@@ -130,8 +144,7 @@ st_jit_map_free (struct st_jit_map *m)
     {
       if (m->budget != NULL && m->files[i].charged > 0)
         st_jit_budget_give_back (m->budget, m->files[i].charged_uid, m->files[i].charged);
-      if (m->files[i].fd >= 0)
-        close (m->files[i].fd);
+      let_go (m, &m->files[i]);
       free (m->files[i].path);
     }
   free (m->files);
@@ -347,6 +360,9 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
     }
   struct stat st;
   _cleanup_close_ int fd = open_jit_file (w, name, &st);
+  /* The file that was kept is not read again when its name no longer
+     opens (gone, refused, or another user's now).  */
+  let_go (m, f);
   if (fd < 0)
     return;
   /* Another file, or one truncated and written again: the pid's new
@@ -364,9 +380,11 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
     st_jit_budget_move (m->budget, f->charged_uid, uid, f->charged, st_now_ns ());
   f->charged_uid = uid;
   read_appended (m, f, fd, name, (uint64_t) st.st_size);
-  if (f->fd >= 0)
-    close (f->fd);
-  f->fd = f->done ? -1 : ST_TAKE_FD (fd);
+  if (!f->done && (m->budget == NULL || st_jit_budget_keep_file (m->budget, uid)))
+    {
+      f->fd = ST_TAKE_FD (fd);
+      f->kept_uid = uid;
+    }
 }
 
 /* Reads F (open as FD, called NAME in warnings, SIZE bytes long now) from
@@ -535,6 +553,7 @@ merge_runs (struct st_jit_map *m, size_t lo, size_t mid, size_t hi)
 {
   struct entry *e = m->entries;
   bool both = mid > lo && hi > mid;
+  size_t from = lo;   /* [lo, from) is as it was: sorted, one per address */
   _cleanup_free_ struct entry *tail = both ? malloc ((hi - mid) * sizeof *tail) : NULL;
   if (both && tail == NULL)
     qsort (e + lo, hi - lo, sizeof *e, compare_entries);
@@ -548,19 +567,21 @@ merge_runs (struct st_jit_map *m, size_t lo, size_t mid, size_t hi)
           e[--w] = e[--i];
         else
           e[--w] = tail[--j];
+      from = i;
     }
   /* Of the functions that started at one address, the last compiled (the
      other's name stays in NAMES).  */
-  size_t out = lo;
-  for (size_t i = lo; i < hi; i++)
+  size_t out = from;
+  for (size_t i = from; i < hi; i++)
     if (out == lo || e[out - 1].start != e[i].start)
       e[out++] = e[i];
   return out;
 }
 
-/* The recent run's bound: merging what a load added into it costs at most
-   this many entries' moves (128 KiB), and merging it into the base, once
-   every RECENT_MAX entries added, costs the base.  A user's process that
+/* The recent run's bound: merging what a load added into it moves what
+   the load added and at most this many entries more (160 KiB), and
+   merging it into the base, once every RECENT_MAX entries added, costs the
+   base.  A user's process that
    appends a line to its map before each sample (the map's user's JIT
    names at most 32 MiB: a base of up to a million entries) so costs
    root's profiler a few microseconds a load, not a copy of its map.  */
@@ -633,6 +654,8 @@ load (struct st_jit_map *m)
 static const struct entry *
 find (const struct st_jit_map *m, uint64_t addr)
 {
+  if (m->n_sorted == 0)
+    return NULL;
   size_t in_base = ST_BSEARCH_UPPER (m->entries, m->n_base, start, addr);
   size_t in_recent = ST_BSEARCH_UPPER (m->entries + m->n_base, m->n_sorted - m->n_base, start,
                                        addr);
@@ -645,8 +668,10 @@ find (const struct st_jit_map *m, uint64_t addr)
 }
 
 /* Between two loads: reads what the JIT appended to the files kept open
-   since the last load, when they grew (an fstat each).  A file that got
-   shorter, or was stopped by the budget, waits for the next load.  */
+   since the last load, when they grew (an fstat each).  A file whose read
+   the budget stopped waits for the next load, as before files were kept;
+   one unlinked (replaced) or cut shorter (written again) is let go, and
+   the next load opens what its name is then.  */
 static void
 load_grown (struct st_jit_map *m)
 {
@@ -654,11 +679,19 @@ load_grown (struct st_jit_map *m)
     {
       struct jit_file *f = &m->files[i];
       struct stat st;
-      if (f->fd < 0 || f->done || f->stopped || fstat (f->fd, &st) != 0
-          || (uint64_t) st.st_size <= f->seen_size)
+      if (f->fd < 0 || f->stopped || fstat (f->fd, &st) != 0)
+        continue;
+      if (st.st_nlink == 0 || (uint64_t) st.st_size < f->seen_size)
+        {
+          let_go (m, f);
+          continue;
+        }
+      if ((uint64_t) st.st_size == f->seen_size)
         continue;
       m->loading_dump = f->dump;
       read_appended (m, f, f->fd, f->dump ? f->path : m->map_name, (uint64_t) st.st_size);
+      if (f->done)
+        let_go (m, f);
     }
   sort_entries (m);
 }

@@ -15,9 +15,9 @@
  * opens them again and reads what was appended since at most every
  * ST_JIT_MAP_RETRY_NS (the process may have started another file, after an
  * exec or a pid's reuse, or mapped a new jitdump), and in between reads
- * what was appended to the files it keeps open at most every
- * ST_JIT_MAP_GROWN_NS: a JIT writes a function's name before it runs it,
- * and its first samples are named.  */
+ * what was appended to the files it keeps open (as many as jit-budget.h
+ * lets it) at most every ST_JIT_MAP_GROWN_NS: a JIT writes a function's
+ * name before it runs it, and even its first samples are mostly named.  */
 #pragma once
 
 #include <stdbool.h>

@@ -22,6 +22,7 @@
 #include "core/resolve/elf-file.h"
 #include "core/resolve/jit-map.h"
 #include "core/unwind/process.h"
+#include "core/unwind/symbolize.h"
 
 static struct st_mmap_event
 exec_map (pid_t pid, uint64_t start, uint64_t len, const char *file)
@@ -163,6 +164,65 @@ test_jitdumps_past_the_cap_counted_once (void **state)
   assert_int_equal (st_process_table_jit_dumps_refused (t), 1);
   st_process_table_free (t);
   st_resolver_free (r);
+}
+
+/* The JIT name of ADDR in P (no file maps it), or NULL.  */
+static const char *
+jit_name (const struct st_process *p, uint64_t addr)
+{
+  static const struct st_symbolize_options opts = { .inline_frames = false };
+  struct st_raw_frame raw = { .pc = addr, .activation = true };
+  struct st_frame out[2];
+  assert_int_equal (st_symbolize (&opts, NULL, p, &raw, 1, out, 2), 1);
+  return out[0].symbol;
+}
+
+static void
+write_map (const char *path, const char *line)
+{
+  (void) unlink (path);
+  FILE *f = fopen (path, "w");
+  assert_non_null (f);
+  fputs (line, f);
+  assert_int_equal (fclose (f), 0);
+}
+
+/* A process that runs another program (an exec), and a pid a fork gives
+   again while the table still has its last process (its exit unseen):
+   the old program's JIT names name nothing of the new one's, which has
+   a map of its own.  */
+static void
+test_jit_names_go_with_the_image (void **state)
+{
+  (void) state;
+  struct st_resolver *r = st_resolver_new ();
+  struct st_process_table *t = NULL;
+  assert_int_equal (st_process_table_new (r, &t), 0);
+  pid_t pid = getpid ();
+  char path[64];
+  snprintf (path, sizeof path, "/tmp/perf-%d.map", (int) pid);
+  write_map (path, "20000 10 old_program\n");
+  struct st_process *p = st_process_table_get (t, pid);
+  assert_non_null (p);
+  assert_string_equal (jit_name (p, 0x20005), "old_program");
+
+  write_map (path, "30000 10 new_program\n");
+  struct st_comm_event exec = { .pid = pid, .tid = pid, .exec = true, .comm = "new" };
+  assert_int_equal (st_process_table_comm (t, &exec), 0);
+  p = st_process_table_get (t, pid);
+  assert_null (jit_name (p, 0x20005));
+  assert_string_equal (jit_name (p, 0x30005), "new_program");
+
+  write_map (path, "40000 10 next_process\n");
+  struct st_task_event fork = { .pid = pid, .tid = pid, .ppid = 1, .ptid = 1 };
+  assert_int_equal (st_process_table_fork (t, &fork), 0);
+  p = st_process_table_get (t, pid);
+  assert_null (jit_name (p, 0x30005));
+  assert_string_equal (jit_name (p, 0x40005), "next_process");
+
+  st_process_table_free (t);
+  st_resolver_free (r);
+  assert_int_equal (unlink (path), 0);
 }
 
 /* A process whose live mappings name ever more path bytes (distinct
@@ -548,6 +608,7 @@ main (void)
     cmocka_unit_test (test_jit_names_go_with_their_process),
     cmocka_unit_test (test_path_bytes_of_a_process_bounded),
     cmocka_unit_test (test_jitdumps_past_the_cap_counted_once),
+    cmocka_unit_test (test_jit_names_go_with_the_image),
     cmocka_unit_test (test_recorded_build_id_reaches_mappings),
     cmocka_unit_test (test_own_maps_give_a_dwfl_that_symbolizes),
     cmocka_unit_test (test_mappings_of_one_file_get_modules_apart),

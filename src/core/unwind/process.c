@@ -378,6 +378,19 @@ st_process_table_get (struct st_process_table *t, pid_t pid)
   return p;
 }
 
+/* P runs another program now (an exec), or its pid is another process's
+   (a fork's child whose pid's last process ended unseen): the old image's
+   mappings and JIT names go.  Names the old program's JIT wrote would name
+   the new one's code (and a jitdump's names override its files' own).  */
+static int
+process_new_image (struct st_process_table *t, struct st_process *p)
+{
+  process_clear_maps (p);
+  st_jit_map_free (p->jit);
+  p->jit = NULL;
+  return st_jit_map_new (p->pid, park_jit_names, t, t->jit_budget, &p->jit);
+}
+
 static struct thread *
 thread_get (struct st_process_table *t, pid_t tid)
 {
@@ -562,7 +575,7 @@ st_process_table_mmap (struct st_process_table *t, const struct st_mmap_event *e
         }
     }
   /* A JIT maps its jitdump file executable to say where it is.  */
-  if (st_jitdump_is_dump_path (ev->filename))
+  if (st_jitdump_is_dump_path (ev->filename) && p->jit != NULL)
     {
       int r = st_jit_map_add_dump (p->jit, ev->filename);
       if (r < 0)
@@ -624,8 +637,8 @@ st_process_table_comm (struct st_process_table *t, const struct st_comm_event *c
   struct st_process *p = st_process_table_get (t, c->pid);
   if (p == NULL)
     return -ENOMEM;
-  if (c->exec)
-    process_clear_maps (p);   /* the old image is gone */
+  if (c->exec && process_new_image (t, p) < 0)
+    return -ENOMEM;
   if (c->pid == c->tid || p->comm == NULL)
     set_comm (&p->comm, p->comm_buf, c->comm);
   return thread_set (t, c->pid, c->tid, c->comm);
@@ -644,10 +657,10 @@ st_process_table_fork (struct st_process_table *t, const struct st_task_event *f
     return r;   /* a new thread shares its process's maps */
   /* A new process starts with a copy of its parent's address space.  */
   struct st_process *parent = st_hashmap_get_u64 (t->processes, (uint32_t) f->ppid);
+  bool seen = st_hashmap_get_u64 (t->processes, (uint32_t) f->pid) != NULL;
   struct st_process *child = st_process_table_get (t, f->pid);
-  if (child == NULL)
+  if (child == NULL || (seen && process_new_image (t, child) < 0))
     return -ENOMEM;
-  process_clear_maps (child);
   if (comm != NULL)
     set_comm (&child->comm, child->comm_buf, comm);
   if (parent == NULL || parent == child)

@@ -629,6 +629,49 @@ test_map_reads_growth_between_loads (void **state)
   assert_int_equal (unlink (path), 0);
 }
 
+/* A jitdump grows between loads too: a record appended (and one whose
+   second half comes later) is read from where the last read stopped, a
+   move naming a load read before it.  */
+static void
+test_map_reads_a_growing_jitdump_between_loads (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[128];
+  snprintf (path, sizeof path, "%s/jit-%d.dump", dir, (int) getpid ());
+  struct dump d = { .n = 0 };
+  header (&d);
+  load (&d, 0x10000, 0x100, 1, "JS:*first");
+  FILE *f = fopen (path, "wb");
+  assert_non_null (f);
+  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
+  assert_int_equal (fflush (f), 0);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
+  assert_int_equal (st_jit_map_add_dump (m, path), 0);
+  uint64_t off = 0;
+  assert_string_equal (st_jit_map_lookup (m, 0x10010, &off), "JS:*first");
+
+  d.n = 0;
+  load (&d, 0x20000, 0x80, 2, "JS:*second");
+  move (&d, 64, 0x10000, 0x30000, 0x100, 1);
+  size_t half = d.n - 20;   /* the move's last 20 bytes come later */
+  assert_int_equal (fwrite (d.bytes, 1, half, f), half);
+  assert_int_equal (fflush (f), 0);
+  wait_past_grown_check ();
+  assert_string_equal (st_jit_map_lookup (m, 0x20010, &off), "JS:*second");
+  assert_null (st_jit_map_lookup (m, 0x30010, &off));
+  assert_int_equal (fwrite (d.bytes + half, 1, d.n - half, f), d.n - half);
+  assert_int_equal (fclose (f), 0);
+  wait_past_grown_check ();
+  assert_string_equal (st_jit_map_lookup (m, 0x30010, &off), "JS:*first");
+  assert_int_equal (off, 0x10);
+  st_jit_map_free (m);
+  assert_int_equal (unlink (path), 0);
+  assert_int_equal (rmdir (dir), 0);
+}
+
 /* A kept file whose name no longer opens (as root: another user's now) is
    not read again after the load that finds so: what its writer appends
    names nothing.  Unlinked between loads, it is let go at the next look.  */
@@ -809,6 +852,7 @@ main (void)
     cmocka_unit_test (test_unfinished_line_is_no_refusal),
     cmocka_unit_test (test_map_reads_growth_between_loads),
     cmocka_unit_test (test_map_lets_go_of_a_file_it_may_not_read),
+    cmocka_unit_test (test_map_reads_a_growing_jitdump_between_loads),
     cmocka_unit_test (test_budget_bounds_kept_files),
     cmocka_unit_test (test_map_loads_agree_with_one_sorted_list),
   };

@@ -457,6 +457,8 @@ test_map_reads_within_budget (void **state)
   assert_string_equal (st_jit_map_lookup (m, 0x10000 + 0x10 * 49 + 3, &off), "fn_049");
   assert_int_equal (off, 3);
   assert_int_equal (st_jit_map_size (m), 50);
+  /* Stopped by the budget: not kept open, only a load reads it on.  */
+  assert_int_equal (st_jit_budget_kept (b, uid), 0);
   assert_null (st_jit_map_lookup (m, 0x10000 + 0x10 * 50, &off));
   /* The text and the entries it made are held.  */
   assert_true (st_jit_budget_held (b, uid) > ST_JIT_USER_HELD_BYTES);
@@ -647,11 +649,14 @@ test_map_reads_a_growing_jitdump_between_loads (void **state)
   assert_non_null (f);
   assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
   assert_int_equal (fflush (f), 0);
+  struct st_jit_budget *b = st_jit_budget_new ((uid_t) -1);
+  assert_non_null (b);
   struct st_jit_map *m;
-  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
   assert_int_equal (st_jit_map_add_dump (m, path), 0);
   uint64_t off = 0;
   assert_string_equal (st_jit_map_lookup (m, 0x10010, &off), "JS:*first");
+  assert_int_equal (st_jit_budget_kept (b, getuid ()), 1);   /* no perf map: the dump */
 
   d.n = 0;
   load (&d, 0x20000, 0x80, 2, "JS:*second");
@@ -668,6 +673,8 @@ test_map_reads_a_growing_jitdump_between_loads (void **state)
   assert_string_equal (st_jit_map_lookup (m, 0x30010, &off), "JS:*first");
   assert_int_equal (off, 0x10);
   st_jit_map_free (m);
+  assert_int_equal (st_jit_budget_kept (b, getuid ()), 0);
+  st_jit_budget_free (b);
   assert_int_equal (unlink (path), 0);
   assert_int_equal (rmdir (dir), 0);
 }
@@ -709,6 +716,7 @@ test_map_lets_go_of_a_file_it_may_not_read (void **state)
   write_perf_map (getpid (), NULL, path, sizeof path);
   assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, b, &m), 0);
   assert_string_equal (st_jit_map_lookup (m, 0x10000 + 3, &off), "fn_000");
+  assert_int_equal (st_jit_budget_kept (b, getuid ()), 1);
   f = fopen (path, "a");
   assert_non_null (f);
   assert_int_equal (unlink (path), 0);
@@ -719,10 +727,9 @@ test_map_lets_go_of_a_file_it_may_not_read (void **state)
   wait_past_grown_check ();
   assert_null (st_jit_map_lookup (m, 0x20000, &off));
   assert_int_equal (fclose (f), 0);
+  assert_int_equal (st_jit_budget_kept (b, getuid ()), 0);
   st_jit_map_free (m);
-  /* Every kept file was given back: a user may keep as many again.  */
-  for (unsigned i = 0; i < ST_JIT_USER_KEPT_FILES; i++)
-    assert_true (st_jit_budget_keep_file (b, getuid ()));
+  assert_int_equal (st_jit_budget_kept (b, getuid ()), 0);
   st_jit_budget_free (b);
 }
 

@@ -199,6 +199,16 @@ st_jit_budget_let_go_file (struct st_jit_budget *b, uid_t uid)
   pthread_mutex_unlock (&b->lock);
 }
 
+unsigned
+st_jit_budget_kept (struct st_jit_budget *b, uid_t uid)
+{
+  pthread_mutex_lock (&b->lock);
+  const struct user *u = st_hashmap_get_u64 (b->users, (uint32_t) uid);
+  unsigned n = u != NULL ? u->kept : 0;
+  pthread_mutex_unlock (&b->lock);
+  return n;
+}
+
 bool
 st_jit_budget_refused (struct st_jit_budget *b, uid_t uid)
 {

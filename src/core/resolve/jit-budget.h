@@ -31,10 +31,12 @@
  * A third bound is on descriptors: a map keeps its files open between two
  * loads, to read what a JIT appends as soon as a miss finds it grown
  * (jit-map.h), and each kept file is a descriptor of root's profiler for
- * as long as its process lives.  A user's processes keep at most
- * ST_JIT_USER_KEPT_FILES open, and all at most ST_JIT_KEPT_FILES; past
- * those, a file is opened again at each load only, as often as before
- * files were kept.
+ * as long as its process lives (each unwinding thread's map of a process
+ * keeps its own: one file kept by two threads counts twice).  A user's
+ * processes keep at most ST_JIT_USER_KEPT_FILES open, and all at most
+ * ST_JIT_KEPT_FILES (an eighth of the kernel's default hard limit of
+ * 4,096 descriptors); past those, a file is read only when it is opened
+ * again at a load, as before files were kept.
  *
  * It also says once that a process mapped more jitdump files than the
  * ST_JIT_MAP_MAX_DUMPS a map reads (jit-map.h).  */
@@ -47,8 +49,8 @@
 #define ST_JIT_USER_HELD_BYTES (32u << 20)
 #define ST_JIT_USER_BURST_BYTES (32u << 20)
 #define ST_JIT_USER_RATE_BYTES (2u << 20)
-#define ST_JIT_USER_KEPT_FILES 16u
-#define ST_JIT_KEPT_FILES 256u
+#define ST_JIT_USER_KEPT_FILES 64u
+#define ST_JIT_KEPT_FILES 512u
 
 struct st_jit_budget;
 
@@ -85,6 +87,8 @@ void st_jit_budget_move (struct st_jit_budget *b, uid_t from, uid_t to, uint64_t
 bool st_jit_budget_keep_file (struct st_jit_budget *b, uid_t uid);
 /* A file st_jit_budget_keep_file let UID keep is closed.  */
 void st_jit_budget_let_go_file (struct st_jit_budget *b, uid_t uid);
+/* How many files UID's processes keep open now (tests).  */
+unsigned st_jit_budget_kept (struct st_jit_budget *b, uid_t uid);
 
 /* A read of UID's file stopped at the budget, some of it left unread for
    now.  True the first time in the budget's life (one warning).  */

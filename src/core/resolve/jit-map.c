@@ -37,7 +37,7 @@ struct entry {
    budget is nearly spent (parse_appended).  */
 #define MAP_WINDOW_MIN (64u << 10)
 /* What a byte of JIT file text may hold at most: a 6-byte perf-map line
-   ("0 1 a\n") makes a 32-byte entry and a 2-byte name.  */
+   ("0 1 a\n") makes a 40-byte entry and a 2-byte name.  */
 #define HELD_PER_TEXT_BYTE 8
 
 struct jit_file {
@@ -51,7 +51,12 @@ struct jit_file {
   ino_t ino;
   /* Kept open from one load to the next, when the budget lets it
      (st_jit_budget_keep_file, for KEPT_UID): a miss between two loads
-     asks it whether the JIT wrote more (load_grown), with one fstat.  */
+     asks it whether the JIT wrote more (load_grown), with one fstat.
+     What it reads then is charged as the last load found (CHARGED_UID),
+     and its owner is checked again at the next load: a process that
+     changed its uid, or a pid reused unseen, is found out within
+     ST_JIT_MAP_RETRY_NS.  A file the budget stopped, or done, is not
+     kept: only a load reads it on.  */
   int fd;
   uid_t kept_uid;
   uint64_t seen_size;     /* its size when last read: an unfinished last
@@ -180,6 +185,12 @@ st_jit_map_add_dump (struct st_jit_map *m, const char *path)
   m->files[m->n_files++] = (struct jit_file) { .path = copy, .dump = true, .fd = -1 };
   m->last_load_ns = 0;   /* read it at the next miss */
   return 0;
+}
+
+bool
+st_jit_map_untouched (const struct st_jit_map *m)
+{
+  return m->last_load_ns == 0 && m->n_files == 1 && m->n == 0;
 }
 
 size_t
@@ -380,7 +391,8 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
     st_jit_budget_move (m->budget, f->charged_uid, uid, f->charged, st_now_ns ());
   f->charged_uid = uid;
   read_appended (m, f, fd, name, (uint64_t) st.st_size);
-  if (!f->done && (m->budget == NULL || st_jit_budget_keep_file (m->budget, uid)))
+  if (!f->done && !f->stopped
+      && (m->budget == NULL || st_jit_budget_keep_file (m->budget, uid)))
     {
       f->fd = ST_TAKE_FD (fd);
       f->kept_uid = uid;
@@ -459,7 +471,7 @@ parse_appended (struct st_jit_map *m, struct jit_file *f, int fd, const char *na
         return;
       size_t want = allowed - f->consumed < WINDOW ? allowed - f->consumed : WINDOW;
       /* A perf map's window is cut to the text the room left may hold, so
-         that its entries (at most 32 bytes for each 6 of text) stay in it;
+         that its entries (at most 40 bytes for each 6 of text) stay in it;
          no real line is longer than its floor.  A jitdump's records make
          less entry than text, and one may be as long as a window.  */
       uint64_t text_room = (room - held) / HELD_PER_TEXT_BYTE;
@@ -633,8 +645,9 @@ perf_map_may_exist (pid_t pid)
 static void
 load (struct st_jit_map *m)
 {
-  /* Nothing read yet and no jitdump named: look before loading.  */
-  if (m->n_files == 1 && m->files[0].consumed == 0 && m->n == 0
+  /* Nothing read yet and no jitdump named: look before loading (a file
+     kept, empty so far, is opened again: its name may be another's).  */
+  if (m->n_files == 1 && m->files[0].consumed == 0 && m->n == 0 && m->files[0].fd < 0
       && !perf_map_may_exist (m->pid))
     return;
   struct where w;
@@ -669,9 +682,9 @@ find (const struct st_jit_map *m, uint64_t addr)
 
 /* Between two loads: reads what the JIT appended to the files kept open
    since the last load, when they grew (an fstat each).  A file whose read
-   the budget stopped waits for the next load, as before files were kept;
-   one unlinked (replaced) or cut shorter (written again) is let go, and
-   the next load opens what its name is then.  */
+   the budget stops is let go and waits for the next load, as before files
+   were kept; so is one unlinked (replaced) or cut shorter (written
+   again): the next load opens what its name is then.  */
 static void
 load_grown (struct st_jit_map *m)
 {
@@ -679,7 +692,7 @@ load_grown (struct st_jit_map *m)
     {
       struct jit_file *f = &m->files[i];
       struct stat st;
-      if (f->fd < 0 || f->stopped || fstat (f->fd, &st) != 0)
+      if (f->fd < 0 || fstat (f->fd, &st) != 0)
         continue;
       if (st.st_nlink == 0 || (uint64_t) st.st_size < f->seen_size)
         {
@@ -690,7 +703,7 @@ load_grown (struct st_jit_map *m)
         continue;
       m->loading_dump = f->dump;
       read_appended (m, f, f->fd, f->dump ? f->path : m->map_name, (uint64_t) st.st_size);
-      if (f->done)
+      if (f->done || f->stopped)
         let_go (m, f);
     }
   sort_entries (m);

@@ -13,8 +13,9 @@
  * the process's user or root, and read in bounded amounts: per file, and
  * per user (jit-budget.h).  Both only grow while the process runs: a miss
  * opens them again and reads what was appended since at most every
- * ST_JIT_MAP_RETRY_NS (the process may have started another file, after an
- * exec or a pid's reuse, or mapped a new jitdump), and in between reads
+ * ST_JIT_MAP_RETRY_NS (the name may be another file's now, after an exec
+ * or a pid's reuse that no event told, or a jitdump was mapped since; an
+ * exec or fork the events tell makes the process a new map), and in between reads
  * what was appended to the files it keeps open (as many as jit-budget.h
  * lets it) at most every ST_JIT_MAP_GROWN_NS: a JIT writes a function's
  * name before it runs it, and even its first samples are mostly named.  */
@@ -97,5 +98,8 @@ const char *st_jit_map_lookup (struct st_jit_map *m, uint64_t addr, uint64_t *of
    one: it names code inside a file too (V8's built-ins, embedded in node's
    .text), before the file's own symbols, as perf inject --jit does.  */
 const char *st_jit_map_lookup_dump (struct st_jit_map *m, uint64_t addr, uint64_t *offset);
+/* True while nothing was looked up in M, nor a jitdump named: a process
+   that runs another program may keep it.  */
+bool st_jit_map_untouched (const struct st_jit_map *m);
 /* How many names are known (tests, --stats).  */
 size_t st_jit_map_size (const struct st_jit_map *m);

@@ -386,6 +386,9 @@ static int
 process_new_image (struct st_process_table *t, struct st_process *p)
 {
   process_clear_maps (p);
+  p->jit_dumps_refused = false;   /* the new program's are counted anew */
+  if (p->jit != NULL && st_jit_map_untouched (p->jit))
+    return 0;   /* nothing read: nothing to forget (every fork and exec) */
   st_jit_map_free (p->jit);
   p->jit = NULL;
   return st_jit_map_new (p->pid, park_jit_names, t, t->jit_budget, &p->jit);

@@ -679,6 +679,51 @@ test_map_reads_a_growing_jitdump_between_loads (void **state)
   assert_int_equal (rmdir (dir), 0);
 }
 
+/* A file given up (not a jitdump) and then replaced by another at its
+   name (the pid's next process, no event telling) is read from its start
+   at the next load.  The old one is moved away, not unlinked: a file
+   system may give a new file an unlinked one's inode number, and the
+   two then look the same (a limit of the identity check).  */
+static void
+test_map_reads_a_replaced_file_it_gave_up (void **state)
+{
+  (void) state;
+  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX";
+  assert_non_null (mkdtemp (dir));
+  char path[128];
+  snprintf (path, sizeof path, "%s/jit-%d.dump", dir, (int) getpid ());
+  FILE *f = fopen (path, "wb");
+  assert_non_null (f);
+  static const char not_a_dump[64] = "not a jitdump";
+  assert_int_equal (fwrite (not_a_dump, 1, sizeof not_a_dump, f), sizeof not_a_dump);
+  assert_int_equal (fclose (f), 0);
+  struct st_jit_map *m;
+  assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
+  assert_int_equal (st_jit_map_add_dump (m, path), 0);
+  uint64_t off = 0;
+  assert_null (st_jit_map_lookup (m, 0x10010, &off));   /* ignored, with a warning */
+
+  char old_path[160];
+  snprintf (old_path, sizeof old_path, "%s.old", path);
+  assert_int_equal (rename (path, old_path), 0);
+  struct dump d = { .n = 0 };
+  header (&d);
+  load (&d, 0x10000, 0x100, 1, "JS:*next_process");
+  f = fopen (path, "wb");
+  assert_non_null (f);
+  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
+  assert_int_equal (fclose (f), 0);
+  /* A jitdump named makes the next miss a load.  */
+  assert_int_equal (st_jit_map_add_dump (m, "/nonexistent/jit-1.dump"), 0);
+  const char *name = st_jit_map_lookup (m, 0x10010, &off);
+  assert_non_null (name);
+  assert_string_equal (name, "JS:*next_process");
+  st_jit_map_free (m);
+  assert_int_equal (unlink (path), 0);
+  assert_int_equal (unlink (old_path), 0);
+  assert_int_equal (rmdir (dir), 0);
+}
+
 /* A kept file whose name no longer opens (as root: another user's now) is
    not read again after the load that finds so: what its writer appends
    names nothing.  Unlinked between loads, it is let go at the next look.  */
@@ -860,6 +905,7 @@ main (void)
     cmocka_unit_test (test_map_reads_growth_between_loads),
     cmocka_unit_test (test_map_lets_go_of_a_file_it_may_not_read),
     cmocka_unit_test (test_map_reads_a_growing_jitdump_between_loads),
+    cmocka_unit_test (test_map_reads_a_replaced_file_it_gave_up),
     cmocka_unit_test (test_budget_bounds_kept_files),
     cmocka_unit_test (test_map_loads_agree_with_one_sorted_list),
   };

@@ -377,10 +377,14 @@ load_file (struct st_jit_map *m, const struct where *w, struct jit_file *f)
   if (fd < 0)
     return;
   /* Another file, or one truncated and written again: the pid's new
-     process (after an exec, or the pid's reuse) wrote it.  */
-  if (f->consumed > 0
+     process (after an exec, or the pid's reuse) wrote it, and it is read
+     from its start even when the old one was given up (done).  */
+  if ((f->consumed > 0 || f->done)
       && (st.st_dev != f->dev || st.st_ino != f->ino || (uint64_t) st.st_size < f->consumed))
-    f->consumed = f->seen_size = 0;
+    {
+      f->consumed = f->seen_size = 0;
+      f->done = false;
+    }
   f->dev = st.st_dev;
   f->ino = st.st_ino;
   /* A file is charged to its process's user.  When that changed (the

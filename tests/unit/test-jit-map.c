@@ -164,14 +164,31 @@ test_parse_gives_moves (void **state)
                     (long) (d.n - 64));
 }
 
+/* Makes a new directory from DIR (a mkdtemp template) and puts the name
+   of this process's jitdump in it in PATH.  */
+static void
+dump_in_new_dir (char *dir, char *path, size_t size)
+{
+  assert_non_null (mkdtemp (dir));
+  snprintf (path, size, "%s/jit-%d.dump", dir, (int) getpid ());
+}
+
+/* Writes the N bytes at BYTES as the whole of PATH.  */
+static void
+write_whole (const char *path, const void *bytes, size_t n)
+{
+  FILE *f = fopen (path, "wb");
+  assert_non_null (f);
+  assert_int_equal (fwrite (bytes, 1, n, f), n);
+  assert_int_equal (fclose (f), 0);
+}
+
 static void
 test_map_names_moved_code (void **state)
 {
   (void) state;
-  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX";
-  assert_non_null (mkdtemp (dir));
-  char path[128];
-  snprintf (path, sizeof path, "%s/jit-%d.dump", dir, (int) getpid ());
+  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX", path[128];
+  dump_in_new_dir (dir, path, sizeof path);
   struct dump d = { .n = 0 };
   header (&d);
   load (&d, 0x10000, 0x100, 1, "JS:*first");
@@ -180,10 +197,7 @@ test_map_names_moved_code (void **state)
   move (&d, 64, 0x50000, 0x40000, 0x100, 99);   /* no such load */
   load (&d, 0x31000, 0x40, 3, "JS:*third");
   move (&d, 64, 0x31000, 0x20000, 0x40, 3);     /* over second's start */
-  FILE *f = fopen (path, "wb");
-  assert_non_null (f);
-  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
-  assert_int_equal (fclose (f), 0);
+  write_whole (path, d.bytes, d.n);
 
   struct st_jit_map *m;
   assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
@@ -638,10 +652,8 @@ static void
 test_map_reads_a_growing_jitdump_between_loads (void **state)
 {
   (void) state;
-  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX";
-  assert_non_null (mkdtemp (dir));
-  char path[128];
-  snprintf (path, sizeof path, "%s/jit-%d.dump", dir, (int) getpid ());
+  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX", path[128];
+  dump_in_new_dir (dir, path, sizeof path);
   struct dump d = { .n = 0 };
   header (&d);
   load (&d, 0x10000, 0x100, 1, "JS:*first");
@@ -688,15 +700,10 @@ static void
 test_map_reads_a_replaced_file_it_gave_up (void **state)
 {
   (void) state;
-  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX";
-  assert_non_null (mkdtemp (dir));
-  char path[128];
-  snprintf (path, sizeof path, "%s/jit-%d.dump", dir, (int) getpid ());
-  FILE *f = fopen (path, "wb");
-  assert_non_null (f);
+  char dir[] = "/tmp/eu-stacktrace-jit-unit.XXXXXX", path[128];
+  dump_in_new_dir (dir, path, sizeof path);
   static const char not_a_dump[64] = "not a jitdump";
-  assert_int_equal (fwrite (not_a_dump, 1, sizeof not_a_dump, f), sizeof not_a_dump);
-  assert_int_equal (fclose (f), 0);
+  write_whole (path, not_a_dump, sizeof not_a_dump);
   struct st_jit_map *m;
   assert_int_equal (st_jit_map_new (getpid (), NULL, NULL, NULL, &m), 0);
   assert_int_equal (st_jit_map_add_dump (m, path), 0);
@@ -709,10 +716,7 @@ test_map_reads_a_replaced_file_it_gave_up (void **state)
   struct dump d = { .n = 0 };
   header (&d);
   load (&d, 0x10000, 0x100, 1, "JS:*next_process");
-  f = fopen (path, "wb");
-  assert_non_null (f);
-  assert_int_equal (fwrite (d.bytes, 1, d.n, f), d.n);
-  assert_int_equal (fclose (f), 0);
+  write_whole (path, d.bytes, d.n);
   /* A jitdump named makes the next miss a load.  */
   assert_int_equal (st_jit_map_add_dump (m, "/nonexistent/jit-1.dump"), 0);
   const char *name = st_jit_map_lookup (m, 0x10010, &off);

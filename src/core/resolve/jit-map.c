@@ -597,10 +597,10 @@ merge_runs (struct st_jit_map *m, size_t lo, size_t mid, size_t hi)
 /* The recent run's bound: merging what a load added into it moves what
    the load added and at most this many entries more (160 KiB), and
    merging it into the base, once every RECENT_MAX entries added, costs the
-   base.  A user's process that
-   appends a line to its map before each sample (the map's user's JIT
-   names at most 32 MiB: a base of up to a million entries) so costs
-   root's profiler a few microseconds a load, not a copy of its map.  */
+   base.  A user's process that appends a line to its map before each
+   sample (the map's user's JIT names at most 32 MiB: a base of up to a
+   million entries) so costs root's profiler a few microseconds a load,
+   not a copy of its map.  */
 #define RECENT_MAX 4096
 
 /* Sorts the entries added since the last time into the recent ones, and

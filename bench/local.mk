@@ -15,7 +15,8 @@ EXTRA_DIST += \
 	bench/bench-many-processes.sh \
 	bench/bench-arch.sh \
 	bench/bench-startup.sh \
-	bench/bench-jobs.sh
+	bench/bench-jobs.sh \
+	bench/bench-jit-live.sh
 
 .PHONY: bench
 bench: all
@@ -93,3 +94,10 @@ bench_ipc_floor_SOURCES = bench/ipc-floor.c src/ns-helper/protocol.c src/ns-help
 bench_ipc_floor_CFLAGS = $(AM_CFLAGS) $(JSON_C_CFLAGS)
 bench_ipc_floor_LDADD = $(JSON_C_LIBS)
 CLEANFILES += bench/ipc-floor
+
+# How many of a live run's JIT samples are named, with cores kept busy, and
+# against EU_BASELINE (an older eu-stacktrace, when given; bench/README).
+.PHONY: bench-jit-live
+bench-jit-live: all
+	EU_STACKTRACE='$(abs_top_builddir)/eu-stacktrace' EU_BASELINE='$(EU_BASELINE)' \
+	PYTHON3='$(PYTHON3)' $(SHELL) $(top_srcdir)/bench/bench-jit-live.sh
